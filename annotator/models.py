@@ -1,0 +1,315 @@
+"""The annotation engine's data model.
+
+Invariants the database guards (not only the code):
+- a task never has more live + submitted assignments than it currently requires
+  (``Task.active_count <= Task.required``; ``required`` only grows by escalation);
+- one assignment and one annotation per task per annotator;
+- an annotation is never edited (services only insert).
+"""
+
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class Project(models.Model):
+    """A benchmark under construction."""
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    description = models.TextField(blank=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="projects", blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TaskQueue(models.Model):
+    class Rule(models.TextChoices):
+        UNANIMOUS = "unanimous", _("Unanimous")
+        MAJORITY = "majority", _("Majority (more than half)")
+        PLURALITY = "plurality", _("Plurality (unique most frequent)")
+
+    class Status(models.TextChoices):
+        OPEN = "open", _("Open")
+        PAUSED = "paused", _("Paused")
+        CLOSED = "closed", _("Closed")
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="queues")
+    kind = models.CharField(max_length=40)
+    title = models.CharField(max_length=200)
+    instructions = models.TextField(blank=True, help_text=_("Markdown, shown in the help drawer."))
+    config = models.JSONField(default=dict, blank=True)
+    redundancy = models.PositiveSmallIntegerField(default=2)
+    rule = models.CharField(max_length=16, choices=Rule.choices, default=Rule.MAJORITY)
+    max_redundancy = models.PositiveSmallIntegerField(
+        default=2, help_text=_("Escalation: extra replicas up to this many when no decision.")
+    )
+    lease_ttl = models.DurationField(default=timedelta(minutes=10))
+    priority = models.IntegerField(default=0)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    gold_rate = models.FloatField(default=0.0, help_text=_("Share of served items that are gold."))
+    qualification_count = models.PositiveSmallIntegerField(
+        default=0, help_text=_("K gold items an annotator answers first (0 = no qualification).")
+    )
+    qualification_min_accuracy = models.FloatField(default=0.0)
+    gold_pause_below = models.FloatField(
+        null=True, blank=True, help_text=_("Pause an annotator whose gold accuracy falls below.")
+    )
+    gold_pause_min_answers = models.PositiveSmallIntegerField(default=5)
+    outcome_handler = models.CharField(max_length=80, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-priority", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(redundancy__gte=1), name="queue_redundancy_gte_1"),
+            models.CheckConstraint(
+                condition=Q(max_redundancy__gte=F("redundancy")), name="queue_max_gte_redundancy"
+            ),
+            models.CheckConstraint(
+                condition=Q(gold_rate__gte=0) & Q(gold_rate__lte=1), name="queue_gold_rate_0_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(qualification_min_accuracy__gte=0)
+                & Q(qualification_min_accuracy__lte=1),
+                name="queue_qual_accuracy_0_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(lease_ttl__gt=timedelta(0)), name="queue_lease_ttl_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Task(models.Model):
+    class State(models.TextChoices):
+        OPEN = "open", _("Open")
+        DECIDED = "decided", _("Decided")
+        UNDECIDED = "undecided", _("No decision")
+        CANCELLED = "cancelled", _("Cancelled")
+
+    queue = models.ForeignKey(TaskQueue, on_delete=models.CASCADE, related_name="tasks")
+    payload = models.JSONField()
+    gold = models.JSONField(null=True, blank=True)
+    is_gold = models.BooleanField(default=False)
+    external_id = models.CharField(max_length=200, blank=True)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    required = models.PositiveSmallIntegerField()
+    active_count = models.PositiveSmallIntegerField(default=0)
+    done_count = models.PositiveSmallIntegerField(default=0)
+    escalations = models.PositiveSmallIntegerField(default=0)
+    outcome = models.JSONField(null=True, blank=True)
+    agreement = models.FloatField(null=True, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(active_count__lte=F("required")), name="task_active_lte_required"
+            ),
+            models.CheckConstraint(
+                condition=Q(done_count__lte=F("active_count")), name="task_done_lte_active"
+            ),
+            models.CheckConstraint(condition=Q(required__gte=1), name="task_required_gte_1"),
+            models.CheckConstraint(
+                condition=Q(is_gold=False) | Q(gold__isnull=False), name="task_gold_has_answer"
+            ),
+        ]
+        indexes = [
+            # The claim query: open non-gold tasks of a queue with a free slot, fullest first.
+            models.Index(
+                F("queue"),
+                (F("required") - F("active_count")).asc(),
+                F("id"),
+                name="task_claim_idx",
+                condition=Q(state="open", is_gold=False),
+            ),
+            models.Index(
+                fields=["queue", "is_gold"], name="task_gold_idx", condition=Q(is_gold=True)
+            ),
+            models.Index(fields=["queue", "state"], name="task_queue_state_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Task {self.pk}"
+
+
+class Assignment(models.Model):
+    class State(models.TextChoices):
+        LEASED = "leased", _("Leased")
+        SUBMITTED = "submitted", _("Submitted")
+        SKIPPED = "skipped", _("Skipped")
+        REPORTED = "reported", _("Reported")
+        EXPIRED = "expired", _("Expired")
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="assignments")
+    queue = models.ForeignKey(TaskQueue, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
+    state = models.CharField(max_length=10, choices=State.choices, default=State.LEASED)
+    is_gold = models.BooleanField(default=False)
+    leased_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    presentation = models.JSONField(default=dict, blank=True)
+    report_reason = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["task", "annotator"], name="assignment_one_per_person"),
+        ]
+        indexes = [
+            models.Index(
+                fields=["expires_at"],
+                name="assignment_live_expiry_idx",
+                condition=Q(state="leased"),
+            ),
+            models.Index(
+                fields=["annotator", "queue"],
+                name="assignment_live_idx",
+                condition=Q(state="leased"),
+            ),
+            models.Index(fields=["queue", "annotator", "state"], name="assignment_queue_idx"),
+        ]
+
+
+class Annotation(models.Model):
+    """One person's answer to one task. Immutable: services only ever insert."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="annotations")
+    queue = models.ForeignKey(TaskQueue, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations"
+    )
+    response = models.JSONField()
+    duration_ms = models.PositiveIntegerField(default=0)
+    is_gold = models.BooleanField(default=False)
+    gold_correct = models.BooleanField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "annotator"], name="annotation_one_per_person"),
+        ]
+        indexes = [
+            models.Index(fields=["queue", "annotator"], name="annotation_queue_person_idx"),
+            models.Index(fields=["annotator", "created_at"], name="annotation_person_day_idx"),
+        ]
+
+
+class Enrollment(models.Model):
+    """An annotator's standing in one queue: qualification and gold accuracy."""
+
+    class State(models.TextChoices):
+        QUALIFYING = "qualifying", _("Qualifying")
+        ACTIVE = "active", _("Active")
+        FAILED = "failed", _("Did not qualify")
+        PAUSED = "paused", _("Paused")
+
+    queue = models.ForeignKey(TaskQueue, on_delete=models.CASCADE, related_name="enrollments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="enrollments"
+    )
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUALIFYING)
+    gold_answered = models.PositiveIntegerField(default=0)
+    gold_correct = models.PositiveIntegerField(default=0)
+    reason = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["queue", "annotator"], name="enrollment_unique"),
+            models.CheckConstraint(
+                condition=Q(gold_correct__lte=F("gold_answered")), name="enrollment_correct_lte"
+            ),
+        ]
+
+    @property
+    def gold_accuracy(self) -> float | None:
+        return self.gold_correct / self.gold_answered if self.gold_answered else None
+
+
+class Invitation(models.Model):
+    """A one-time link a curator hands out; it creates an account with a role."""
+
+    token = models.CharField(max_length=64, unique=True, default=secrets.token_urlsafe)
+    role = models.CharField(max_length=16)
+    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="invitations_sent"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class Job(models.Model):
+    """Long work run by Celery; every job updates its row so pages can show progress."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+
+    kind = models.CharField(max_length=60)
+    params = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    message = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    result = models.JSONField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status"], name="job_status_idx")]
+
+    @property
+    def percent(self) -> int:
+        if self.status == self.Status.SUCCEEDED:
+            return 100
+        return int(100 * self.done / self.total) if self.total else 0
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED)

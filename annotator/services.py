@@ -1,0 +1,736 @@
+"""Every change to annotation data goes through these functions; each is atomic.
+
+Claiming is the hot path. On PostgreSQL it takes the fullest open task with
+``SELECT … FOR UPDATE SKIP LOCKED`` so concurrent annotators never wait on each other and never
+get the same slot; on SQLite (the demo) writers are serialised by ``BEGIN IMMEDIATE``. In both,
+the ``task_active_lte_required`` check constraint makes over-assignment impossible.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from . import roles
+from .kinds import SchemaError, get_kind
+from .models import (
+    Annotation,
+    Assignment,
+    Enrollment,
+    Invitation,
+    Job,
+    Project,
+    Task,
+    TaskQueue,
+)
+from .outcomes import run_outcome_handler
+
+
+class ServiceError(Exception):
+    """A refused operation; ``status`` is the HTTP status the edge should answer with."""
+
+    status = 400
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(ServiceError):
+    status = 404
+
+
+class Conflict(ServiceError):
+    status = 409
+
+
+class Invalid(ServiceError):
+    status = 400
+
+    def __init__(self, message: str, errors: list[dict] | None = None):
+        super().__init__(message)
+        self.errors = errors or []
+
+
+# --------------------------------------------------------------------------------------------
+# Projects, queues, tasks
+# --------------------------------------------------------------------------------------------
+QUEUE_FIELDS = (
+    "title",
+    "instructions",
+    "config",
+    "redundancy",
+    "rule",
+    "max_redundancy",
+    "lease_ttl",
+    "priority",
+    "status",
+    "gold_rate",
+    "qualification_count",
+    "qualification_min_accuracy",
+    "gold_pause_below",
+    "gold_pause_min_answers",
+    "outcome_handler",
+)
+
+
+def project_create(
+    *, name: str, slug: str, description: str = "", created_by=None, members: Iterable = ()
+) -> Project:
+    with transaction.atomic():
+        project = Project.objects.create(
+            name=name, slug=slug, description=description, created_by=created_by
+        )
+        project.members.add(*members, *([created_by] if created_by else []))
+    return project
+
+
+def _check_queue(queue: TaskQueue) -> None:
+    kind = get_kind(queue.kind)
+    try:
+        kind.validate_config(queue.config)
+    except SchemaError as exc:
+        raise Invalid(str(exc)) from exc
+    if queue.redundancy < 1:
+        raise Invalid(_("Redundancy must be at least 1."))
+    if queue.max_redundancy < queue.redundancy:
+        raise Invalid(_("The escalation maximum must be at least the redundancy."))
+    if not 0 <= queue.gold_rate <= 1:
+        raise Invalid(_("The gold rate is a share between 0 and 1."))
+    if not 0 <= queue.qualification_min_accuracy <= 1:
+        raise Invalid(_("The qualification accuracy is a share between 0 and 1."))
+    if queue.gold_pause_below is not None and not 0 <= queue.gold_pause_below <= 1:
+        raise Invalid(_("The gold pause threshold is a share between 0 and 1."))
+    if queue.lease_ttl <= timedelta(0):
+        raise Invalid(_("The lease time must be positive."))
+    if queue.rule not in TaskQueue.Rule.values:
+        raise Invalid(_("Unknown aggregation rule %(rule)s.") % {"rule": queue.rule})
+    from .outcomes import HANDLERS
+
+    if queue.outcome_handler and queue.outcome_handler not in HANDLERS:
+        raise Invalid(_("Unknown outcome handler %(h)s.") % {"h": queue.outcome_handler})
+
+
+def queue_create(*, project: Project, kind: str, title: str, **fields: Any) -> TaskQueue:
+    unknown = set(fields) - set(QUEUE_FIELDS)
+    if unknown:
+        raise Invalid(f"Unknown queue fields: {', '.join(sorted(unknown))}")
+    fields.setdefault("max_redundancy", max(fields.get("redundancy", 2), 2))
+    queue = TaskQueue(project=project, kind=kind, title=title, **fields)
+    _check_queue(queue)
+    queue.save()
+    return queue
+
+
+def queue_update(*, queue: TaskQueue, **fields: Any) -> TaskQueue:
+    unknown = set(fields) - set(QUEUE_FIELDS)
+    if unknown:
+        raise Invalid(f"Unknown queue fields: {', '.join(sorted(unknown))}")
+    with transaction.atomic():
+        queue = TaskQueue.objects.select_for_update().get(pk=queue.pk)
+        for name, value in fields.items():
+            setattr(queue, name, value)
+        _check_queue(queue)
+        queue.save()
+        if "redundancy" in fields:
+            # Open tasks that have not escalated follow the new redundancy, never below their
+            # live + done assignments.
+            for task in Task.objects.filter(queue=queue, state=Task.State.OPEN, escalations=0):
+                required = max(queue.redundancy, task.active_count)
+                if required != task.required:
+                    Task.objects.filter(pk=task.pk).update(required=required)
+    return queue
+
+
+def queue_set_status(*, queue: TaskQueue, status: str) -> TaskQueue:
+    if status not in TaskQueue.Status.values:
+        raise Invalid(f"Unknown status {status!r}")
+    TaskQueue.objects.filter(pk=queue.pk).update(status=status)
+    queue.status = status
+    return queue
+
+
+@dataclass
+class TaskRow:
+    payload: Any
+    gold: Any = None
+    external_id: str = ""
+    line: int = 0
+
+
+def parse_task_rows(data: bytes | str | list) -> list[TaskRow]:
+    """Parse a JSONL upload (or a decoded JSON list) into rows; errors carry line numbers.
+
+    Each line is either a payload object, or ``{"payload": {...}, "gold": {...}, "id": "..."}``.
+    """
+    errors: list[dict] = []
+    rows: list[TaskRow] = []
+    if isinstance(data, list):
+        items = list(enumerate(data, start=1))
+    else:
+        if isinstance(data, bytes):
+            try:
+                data = data.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise Invalid(_("The file is not UTF-8 text: %(e)s") % {"e": exc}) from exc
+        items = []
+        for number, line in enumerate(data.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                errors.append({"line": number, "error": f"not valid JSON: {exc.msg}"})
+    for number, item in items:
+        if not isinstance(item, dict):
+            errors.append({"line": number, "error": "each line must be a JSON object"})
+            continue
+        if "payload" in item:
+            extra = set(item) - {"payload", "gold", "id"}
+            if extra:
+                errors.append(
+                    {"line": number, "error": f"unexpected keys: {', '.join(sorted(extra))}"}
+                )
+                continue
+            rows.append(
+                TaskRow(item["payload"], item.get("gold"), str(item.get("id") or ""), number)
+            )
+        else:
+            rows.append(TaskRow(item, None, "", number))
+    if errors:
+        raise Invalid(_("%(n)d line(s) could not be read.") % {"n": len(errors)}, errors)
+    if not rows:
+        raise Invalid(_("The upload holds no tasks."))
+    return rows
+
+
+def validate_task_rows(*, queue: TaskQueue, rows: list[TaskRow]) -> None:
+    kind = get_kind(queue.kind)
+    errors = []
+    for row in rows:
+        try:
+            kind.validate_payload(row.payload)
+            if row.gold is not None:
+                kind.validate_gold(row.gold, queue.config, row.payload)
+        except SchemaError as exc:
+            errors.append({"line": row.line, "error": str(exc)})
+    if errors:
+        raise Invalid(
+            _("%(n)d of %(total)d task(s) do not fit the %(kind)s kind; nothing was imported.")
+            % {"n": len(errors), "total": len(rows), "kind": queue.kind},
+            errors,
+        )
+
+
+def tasks_bulk_create(*, queue: TaskQueue, rows: list[TaskRow], batch_size: int = 2000) -> int:
+    """All or nothing: every row is validated before any is written."""
+    validate_task_rows(queue=queue, rows=rows)
+    objs = [
+        Task(
+            queue=queue,
+            payload=row.payload,
+            gold=row.gold,
+            is_gold=row.gold is not None,
+            external_id=row.external_id[:200],
+            required=queue.redundancy,
+        )
+        for row in rows
+    ]
+    with transaction.atomic():
+        Task.objects.bulk_create(objs, batch_size=batch_size)
+    return len(objs)
+
+
+# --------------------------------------------------------------------------------------------
+# Claiming
+# --------------------------------------------------------------------------------------------
+@dataclass
+class ClaimResult:
+    assignment: Assignment | None
+    message: str = ""
+    retry_after: int | None = None  # seconds, when leases held by others may come back
+
+    @property
+    def task(self) -> Task | None:
+        return self.assignment.task if self.assignment else None
+
+
+def _enrollment(queue: TaskQueue, annotator) -> Enrollment:
+    initial = Enrollment.State.QUALIFYING if queue.qualification_count else Enrollment.State.ACTIVE
+    enrollment, _created = Enrollment.objects.get_or_create(
+        queue=queue, annotator=annotator, defaults={"state": initial}
+    )
+    return enrollment
+
+
+def _not_answered_by(annotator) -> Exists:
+    # Expired leases may be reclaimed by the same person; answered, skipped, reported and live
+    # ones may not.
+    return Exists(
+        Assignment.objects.filter(task=OuterRef("pk"), annotator=annotator).exclude(
+            state=Assignment.State.EXPIRED
+        )
+    )
+
+
+def _lease(task: Task, queue: TaskQueue, annotator, now, *, gold: bool) -> Assignment:
+    kind = get_kind(queue.kind)
+    presentation = kind.presentation(task.payload, random.Random())
+    expires = now + queue.lease_ttl
+    revived = Assignment.objects.filter(
+        task=task, annotator=annotator, state=Assignment.State.EXPIRED
+    ).update(
+        state=Assignment.State.LEASED,
+        leased_at=now,
+        expires_at=expires,
+        finished_at=None,
+        presentation=presentation,
+    )
+    if revived:
+        assignment = Assignment.objects.get(task=task, annotator=annotator)
+    else:
+        assignment = Assignment.objects.create(
+            task=task,
+            queue=queue,
+            annotator=annotator,
+            is_gold=gold,
+            leased_at=now,
+            expires_at=expires,
+            presentation=presentation,
+        )
+    assignment.task = task
+    assignment.queue = queue
+    return assignment
+
+
+def _claim_regular(queue: TaskQueue, annotator, now) -> Assignment | None:
+    with transaction.atomic():
+        task = (
+            Task.objects.select_for_update(skip_locked=True)
+            .filter(
+                queue=queue,
+                state=Task.State.OPEN,
+                is_gold=False,
+                active_count__lt=F("required"),
+            )
+            .exclude(_not_answered_by(annotator))
+            .order_by(F("required") - F("active_count"), "id")
+            .first()
+        )
+        if task is None:
+            return None
+        Task.objects.filter(pk=task.pk).update(active_count=F("active_count") + 1)
+        task.active_count += 1
+        return _lease(task, queue, annotator, now, gold=False)
+
+
+def _claim_gold(queue: TaskQueue, annotator, now) -> Assignment | None:
+    with transaction.atomic():
+        ids = list(
+            Task.objects.filter(queue=queue, is_gold=True, state=Task.State.OPEN)
+            .exclude(Exists(Assignment.objects.filter(task=OuterRef("pk"), annotator=annotator)))
+            .values_list("id", flat=True)[:200]
+        )
+        if not ids:
+            return None
+        task = Task.objects.get(pk=random.choice(ids))
+        return _lease(task, queue, annotator, now, gold=True)
+
+
+def _held_by_others(queue: TaskQueue, annotator, now) -> tuple[int, int | None]:
+    """How many tasks this person could still get once other people's leases end."""
+    live = Assignment.objects.filter(
+        queue=queue, state=Assignment.State.LEASED, is_gold=False, expires_at__gt=now
+    ).exclude(annotator=annotator)
+    waiting = (
+        Task.objects.filter(queue=queue, state=Task.State.OPEN, is_gold=False)
+        .filter(Exists(live.filter(task=OuterRef("pk"))))
+        .exclude(_not_answered_by(annotator))
+        .count()
+    )
+    if not waiting:
+        return 0, None
+    soonest = live.order_by("expires_at").values_list("expires_at", flat=True).first()
+    return waiting, max(int((soonest - now).total_seconds()), 1) if soonest else None
+
+
+def _settle_qualification(enrollment: Enrollment, queue: TaskQueue) -> None:
+    """Decide a qualifying annotator's standing once K gold items are answered (or none remain)."""
+    answered, correct = enrollment.gold_answered, enrollment.gold_correct
+    accuracy = correct / answered if answered else 1.0
+    if accuracy >= queue.qualification_min_accuracy:
+        enrollment.state = Enrollment.State.ACTIVE
+        enrollment.reason = ""
+    else:
+        enrollment.state = Enrollment.State.FAILED
+        enrollment.reason = _(
+            "You answered %(c)d of %(n)d qualification items correctly (%(acc)d%%); "
+            "this queue asks for %(min)d%%."
+        ) % {
+            "c": correct,
+            "n": answered,
+            "acc": round(100 * accuracy),
+            "min": round(100 * queue.qualification_min_accuracy),
+        }
+    enrollment.save(update_fields=["state", "reason", "updated_at"])
+
+
+def assignment_claim(*, queue: TaskQueue, annotator, now=None) -> ClaimResult:
+    """Hand ``annotator`` their next task in ``queue``, or say truthfully why there is none."""
+    now = now or timezone.now()
+    if queue.status != TaskQueue.Status.OPEN:
+        return ClaimResult(None, _("This queue is %(s)s.") % {"s": queue.get_status_display()})
+    live = (
+        Assignment.objects.select_related("task")
+        .filter(queue=queue, annotator=annotator, state=Assignment.State.LEASED, expires_at__gt=now)
+        .order_by("leased_at")
+        .first()
+    )
+    if live is not None:
+        live.queue = queue
+        return ClaimResult(live)
+    enrollment = _enrollment(queue, annotator)
+    if enrollment.state in (Enrollment.State.FAILED, Enrollment.State.PAUSED):
+        return ClaimResult(None, enrollment.reason or _("You are paused in this queue."))
+    leases_expire(queue=queue, now=now)
+    if enrollment.state == Enrollment.State.QUALIFYING:
+        if enrollment.gold_answered < queue.qualification_count:
+            assignment = _claim_gold(queue, annotator, now)
+            if assignment is not None:
+                return ClaimResult(assignment)
+        with transaction.atomic():
+            enrollment = Enrollment.objects.select_for_update().get(pk=enrollment.pk)
+            if enrollment.state == Enrollment.State.QUALIFYING:
+                _settle_qualification(enrollment, queue)
+        if enrollment.state != Enrollment.State.ACTIVE:
+            return ClaimResult(None, enrollment.reason)
+    if queue.gold_rate and random.random() < queue.gold_rate:
+        assignment = _claim_gold(queue, annotator, now)
+        if assignment is not None:
+            return ClaimResult(assignment)
+    assignment = _claim_regular(queue, annotator, now)
+    if assignment is not None:
+        return ClaimResult(assignment)
+    waiting, retry_after = _held_by_others(queue, annotator, now)
+    if waiting:
+        return ClaimResult(
+            None,
+            _(
+                "%(n)d task(s) are being worked on by others and may come back to the pool; "
+                "checking again shortly."
+            )
+            % {"n": waiting},
+            retry_after=retry_after,
+        )
+    return ClaimResult(None, _("No more tasks for you in this queue. Thank you!"))
+
+
+def leases_expire(*, queue: TaskQueue | None = None, now=None, limit: int = 1000) -> int:
+    """Return expired leases to the pool (lazily from claims, and from the beat job)."""
+    now = now or timezone.now()
+    stale = Assignment.objects.filter(state=Assignment.State.LEASED, expires_at__lte=now)
+    if queue is not None:
+        stale = stale.filter(queue=queue)
+    expired = 0
+    for assignment_id, task_id, gold in stale.values_list("id", "task_id", "is_gold")[:limit]:
+        with transaction.atomic():
+            # Lock the task first, as claim and submit do, so the counters stay exact.
+            locked = Task.objects.select_for_update(skip_locked=True).filter(pk=task_id)
+            if not locked.exists():
+                continue
+            changed = Assignment.objects.filter(
+                pk=assignment_id, state=Assignment.State.LEASED, expires_at__lte=now
+            ).update(state=Assignment.State.EXPIRED, finished_at=now)
+            if changed and not gold:
+                Task.objects.filter(pk=task_id).update(active_count=F("active_count") - 1)
+            expired += changed
+    return expired
+
+
+def _held_assignment(*, task_id: int, annotator, now) -> Assignment:
+    """Lock the task, then this person's assignment on it (task first, as everywhere)."""
+    task = Task.objects.select_for_update().filter(pk=task_id).select_related("queue").first()
+    assignment = (
+        Assignment.objects.select_for_update().filter(task_id=task_id, annotator=annotator).first()
+        if task
+        else None
+    )
+    if assignment is None:
+        raise NotFound(_("No such task."))
+    assignment.task = task
+    assignment.queue = task.queue
+    return assignment
+
+
+def _lease_lost(assignment: Assignment, now) -> Conflict | None:
+    state = assignment.state
+    if state == Assignment.State.LEASED and assignment.expires_at > now:
+        return None
+    if state in (Assignment.State.EXPIRED, Assignment.State.LEASED):
+        when = timezone.localtime(assignment.expires_at).strftime("%H:%M:%S")
+        return Conflict(
+            _(
+                "Your lease on this task expired at %(t)s and it went back to the pool; "
+                "your answer was not saved. Open the next task to continue."
+            )
+            % {"t": when}
+        )
+    if state == Assignment.State.SKIPPED:
+        return Conflict(_("You skipped this task; it can no longer be answered."))
+    if state == Assignment.State.REPORTED:
+        return Conflict(_("You reported this task; it can no longer be answered."))
+    return Conflict(_("This task is no longer yours to answer."))
+
+
+def assignment_heartbeat(*, task_id: int, annotator, now=None) -> Assignment:
+    """Extend a live lease by the queue's TTL (the open page calls this periodically)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = _held_assignment(task_id=task_id, annotator=annotator, now=now)
+        if (error := _lease_lost(assignment, now)) is not None:
+            raise error
+        assignment.expires_at = now + assignment.queue.lease_ttl
+        assignment.save(update_fields=["expires_at"])
+    return assignment
+
+
+def _release(*, task_id: int, annotator, state: str, reason: str = "", now=None) -> Assignment:
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = _held_assignment(task_id=task_id, annotator=annotator, now=now)
+        if assignment.state == state:
+            return assignment  # idempotent
+        if (error := _lease_lost(assignment, now)) is not None:
+            raise error
+        assignment.state = state
+        assignment.finished_at = now
+        assignment.report_reason = reason
+        assignment.save(update_fields=["state", "finished_at", "report_reason"])
+        if not assignment.is_gold:
+            Task.objects.filter(pk=task_id).update(active_count=F("active_count") - 1)
+    return assignment
+
+
+def assignment_skip(*, task_id: int, annotator, now=None) -> Assignment:
+    """Give the task back; it is never offered to this person again."""
+    return _release(task_id=task_id, annotator=annotator, state=Assignment.State.SKIPPED, now=now)
+
+
+def assignment_report(*, task_id: int, annotator, reason: str, now=None) -> Assignment:
+    reason = (reason or "").strip()
+    if not reason:
+        raise Invalid(_("Say what is wrong with this task."))
+    return _release(
+        task_id=task_id,
+        annotator=annotator,
+        state=Assignment.State.REPORTED,
+        reason=reason[:2000],
+        now=now,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Submitting and deciding
+# --------------------------------------------------------------------------------------------
+@dataclass
+class SubmitResult:
+    annotation: Annotation
+    created: bool
+    next: ClaimResult
+
+
+def _record_gold(queue: TaskQueue, annotator, correct: bool) -> Enrollment:
+    enrollment = _enrollment(queue, annotator)
+    enrollment = Enrollment.objects.select_for_update().get(pk=enrollment.pk)
+    enrollment.gold_answered += 1
+    enrollment.gold_correct += int(correct)
+    enrollment.save(update_fields=["gold_answered", "gold_correct", "updated_at"])
+    accuracy = enrollment.gold_correct / enrollment.gold_answered
+    if (
+        enrollment.state == Enrollment.State.QUALIFYING
+        and enrollment.gold_answered >= queue.qualification_count
+    ):
+        _settle_qualification(enrollment, queue)
+    elif (
+        enrollment.state == Enrollment.State.ACTIVE
+        and queue.gold_pause_below is not None
+        and enrollment.gold_answered >= queue.gold_pause_min_answers
+        and accuracy < queue.gold_pause_below
+    ):
+        enrollment.state = Enrollment.State.PAUSED
+        enrollment.reason = _(
+            "Paused automatically: you answered %(c)d of %(n)d check items correctly "
+            "(%(acc)d%%), below this queue's %(min)d%%. A curator will review and can resume you."
+        ) % {
+            "c": enrollment.gold_correct,
+            "n": enrollment.gold_answered,
+            "acc": round(100 * accuracy),
+            "min": round(100 * queue.gold_pause_below),
+        }
+        enrollment.save(update_fields=["state", "reason", "updated_at"])
+    return enrollment
+
+
+def task_decide(*, task: Task, now=None) -> None:
+    """Aggregate a task's responses by its queue's rule; escalate or finish; call the handler.
+
+    The caller holds the task's row lock.
+    """
+    now = now or timezone.now()
+    queue = task.queue
+    kind = get_kind(queue.kind)
+    responses = list(
+        Annotation.objects.filter(task=task, is_gold=False)
+        .order_by("id")
+        .values_list("response", flat=True)
+    )
+    decision = kind.aggregate(responses, queue.rule)
+    task.agreement = decision.agreement
+    if not decision.decided and task.required < queue.max_redundancy:
+        task.required += 1
+        task.escalations += 1
+        task.save(update_fields=["required", "escalations", "agreement"])
+        return
+    task.state = Task.State.DECIDED if decision.decided else Task.State.UNDECIDED
+    task.outcome = kind.outcome(decision, responses)
+    task.decided_at = now
+    task.save(update_fields=["state", "outcome", "agreement", "decided_at"])
+    run_outcome_handler(task, decision)
+
+
+def annotation_submit(
+    *, task_id: int, annotator, response: Any, duration_ms: int = 0, now=None
+) -> SubmitResult:
+    """Store one answer and hand out the next task in the same call.
+
+    Idempotent: a second submit of the same task stores nothing and returns the same next task.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = _held_assignment(task_id=task_id, annotator=annotator, now=now)
+        task, queue = assignment.task, assignment.queue
+        if assignment.state == Assignment.State.SUBMITTED:
+            existing = Annotation.objects.get(task_id=task_id, annotator=annotator)
+            created = False
+            annotation = existing
+        else:
+            if (error := _lease_lost(assignment, now)) is not None:
+                raise error
+            kind = get_kind(queue.kind)
+            try:
+                cleaned = kind.clean_response(
+                    response,
+                    config=queue.config,
+                    payload=task.payload,
+                    presentation=assignment.presentation,
+                )
+            except SchemaError as exc:
+                raise Invalid(str(exc)) from exc
+            correct = kind.is_correct(cleaned, task.gold) if assignment.is_gold else None
+            annotation = Annotation.objects.create(
+                task=task,
+                queue=queue,
+                annotator=annotator,
+                response=cleaned,
+                duration_ms=max(0, min(int(duration_ms or 0), 24 * 3600 * 1000)),
+                is_gold=assignment.is_gold,
+                gold_correct=correct,
+            )
+            assignment.state = Assignment.State.SUBMITTED
+            assignment.finished_at = now
+            assignment.save(update_fields=["state", "finished_at"])
+            created = True
+            if assignment.is_gold:
+                _record_gold(queue, annotator, bool(correct))
+            else:
+                Task.objects.filter(pk=task.pk).update(done_count=F("done_count") + 1)
+                task.done_count += 1
+                if task.done_count >= task.required and task.state == Task.State.OPEN:
+                    task_decide(task=task, now=now)
+    queue.refresh_from_db(fields=["status"])
+    return SubmitResult(annotation, created, assignment_claim(queue=queue, annotator=annotator))
+
+
+def enrollment_resume(*, enrollment: Enrollment) -> Enrollment:
+    """A curator lets a paused or failed annotator work again."""
+    Enrollment.objects.filter(pk=enrollment.pk).update(
+        state=Enrollment.State.ACTIVE, reason="", updated_at=timezone.now()
+    )
+    enrollment.refresh_from_db()
+    return enrollment
+
+
+# --------------------------------------------------------------------------------------------
+# People
+# --------------------------------------------------------------------------------------------
+def invitation_create(
+    *, created_by, role: str, project: Project | None = None, days: int = 7
+) -> Invitation:
+    if role not in roles.ALL_ROLES:
+        raise Invalid(_("Unknown role %(r)s.") % {"r": role})
+    if role == roles.ADMIN and not roles.has_role(created_by, [roles.ADMIN]):
+        raise Invalid(_("Only an admin can invite an admin."))
+    return Invitation.objects.create(
+        created_by=created_by,
+        role=role,
+        project=project,
+        expires_at=timezone.now() + timedelta(days=days),
+    )
+
+
+def invitation_accept(*, token: str, username: str, password: str) -> AbstractBaseUser:
+    User = get_user_model()
+    with transaction.atomic():
+        invitation = Invitation.objects.select_for_update().filter(token=token).first()
+        if invitation is None or invitation.used_at or invitation.expires_at <= timezone.now():
+            raise NotFound(_("This invitation link is not valid any more."))
+        if User.objects.filter(username__iexact=username).exists():
+            raise Invalid(_("That user name is taken."))
+        user = User.objects.create_user(username=username, password=password)
+        roles.grant_role(user, invitation.role)
+        if invitation.project_id:
+            invitation.project.members.add(user)
+        invitation.used_at = timezone.now()
+        invitation.used_by = user
+        invitation.save(update_fields=["used_at", "used_by"])
+    return user
+
+
+# --------------------------------------------------------------------------------------------
+# Jobs
+# --------------------------------------------------------------------------------------------
+def job_enqueue(
+    *, kind: str, params: dict, created_by=None, project: Project | None = None, total: int = 0
+) -> Job:
+    """Create the Job row and send it to Celery once the transaction commits."""
+    job = Job.objects.create(
+        kind=kind, params=params, created_by=created_by, project=project, total=total
+    )
+
+    def send() -> None:
+        from celery import current_app
+
+        current_app.tasks[kind].apply_async(args=[job.pk])
+
+    transaction.on_commit(send)
+    return job
+
+
+def job_progress(*, job_id: int, done: int, total: int | None = None, message: str = "") -> None:
+    fields: dict[str, Any] = {"done": done}
+    if total is not None:
+        fields["total"] = total
+    if message:
+        fields["message"] = message
+    Job.objects.filter(pk=job_id).update(**fields)

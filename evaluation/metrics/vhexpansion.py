@@ -1,0 +1,142 @@
+"""VHExpansion metrics: accuracy, symmetric accuracy, # new successful VH test cases.
+
+Follows METRICS.md Sec. 3 and vhexpansion.txt Sec. 4 (Definitions 2-3, Theorems 1-2) and Sec. 5.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from evaluation.metrics.bootstrap import (
+    DEFAULT_ROUNDS,
+    DEFAULT_SEED,
+    Interval,
+    bootstrap_mean_interval,
+)
+
+ORIGINAL = "original"  # perturbation name of an unperturbed image
+
+
+@dataclass(frozen=True)
+class VHPair:
+    """A VH test case and its negated counterpart, answered on the same (possibly perturbed) image.
+
+    `perturbation` is ORIGINAL for the unperturbed image; otherwise both cases of the pair are
+    generated variants. `source` is the source dataset (MMVP, VHTest, POPE, ...).
+    """
+
+    case_correct: bool
+    negation_correct: bool
+    perturbation: str = ORIGINAL
+    source: str = ""
+
+    @property
+    def new_successful(self) -> int:
+        """Generated cases of this pair answered wrong (negations and perturbed variants only)."""
+        count = int(not self.negation_correct)
+        if self.perturbation != ORIGINAL:
+            count += int(not self.case_correct)
+        return count
+
+
+def accuracy(correct: Sequence[bool]) -> float | None:
+    """Share of test cases answered correctly (vhexpansion.txt Sec. 4, Definition 2)."""
+    if len(correct) == 0:
+        return None
+    return float(np.mean(np.asarray(correct, dtype=float)))
+
+
+def symmetric_accuracy(pairs: Sequence[VHPair]) -> float | None:
+    """Share of (case, negated case) pairs both answered correctly (vhexpansion.txt Def. 3)."""
+    if len(pairs) == 0:
+        return None
+    return float(np.mean([p.case_correct and p.negation_correct for p in pairs]))
+
+
+def new_successful_cases(pairs: Sequence[VHPair]) -> int:
+    """# new successful VH test cases: generated cases (not originals) answered wrong (Sec. 5)."""
+    return sum(p.new_successful for p in pairs)
+
+
+def random_guess_accuracy(p_yes: float, yes_share: float) -> float:
+    """Accuracy of a guesser answering "yes" with prob. p: 1 + (2p − 1)q − p (Theorem 1)."""
+    return 1.0 + (2.0 * p_yes - 1.0) * yes_share - p_yes
+
+
+def random_guess_symmetric_accuracy(p_yes: float) -> float:
+    """Symmetric accuracy of the same guesser: p(1 − p), whatever the labels (Theorem 2)."""
+    return p_yes * (1.0 - p_yes)
+
+
+@dataclass(frozen=True)
+class VHScores:
+    """Accuracy over all cases of the pairs, symmetric accuracy, new successful cases."""
+
+    n_pairs: int
+    accuracy: float | None
+    symmetric_accuracy: float | None
+    new_successful: int
+    intervals: dict[str, Interval] = field(default_factory=dict)
+
+
+def vh_scores(
+    pairs: Sequence[VHPair],
+    *,
+    with_intervals: bool = True,
+    seed: int = DEFAULT_SEED,
+    rounds: int = DEFAULT_ROUNDS,
+) -> VHScores:
+    """Headline VH metrics of vhexpansion.txt Table 3; intervals resample pairs (METRICS Sec. 6)."""
+    if len(pairs) == 0:
+        return VHScores(0, None, None, 0)
+    per_pair_accuracy = [(p.case_correct + p.negation_correct) / 2.0 for p in pairs]
+    per_pair_symmetric = [float(p.case_correct and p.negation_correct) for p in pairs]
+    intervals = (
+        {
+            "accuracy": bootstrap_mean_interval(per_pair_accuracy, seed=seed, rounds=rounds),
+            "symmetric_accuracy": bootstrap_mean_interval(
+                per_pair_symmetric, seed=seed, rounds=rounds
+            ),
+        }
+        if with_intervals
+        else {}
+    )
+    return VHScores(
+        n_pairs=len(pairs),
+        accuracy=float(np.mean(per_pair_accuracy)),
+        symmetric_accuracy=float(np.mean(per_pair_symmetric)),
+        new_successful=new_successful_cases(pairs),
+        intervals=intervals,
+    )
+
+
+def vh_scores_by(
+    pairs: Sequence[VHPair],
+    key: Callable[[VHPair], Hashable],
+    *,
+    with_intervals: bool = True,
+    seed: int = DEFAULT_SEED,
+    rounds: int = DEFAULT_ROUNDS,
+) -> dict[Hashable, VHScores]:
+    """VH metrics per group, e.g. per perturbation or source dataset (vhexpansion.txt Tab. 4-5)."""
+    grouped: dict[Hashable, list[VHPair]] = defaultdict(list)
+    for pair in pairs:
+        grouped[key(pair)].append(pair)
+    return {
+        k: vh_scores(group, with_intervals=with_intervals, seed=seed, rounds=rounds)
+        for k, group in grouped.items()
+    }
+
+
+def vh_scores_by_perturbation(pairs: Sequence[VHPair], **kwargs) -> dict[Hashable, VHScores]:
+    """Breakdown per perturbation (vhexpansion.txt Tables 4-5)."""
+    return vh_scores_by(pairs, lambda p: p.perturbation, **kwargs)
+
+
+def vh_scores_by_source(pairs: Sequence[VHPair], **kwargs) -> dict[Hashable, VHScores]:
+    """Breakdown per source dataset (vhexpansion.txt Table 3 (a)-(c))."""
+    return vh_scores_by(pairs, lambda p: p.source, **kwargs)

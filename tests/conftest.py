@@ -1,0 +1,34 @@
+import pytest
+
+from annotator import roles
+from tests.factories import ProjectFactory, QueueFactory, UserFactory
+
+
+@pytest.fixture
+def crowdworker(db):
+    return UserFactory(username="worker", role=roles.CROWDWORKER)
+
+
+@pytest.fixture
+def other_worker(db):
+    return UserFactory(username="worker2", role=roles.CROWDWORKER)
+
+
+@pytest.fixture
+def curator(db):
+    return UserFactory(username="curator", role=roles.CURATOR)
+
+
+@pytest.fixture
+def researcher(db):
+    return UserFactory(username="researcher", role=roles.RESEARCHER)
+
+
+@pytest.fixture
+def project(db, crowdworker, other_worker, curator, researcher):
+    return ProjectFactory(members=[crowdworker, other_worker, curator, researcher])
+
+
+@pytest.fixture
+def queue(project):
+    return QueueFactory(project=project)
