@@ -1,1 +1,3 @@
-urlpatterns: list = []
+from .views import curator, workspace
+
+urlpatterns = [*workspace.urlpatterns, *curator.urlpatterns]

@@ -349,6 +349,8 @@ def global_optimal_tau(d: Sequence[Sequence[float]] | np.ndarray) -> tuple[float
     # Group point at τ iff max(d01, d10) <= τ < min(d00, d11).
     low = np.maximum(d[:, 1], d[:, 2])
     high = np.minimum(d[:, 0], d[:, 3])
+    feasible = low < high
+    low, high = low[feasible], high[feasible]
     starts = np.searchsorted(candidates, low, side="left")
     ends = np.searchsorted(candidates, high, side="left")
     delta = np.zeros(candidates.size + 1, dtype=np.int64)

@@ -10,7 +10,7 @@ from tests.factories import TaskFactory
 
 def test_claim_prefers_fullest_task_and_never_repeats(queue, crowdworker, other_worker):
     # Given two open tasks, one already half done by another person
-    first, second = TaskFactory(queue=queue), TaskFactory(queue=queue)
+    first, _second = TaskFactory(queue=queue), TaskFactory(queue=queue)
     got = services.assignment_claim(queue=queue, annotator=other_worker).assignment
     assert got.task_id == first.id
     services.annotation_submit(task_id=first.id, annotator=other_worker, response={"answer": "Yes"})

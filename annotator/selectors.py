@@ -1,0 +1,121 @@
+"""Reads for pages and endpoints: querysets already scoped to what the user may see.
+
+Reach: admins see everything; curators and researchers see the projects they are members of;
+crowdworkers see the open or paused queues of their projects, and tasks only through their own
+assignments. Anything outside reach is answered exactly like a missing object (404).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, time
+
+from django.db.models import Count, Q, QuerySet
+from django.http import Http404
+from django.utils import timezone
+
+from . import roles
+from .models import Annotation, Assignment, Job, Project, Task, TaskQueue
+
+
+def projects_for(user) -> QuerySet[Project]:
+    if roles.has_role(user, [roles.ADMIN]):
+        return Project.objects.all()
+    if not user.is_authenticated:
+        return Project.objects.none()
+    return Project.objects.filter(members=user)
+
+
+def queues_for(user) -> QuerySet[TaskQueue]:
+    """Queues a user can see: staff roles see their projects' queues; crowdworkers the open ones."""
+    qs = TaskQueue.objects.select_related("project").filter(project__in=projects_for(user))
+    if roles.has_role(user, [roles.CURATOR, roles.RESEARCHER]):
+        return qs
+    return qs.exclude(status=TaskQueue.Status.CLOSED)
+
+
+def managed_queues_for(user) -> QuerySet[TaskQueue]:
+    """Queues a curator may change."""
+    if not roles.has_role(user, [roles.CURATOR]):
+        return TaskQueue.objects.none()
+    return TaskQueue.objects.select_related("project").filter(project__in=projects_for(user))
+
+
+def get_or_404(qs: QuerySet, **lookup):
+    obj = qs.filter(**lookup).first()
+    if obj is None:
+        raise Http404
+    return obj
+
+
+def tasks_for(user) -> QuerySet[Task]:
+    """Curators and researchers see every task of their queues (gold answers included)."""
+    if not roles.has_role(user, [roles.CURATOR, roles.RESEARCHER]):
+        return Task.objects.none()
+    return Task.objects.filter(queue__project__in=projects_for(user))
+
+
+def jobs_for(user) -> QuerySet[Job]:
+    if roles.has_role(user, [roles.ADMIN]):
+        return Job.objects.all()
+    if not roles.has_role(user, [roles.CURATOR, roles.RESEARCHER]):
+        return Job.objects.none()
+    return Job.objects.filter(Q(project__in=projects_for(user)) | Q(created_by=user))
+
+
+def annotated_today(user) -> int:
+    start = timezone.make_aware(datetime.combine(timezone.localdate(), time.min))
+    return Annotation.objects.filter(annotator=user, created_at__gte=start).count()
+
+
+def queue_progress(queue_ids: list[int]) -> dict[int, dict]:
+    """Counts per queue in one query each: open / leased / done / decided / undecided / escalated."""
+    now = timezone.now()
+    rows = (
+        Task.objects.filter(queue_id__in=queue_ids, is_gold=False)
+        .values("queue_id")
+        .annotate(
+            total=Count("id"),
+            open=Count("id", filter=Q(state=Task.State.OPEN)),
+            decided=Count("id", filter=Q(state=Task.State.DECIDED)),
+            undecided=Count("id", filter=Q(state=Task.State.UNDECIDED)),
+            escalated=Count("id", filter=Q(escalations__gt=0)),
+            gold=Count("id", filter=Q(is_gold=True)),
+        )
+    )
+    out = {
+        qid: {"total": 0, "open": 0, "decided": 0, "undecided": 0, "escalated": 0, "leased": 0}
+        for qid in queue_ids
+    }
+    for row in rows:
+        out[row.pop("queue_id")].update(row)
+    leased = (
+        Assignment.objects.filter(
+            queue_id__in=queue_ids, state=Assignment.State.LEASED, expires_at__gt=now
+        )
+        .values("queue_id")
+        .annotate(n=Count("id"))
+    )
+    for row in leased:
+        out[row["queue_id"]]["leased"] = row["n"]
+    gold = (
+        Task.objects.filter(queue_id__in=queue_ids, is_gold=True)
+        .values("queue_id")
+        .annotate(n=Count("id"))
+    )
+    for qid in out:
+        out[qid]["gold"] = 0
+    for row in gold:
+        out[row["queue_id"]]["gold"] = row["n"]
+    for counts in out.values():
+        counts["done"] = counts["decided"] + counts["undecided"]
+        counts["percent"] = round(100 * counts["done"] / counts["total"]) if counts["total"] else 0
+    return out
+
+
+def available_queues(user) -> list[TaskQueue]:
+    """Open queues a crowdworker can work in, highest priority first, with progress counts."""
+    queues = list(queues_for(user).filter(status=TaskQueue.Status.OPEN).order_by("-priority", "id"))
+    progress = queue_progress([q.pk for q in queues])
+    for q in queues:
+        q.progress = progress[q.pk]
+    return queues

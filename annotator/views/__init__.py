@@ -1,0 +1,1 @@
+"""HTML views: ``workspace`` for crowdworkers, ``curator`` for curators and researchers."""
