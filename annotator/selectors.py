@@ -68,7 +68,7 @@ def annotated_today(user) -> int:
 
 
 def queue_progress(queue_ids: list[int]) -> dict[int, dict]:
-    """Counts per queue in one query each: open / leased / done / decided / undecided / escalated."""
+    """Counts per queue: open, leased, done, decided, undecided, escalated."""
     now = timezone.now()
     rows = (
         Task.objects.filter(queue_id__in=queue_ids, is_gold=False)
