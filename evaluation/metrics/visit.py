@@ -444,7 +444,7 @@ def score_choice(score_a: float | None, score_b: float | None) -> str | None:
 
 
 def length_tokens(text: str) -> int:
-    """Number of non-whitespace tokens."""
+    """Number of non-whitespace tokens, the length baseline's measure (METRICS.md Sec. 2)."""
     return len(text.split())
 
 
