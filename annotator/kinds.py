@@ -238,9 +238,12 @@ class SkillTags(Kind):
         if len(ids) != len(set(ids)):
             raise SchemaError("config.taxonomy: tag ids must be unique")
         keys = [t["key"] for t in self.tags(config) if t.get("key")]
-        reserved = {"s", "?", "/"}
+        # Keys the workspace itself uses: skip, help, filter, instructions, zoom, report.
+        reserved = {"s", "?", "/", "i", "z", "!"}
         if len(keys) != len(set(keys)) or reserved & set(keys):
-            raise SchemaError("config.taxonomy: shortcut keys must be unique and not s, ? or /")
+            raise SchemaError(
+                "config.taxonomy: shortcut keys must be unique and not one of s ? / i z !"
+            )
 
     def response_schema(self, config, payload):
         return {

@@ -4,6 +4,12 @@ from annotator import roles
 from tests.factories import ProjectFactory, QueueFactory, UserFactory
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # Real hashers take seconds per user on a busy 2-core machine; tests only need a hasher.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def crowdworker(db):
     return UserFactory(username="worker", role=roles.CROWDWORKER)
