@@ -1,7 +1,702 @@
-"""JSON API (DRF): one view per operation; the view validates, calls a service, returns."""
+"""JSON API (DRF): one view per operation; the view validates, calls a service, returns.
 
+Every view declares the roles it serves (``roles``; a URL that offers a second operation on
+another HTTP method names that operation's roles in ``roles_by_method``). Anonymous callers get
+401; a signed-in user without the role, or asking for an object outside their reach, gets 404
+exactly like a missing object. Every error body is JSON with a ``message`` (and, for invalid
+input, ``errors``), see :func:`exception_handler`.
+
+Nothing a crowdworker receives holds a gold answer, whether an item is a gold check, or anyone
+else's response.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404, StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions, status
+from rest_framework.generics import GenericAPIView
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import BaseParser, JSONParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from . import selectors, services
+from .kinds import SchemaError, get_kind
+from .models import Annotation, Job, TaskQueue
+from .roles import CROWDWORKER, CURATOR, RESEARCHER, RolePermission, has_role
+from .serializers import (
+    AnnotationRowOut,
+    BulkCreatedOut,
+    ClaimOut,
+    ErrorOut,
+    HeartbeatOut,
+    JobOut,
+    OutcomeRowOut,
+    QueueCreateIn,
+    QueueFieldsIn,
+    QueueOut,
+    QueueStatusIn,
+    QueueWorkerOut,
+    ReleasedOut,
+    ReportIn,
+    SubmitIn,
+    SubmitOut,
+    TaskOut,
+    TaskRowIn,
+    check_storable_json,
+)
 
-def exception_handler(exc, context):
-    return drf_exception_handler(exc, context)
+STAFF = (CURATOR, RESEARCHER)
+
+
+# --------------------------------------------------------------------------------------------
+# Errors: every body is {"message": "...", "errors": [...]?}
+# --------------------------------------------------------------------------------------------
+def _flatten(detail: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            name = "" if key == "non_field_errors" else str(key)
+            yield from _flatten(value, f"{prefix}.{name}" if prefix and name else prefix or name)
+    elif isinstance(detail, list):
+        if all(isinstance(item, str) for item in detail):
+            for item in detail:
+                yield prefix, str(item)
+        else:
+            for i, item in enumerate(detail):
+                yield from _flatten(item, f"{prefix}.{i}" if prefix else str(i))
+    else:
+        yield prefix, str(detail)
+
+
+def _validation_body(detail: Any) -> dict:
+    errors = [{"field": field, "error": error} for field, error in _flatten(detail)]
+    parts = [f"{e['field']}: {e['error']}" if e["field"] else e["error"] for e in errors]
+    message = "Invalid input: " + "; ".join(parts[:5]) + (" …" if len(parts) > 5 else "")
+    return {"message": message, "errors": errors}
+
+
+def exception_handler(exc: Exception, context: dict) -> Response | None:
+    """Map refusals to JSON with a ``message``; bad input is always a 4xx, never a 500."""
+    if isinstance(exc, services.ServiceError):
+        body: dict[str, Any] = {"message": exc.message}
+        if getattr(exc, "errors", None):
+            body["errors"] = exc.errors
+        return Response(body, status=exc.status)
+    if isinstance(exc, SchemaError):
+        return Response({"message": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, RecursionError):
+        return Response(
+            {"message": "The request body is nested too deeply."},
+            status=status.HTTP_400_BAD_REQUEST,
+        )
+    if isinstance(exc, Http404 | exceptions.NotFound):
+        return Response({"message": "Not found."}, status=status.HTTP_404_NOT_FOUND)
+    if isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        response.data = _validation_body(exc.detail)
+    elif isinstance(exc, exceptions.ParseError):
+        response.data = {"message": f"Malformed request body: {exc.detail}"}
+    elif isinstance(exc, exceptions.APIException):
+        response.data = {"message": str(exc.detail)}
+    return response
+
+
+class StrictNegotiation(DefaultContentNegotiation):
+    """An unknown ``?format=`` answers 406 with a message instead of DRF's bare 404."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        wanted = format_suffix or request.query_params.get(self.settings.URL_FORMAT_OVERRIDE)
+        offered = [r.format for r in renderers]
+        if wanted and wanted not in offered:
+            raise exceptions.NotAcceptable(
+                f"Unknown format {wanted[:20]!r}; this endpoint offers: {', '.join(offered)}."
+            )
+        return super().select_renderer(request, renderers, format_suffix)
+
+
+# --------------------------------------------------------------------------------------------
+# Base view
+# --------------------------------------------------------------------------------------------
+class ApiView(GenericAPIView):
+    """Token or session auth, role check, scoped lookups."""
+
+    permission_classes = [IsAuthenticated, RolePermission]
+    content_negotiation_class = StrictNegotiation
+    roles: tuple[str, ...] = ()
+    roles_by_method: dict[str, tuple[str, ...]] = {}
+
+    def initial(self, request, *args, **kwargs):
+        # RolePermission reads ``view.roles``: pick the roles of the operation being called.
+        self.roles = self.roles_by_method.get(request.method, type(self).roles)
+        super().initial(request, *args, **kwargs)
+
+    def get_queryset(self):
+        # Only the browsable API asks for this (to render its forms); the operations call the
+        # selectors themselves.
+        return selectors.queues_for(self.request.user).none()
+
+    def is_staff(self) -> bool:
+        return has_role(self.request.user, STAFF)
+
+    def queue(self, queue_id: int, *, manage: bool = False) -> TaskQueue:
+        user = self.request.user
+        qs = selectors.managed_queues_for(user) if manage else selectors.queues_for(user)
+        return selectors.get_or_404(qs, pk=queue_id)
+
+    def valid(self, serializer_class, data=None, **kwargs):
+        serializer = serializer_class(data=self.request.data if data is None else data, **kwargs)
+        serializer.is_valid(raise_exception=True)
+        return serializer
+
+
+ERRORS = {
+    400: OpenApiResponse(ErrorOut, description="Invalid input"),
+    401: OpenApiResponse(ErrorOut, description="Not signed in"),
+    404: OpenApiResponse(ErrorOut, description="Missing or outside your reach"),
+}
+CONFLICT = {409: OpenApiResponse(ErrorOut, description="Lease lost, task skipped or reported")}
+
+
+# --------------------------------------------------------------------------------------------
+# Queues
+# --------------------------------------------------------------------------------------------
+class QueueListCreateApi(ApiView):
+    """GET: the queues you can see. POST (curators): create a queue in one of your projects."""
+
+    roles = (CROWDWORKER, CURATOR, RESEARCHER)
+    roles_by_method = {"POST": (CURATOR,)}
+    serializer_class = QueueOut
+
+    def get_queryset(self):
+        return selectors.queues_for(self.request.user).order_by("-priority", "id")
+
+    def _out(self, queues: list[TaskQueue], many: bool):
+        if not self.is_staff():
+            return QueueWorkerOut(queues, many=many).data
+        progress = selectors.queue_progress([q.pk for q in (queues if many else [queues])])
+        return QueueOut(queues, many=many, context={"progress": progress}).data
+
+    @extend_schema(
+        responses={200: QueueOut(many=True), **ERRORS},
+        description="Crowdworkers get id, project, kind, title, instructions, config, status.",
+    )
+    def get(self, request):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(self._out(page, many=True))
+
+    @extend_schema(request=QueueCreateIn, responses={201: QueueOut, **ERRORS})
+    def post(self, request):
+        data = self.valid(QueueCreateIn)
+        fields = data.to_service_fields()
+        project = selectors.projects_for(request.user).filter(pk=fields.pop("project")).first()
+        if project is None:
+            raise exceptions.ValidationError({"project": ["No such project."]})
+        queue = services.queue_create(
+            project=project, kind=fields.pop("kind"), title=fields.pop("title"), **fields
+        )
+        return Response(self._out(queue, many=False), status=status.HTTP_201_CREATED)
+
+
+class QueueDetailApi(ApiView):
+    """GET: one queue. PATCH (curators): change its settings (only the fields sent)."""
+
+    roles = (CROWDWORKER, CURATOR, RESEARCHER)
+    roles_by_method = {"PATCH": (CURATOR,)}
+    serializer_class = QueueOut
+
+    def _out(self, queue: TaskQueue):
+        if not self.is_staff():
+            return QueueWorkerOut(queue).data
+        return QueueOut(queue, context={"progress": selectors.queue_progress([queue.pk])}).data
+
+    @extend_schema(responses={200: QueueOut, **ERRORS})
+    def get(self, request, queue_id: int):
+        return Response(self._out(self.queue(queue_id)))
+
+    @extend_schema(request=QueueFieldsIn, responses={200: QueueOut, **ERRORS})
+    def patch(self, request, queue_id: int):
+        queue = self.queue(queue_id, manage=True)
+        fields = self.valid(QueueFieldsIn).to_service_fields()
+        queue = services.queue_update(queue=queue, **fields)
+        return Response(self._out(queue))
+
+
+class QueueStatusApi(ApiView):
+    """Pause, resume (``open``) or close a queue."""
+
+    roles = (CURATOR,)
+    serializer_class = QueueOut
+
+    @extend_schema(request=QueueStatusIn, responses={200: QueueOut, **ERRORS})
+    def post(self, request, queue_id: int):
+        queue = self.queue(queue_id, manage=True)
+        new_status = self.valid(QueueStatusIn).validated_data["status"]
+        queue = services.queue_set_status(queue=queue, status=new_status)
+        progress = selectors.queue_progress([queue.pk])
+        return Response(QueueOut(queue, context={"progress": progress}).data)
+
+
+# --------------------------------------------------------------------------------------------
+# Tasks
+# --------------------------------------------------------------------------------------------
+class _TextParser(BaseParser):
+    """Hands the raw body to the view, which parses it as JSON Lines with line numbers."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        return stream.read() if stream is not None else b""
+
+
+class NdjsonParser(_TextParser):
+    media_type = "application/x-ndjson"
+
+
+class JsonlParser(_TextParser):
+    media_type = "application/jsonl"
+
+
+class PlainTextParser(_TextParser):
+    media_type = "text/plain"
+
+
+def _task_rows(data: Any) -> list[services.TaskRow]:
+    """Rows from a JSONL body (errors carry ``line``) or a JSON list (errors carry ``index``)."""
+    if isinstance(data, bytes | str):
+        rows = services.parse_task_rows(data)
+        where = "line"
+    elif isinstance(data, list):
+        try:
+            rows = services.parse_task_rows(data)
+        except services.Invalid as exc:
+            exc.errors = [{"index": e["line"] - 1, "error": e["error"]} for e in exc.errors]
+            raise
+        where = "index"
+    else:
+        raise services.Invalid(
+            "Send a JSON list of tasks, or JSON Lines with Content-Type application/x-ndjson."
+        )
+    errors = []
+    for row in rows:
+        try:
+            check_storable_json(row.payload, "payload")
+            check_storable_json(row.gold, "gold")
+            check_storable_json(row.external_id, "id")
+        except exceptions.ValidationError as exc:
+            number = row.line if where == "line" else row.line - 1
+            errors.append({where: number, "error": str(exc.detail[0])})
+    if errors:
+        raise services.Invalid(f"{len(errors)} task(s) could not be stored.", errors)
+    return rows
+
+
+class QueueTasksApi(ApiView):
+    """GET (curators, researchers): the queue's tasks with gold and outcome, paginated.
+
+    POST (curators): bulk-create tasks, all or nothing. The body is a JSON list whose items are
+    payload objects or ``{"payload": {...}, "gold": {...}, "id": "external id"}`` (errors name
+    the 0-based ``index``), or JSON Lines of the same with Content-Type
+    ``application/x-ndjson``, ``application/jsonl`` or ``text/plain`` (errors name the 1-based
+    ``line``).
+    """
+
+    roles = STAFF
+    roles_by_method = {"POST": (CURATOR,)}
+    serializer_class = TaskOut
+    parser_classes = [JSONParser, NdjsonParser, JsonlParser, PlainTextParser]
+
+    @extend_schema(responses={200: TaskOut(many=True), **ERRORS})
+    def get(self, request, queue_id: int):
+        queue = self.queue(queue_id)
+        tasks = selectors.tasks_for(request.user).filter(queue=queue).order_by("id")
+        page = self.paginate_queryset(tasks)
+        return self.get_paginated_response(TaskOut(page, many=True).data)
+
+    @extend_schema(
+        request={
+            "application/json": TaskRowIn(many=True),
+            "application/x-ndjson": OpenApiTypes.STR,
+            "text/plain": OpenApiTypes.STR,
+        },
+        responses={201: BulkCreatedOut, **ERRORS},
+    )
+    def post(self, request, queue_id: int):
+        queue = self.queue(queue_id, manage=True)
+        rows = _task_rows(request.data)
+        created = services.tasks_bulk_create(queue=queue, rows=rows)
+        return Response({"created": created}, status=status.HTTP_201_CREATED)
+
+
+# --------------------------------------------------------------------------------------------
+# Annotating
+# --------------------------------------------------------------------------------------------
+def _claim_data(result: services.ClaimResult) -> dict:
+    """The shape shared by ``next`` and the ``next`` of a submit. No gold, no is_gold."""
+    assignment = result.assignment
+    task = None
+    if assignment is not None:
+        queue = assignment.queue
+        payload = assignment.task.payload
+        task = {
+            "id": assignment.task_id,
+            "queue": queue.pk,
+            "kind": queue.kind,
+            "payload": payload,
+            "presentation": assignment.presentation,
+            "keys": [
+                {"key": k.key, "label": k.label}
+                for k in get_kind(queue.kind).keys(queue.config, payload)
+            ],
+            "expires_at": assignment.expires_at,
+        }
+    return ClaimOut(
+        {"task": task, "message": str(result.message), "retry_after": result.retry_after}
+    ).data
+
+
+class NextApi(ApiView):
+    """Claim your next task in a queue (or get back the one you hold).
+
+    When there is none, the answer is still 200, with ``task: null``, a ``message`` saying why,
+    and ``retry_after`` seconds when tasks held by others may come back to the pool.
+    """
+
+    roles = (CROWDWORKER,)
+    serializer_class = ClaimOut
+
+    @extend_schema(request=None, responses={200: ClaimOut, **ERRORS})
+    def post(self, request, queue_id: int):
+        queue = self.queue(queue_id)
+        return Response(_claim_data(services.assignment_claim(queue=queue, annotator=request.user)))
+
+
+class SubmitApi(ApiView):
+    """Answer a task you hold; the answer carries your next task.
+
+    Idempotent: repeating a submit stores nothing (``created: false``, status 200) and returns
+    the same next task.
+    """
+
+    roles = (CROWDWORKER,)
+    serializer_class = SubmitOut
+
+    @extend_schema(
+        request=SubmitIn,
+        responses={201: SubmitOut, 200: SubmitOut, **ERRORS, **CONFLICT},
+    )
+    def post(self, request, task_id: int):
+        data = self.valid(SubmitIn).validated_data
+        result = services.annotation_submit(
+            task_id=task_id,
+            annotator=request.user,
+            response=data["response"],
+            duration_ms=data.get("duration_ms", 0),
+        )
+        body = {
+            "annotation_id": result.annotation.pk,
+            "created": result.created,
+            "next": _claim_data(result.next),
+        }
+        return Response(body, status=status.HTTP_201_CREATED if result.created else 200)
+
+
+class SkipApi(ApiView):
+    """Give a task back; it is never offered to you again."""
+
+    roles = (CROWDWORKER,)
+    serializer_class = ReleasedOut
+
+    @extend_schema(request=None, responses={200: ReleasedOut, **ERRORS, **CONFLICT})
+    def post(self, request, task_id: int):
+        assignment = services.assignment_skip(task_id=task_id, annotator=request.user)
+        return Response({"task_id": assignment.task_id, "state": assignment.state})
+
+
+class ReportApi(ApiView):
+    """Report a problem with a task: the reason is recorded and the task released."""
+
+    roles = (CROWDWORKER,)
+    serializer_class = ReleasedOut
+
+    @extend_schema(request=ReportIn, responses={200: ReleasedOut, **ERRORS, **CONFLICT})
+    def post(self, request, task_id: int):
+        reason = self.valid(ReportIn).validated_data["reason"]
+        assignment = services.assignment_report(
+            task_id=task_id, annotator=request.user, reason=reason
+        )
+        return Response({"task_id": assignment.task_id, "state": assignment.state})
+
+
+class HeartbeatApi(ApiView):
+    """Extend the lease on a task you hold by the queue's lease time."""
+
+    roles = (CROWDWORKER,)
+    serializer_class = HeartbeatOut
+
+    @extend_schema(request=None, responses={200: HeartbeatOut, **ERRORS, **CONFLICT})
+    def post(self, request, task_id: int):
+        assignment = services.assignment_heartbeat(task_id=task_id, annotator=request.user)
+        return Response(
+            HeartbeatOut({"task_id": task_id, "expires_at": assignment.expires_at}).data
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Exports
+# --------------------------------------------------------------------------------------------
+class JSONLinesRenderer(BaseRenderer):
+    """Selects JSON Lines; the export views stream the body themselves."""
+
+    media_type = "application/x-ndjson"
+    format = "jsonl"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return json.dumps(data, ensure_ascii=False).encode()
+
+
+class CSVRenderer(JSONLinesRenderer):
+    media_type = "text/csv"
+    format = "csv"
+
+
+EXPORT_FORMATS = ("json", "jsonl", "csv")
+
+
+def _iso(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    text = value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def _canonical(value: Any) -> Any:
+    """Sorted object keys, so exports read the same on PostgreSQL (jsonb reorders) and SQLite."""
+    if isinstance(value, dict):
+        return {key: _canonical(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_canonical(item) for item in value]
+    return value
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+class ExportApi(ApiView):
+    """Base for per-queue exports in JSON (paginated), JSON Lines or CSV (streamed).
+
+    Choose the format with ``?format=json|jsonl|csv`` (DRF's format override, also reachable
+    through the Accept header) or, equivalently, ``?as=json|jsonl|csv``.
+    """
+
+    roles = STAFF
+    renderer_classes = [JSONRenderer, JSONLinesRenderer, CSVRenderer]
+    columns: tuple[str, ...] = ()
+    name = ""
+
+    def rows(self, queue: TaskQueue, qs) -> Iterable[dict]:
+        raise NotImplementedError
+
+    def queryset(self, queue: TaskQueue):
+        raise NotImplementedError
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if isinstance(response, Response) and response.status_code >= 400:
+            # Errors are JSON whatever format the export was asked in.
+            response.accepted_renderer = JSONRenderer()
+            response.accepted_media_type = JSONRenderer.media_type
+        return response
+
+    def export_format(self) -> str:
+        wanted = self.request.query_params.get("as")
+        if wanted is None:
+            return self.request.accepted_renderer.format
+        if wanted not in EXPORT_FORMATS:
+            raise exceptions.ValidationError(
+                {"as": [f"Unknown format {wanted[:20]!r}; use json, jsonl or csv."]}
+            )
+        return wanted
+
+    def get(self, request, queue_id: int):
+        fmt = self.export_format()
+        queue = self.queue(queue_id)
+        qs = self.queryset(queue)
+        if fmt == "json":
+            page = self.paginate_queryset(qs)
+            return self.get_paginated_response(list(self.rows(queue, page)))
+        rows = self.rows(queue, qs.iterator(chunk_size=2000))
+        if fmt == "jsonl":
+            body: Iterable[str] = (json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+            content_type = "application/x-ndjson; charset=utf-8"
+        else:
+            writer = csv.writer(_Echo())
+            header = (writer.writerow(self.columns),)
+            lines = (writer.writerow([_cell(row[c]) for c in self.columns]) for row in rows)
+            body = (line for part in (header, lines) for line in part)
+            content_type = "text/csv; charset=utf-8"
+        response = StreamingHttpResponse(body, content_type=content_type)
+        filename = f"queue-{queue.pk}-{self.name}.{fmt}"
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+
+EXPORT_PARAMS = [
+    OpenApiParameter(
+        "as",
+        str,
+        enum=list(EXPORT_FORMATS),
+        description="json (default, paginated), jsonl or csv (streamed files). "
+        "``?format=`` does the same.",
+    ),
+]
+
+
+def export_responses(row_serializer) -> dict:
+    errors = {
+        (code, "application/json"): response
+        for code, response in {**ERRORS, 406: ERRORS[400]}.items()
+    }
+    return {
+        (200, "application/json"): row_serializer(many=True),
+        (200, "application/x-ndjson"): OpenApiResponse(
+            OpenApiTypes.STR, description="One JSON object per line (streamed)."
+        ),
+        (200, "text/csv"): OpenApiResponse(
+            OpenApiTypes.STR, description="CSV with a header row; JSON values as JSON text."
+        ),
+        **errors,
+    }
+
+
+class OutcomesExportApi(ExportApi):
+    """Per task: state, outcome, agreement, escalations, external id, payload (and gold)."""
+
+    serializer_class = OutcomeRowOut
+    name = "outcomes"
+    columns = tuple(OutcomeRowOut().fields)
+
+    def queryset(self, queue):
+        return (
+            selectors.tasks_for(self.request.user)
+            .filter(queue=queue)
+            .order_by("id")
+            .values_list(
+                "id",
+                "external_id",
+                "state",
+                "is_gold",
+                "outcome",
+                "agreement",
+                "escalations",
+                "required",
+                "done_count",
+                "decided_at",
+                "payload",
+                "gold",
+            )
+        )
+
+    def rows(self, queue, qs):
+        for row in qs:
+            data = dict(zip(self.columns, row, strict=True))
+            data["decided_at"] = _iso(data["decided_at"])
+            for key in ("outcome", "payload", "gold"):
+                data[key] = _canonical(data[key])
+            yield data
+
+    @extend_schema(parameters=EXPORT_PARAMS, responses=export_responses(OutcomeRowOut))
+    def get(self, request, queue_id: int):
+        return super().get(request, queue_id)
+
+
+class AnnotationsExportApi(ExportApi):
+    """Every annotation: task id, annotator user name, response, duration, time, gold flags."""
+
+    serializer_class = AnnotationRowOut
+    name = "annotations"
+    columns = tuple(AnnotationRowOut().fields)
+
+    def queryset(self, queue):
+        # ``queue`` comes from the scoped selector, so its annotations are within reach.
+        return (
+            Annotation.objects.filter(queue=queue)
+            .order_by("id")
+            .values_list(
+                "id",
+                "task_id",
+                "task__external_id",
+                "annotator__username",
+                "response",
+                "duration_ms",
+                "created_at",
+                "is_gold",
+                "gold_correct",
+            )
+        )
+
+    def rows(self, queue, qs):
+        for row in qs:
+            data = dict(zip(self.columns, row, strict=True))
+            data["created_at"] = _iso(data["created_at"])
+            data["response"] = _canonical(data["response"])
+            yield data
+
+    @extend_schema(parameters=EXPORT_PARAMS, responses=export_responses(AnnotationRowOut))
+    def get(self, request, queue_id: int):
+        return super().get(request, queue_id)
+
+
+# --------------------------------------------------------------------------------------------
+# Jobs
+# --------------------------------------------------------------------------------------------
+class JobListApi(ApiView):
+    """Background jobs of your projects and the ones you started, newest first."""
+
+    roles = STAFF
+    serializer_class = JobOut
+
+    def get_queryset(self):
+        return selectors.jobs_for(self.request.user).order_by("-created_at", "-id")
+
+    @extend_schema(responses={200: JobOut(many=True), **ERRORS})
+    def get(self, request):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(JobOut(page, many=True).data)
+
+
+class JobDetailApi(ApiView):
+    """One job with its progress, message and error."""
+
+    roles = STAFF
+    serializer_class = JobOut
+
+    @extend_schema(responses={200: JobOut, **ERRORS})
+    def get(self, request, job_id: int):
+        job: Job = selectors.get_or_404(selectors.jobs_for(request.user), pk=job_id)
+        return Response(JobOut(job).data)

@@ -1,1 +1,29 @@
-urlpatterns: list = []
+"""JSON API routes, mounted at /api/ (schema at /api/schema/, Swagger UI at /api/docs/)."""
+
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("queues/", api.QueueListCreateApi.as_view(), name="api-queues"),
+    path("queues/<int:queue_id>/", api.QueueDetailApi.as_view(), name="api-queue"),
+    path("queues/<int:queue_id>/status/", api.QueueStatusApi.as_view(), name="api-queue-status"),
+    path("queues/<int:queue_id>/tasks/", api.QueueTasksApi.as_view(), name="api-queue-tasks"),
+    path("queues/<int:queue_id>/next/", api.NextApi.as_view(), name="api-next"),
+    path(
+        "queues/<int:queue_id>/outcomes/",
+        api.OutcomesExportApi.as_view(),
+        name="api-queue-outcomes",
+    ),
+    path(
+        "queues/<int:queue_id>/annotations/",
+        api.AnnotationsExportApi.as_view(),
+        name="api-queue-annotations",
+    ),
+    path("tasks/<int:task_id>/submit/", api.SubmitApi.as_view(), name="api-submit"),
+    path("tasks/<int:task_id>/skip/", api.SkipApi.as_view(), name="api-skip"),
+    path("tasks/<int:task_id>/report/", api.ReportApi.as_view(), name="api-report"),
+    path("tasks/<int:task_id>/heartbeat/", api.HeartbeatApi.as_view(), name="api-heartbeat"),
+    path("jobs/", api.JobListApi.as_view(), name="api-jobs"),
+    path("jobs/<int:job_id>/", api.JobDetailApi.as_view(), name="api-job"),
+]

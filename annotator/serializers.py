@@ -1,0 +1,324 @@
+"""Small input and output serializers for the JSON API (annotator/api.py).
+
+Input serializers only validate shapes and bounds; the services check domain rules. Output
+serializers decide what each role may see: nothing a crowdworker receives holds a gold answer,
+whether an item is gold, or anyone else's response.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from .kinds import REGISTRY
+from .models import Job, Task, TaskQueue
+
+SMALLINT_MAX = 32767
+INT_MAX = 2**31 - 1
+MAX_LEASE_SECONDS = 7 * 24 * 3600
+
+
+def check_storable_json(value: Any, where: str = "value") -> None:
+    """Refuse what PostgreSQL's jsonb cannot store: NUL characters and non-finite numbers."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise serializers.ValidationError(f"{where}: text may not contain NUL characters.")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise serializers.ValidationError(f"{where}: numbers must be finite.")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_storable_json(key, where)
+            check_storable_json(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            check_storable_json(item, f"{where}.{i}")
+
+
+class StorableJSONField(serializers.JSONField):
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        check_storable_json(value, self.field_name or "value")
+        return value
+
+
+class JSONObjectField(StorableJSONField):
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            raise serializers.ValidationError(_("Expected a JSON object."))
+        return value
+
+
+def _seconds(value: timedelta | None) -> int | None:
+    return int(value.total_seconds()) if value is not None else None
+
+
+# --------------------------------------------------------------------------------------------
+# Queues
+# --------------------------------------------------------------------------------------------
+class QueueFieldsIn(serializers.Serializer):
+    """The tunable fields of a queue; every one optional (create adds project, kind, title)."""
+
+    title = serializers.CharField(max_length=200, required=False)
+    instructions = serializers.CharField(allow_blank=True, max_length=100_000, required=False)
+    config = JSONObjectField(required=False)
+    redundancy = serializers.IntegerField(min_value=1, max_value=100, required=False)
+    rule = serializers.ChoiceField(choices=TaskQueue.Rule.choices, required=False)
+    max_redundancy = serializers.IntegerField(min_value=1, max_value=100, required=False)
+    lease_ttl = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_LEASE_SECONDS,
+        required=False,
+        help_text="Lease time in seconds.",
+    )
+    priority = serializers.IntegerField(min_value=-INT_MAX, max_value=INT_MAX, required=False)
+    status = serializers.ChoiceField(choices=TaskQueue.Status.choices, required=False)
+    gold_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
+    qualification_count = serializers.IntegerField(
+        min_value=0, max_value=SMALLINT_MAX, required=False
+    )
+    qualification_min_accuracy = serializers.FloatField(min_value=0, max_value=1, required=False)
+    gold_pause_below = serializers.FloatField(
+        min_value=0, max_value=1, allow_null=True, required=False
+    )
+    gold_pause_min_answers = serializers.IntegerField(
+        min_value=0, max_value=SMALLINT_MAX, required=False
+    )
+    outcome_handler = serializers.CharField(max_length=80, allow_blank=True, required=False)
+
+    def to_service_fields(self) -> dict:
+        fields = dict(self.validated_data)
+        if "lease_ttl" in fields:
+            fields["lease_ttl"] = timedelta(seconds=fields["lease_ttl"])
+        return fields
+
+
+class QueueCreateIn(QueueFieldsIn):
+    project = serializers.IntegerField(min_value=1, help_text="Id of a project you belong to.")
+    kind = serializers.ChoiceField(choices=sorted(REGISTRY))
+    title = serializers.CharField(max_length=200)
+
+
+class QueueStatusIn(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=TaskQueue.Status.choices, help_text="open (resume), paused or closed."
+    )
+
+
+class QueueWorkerOut(serializers.ModelSerializer):
+    """What a crowdworker sees of a queue."""
+
+    class Meta:
+        model = TaskQueue
+        fields = ["id", "project", "kind", "title", "instructions", "config", "status"]
+
+
+class QueueOut(serializers.ModelSerializer):
+    """What curators and researchers see of a queue."""
+
+    lease_ttl = serializers.SerializerMethodField(help_text="Lease time in seconds.")
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = TaskQueue
+        fields = [
+            "id",
+            "project",
+            "kind",
+            "title",
+            "instructions",
+            "config",
+            "redundancy",
+            "rule",
+            "max_redundancy",
+            "lease_ttl",
+            "priority",
+            "status",
+            "gold_rate",
+            "qualification_count",
+            "qualification_min_accuracy",
+            "gold_pause_below",
+            "gold_pause_min_answers",
+            "outcome_handler",
+            "created_at",
+            "progress",
+        ]
+
+    def get_lease_ttl(self, queue: TaskQueue) -> int | None:
+        return _seconds(queue.lease_ttl)
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "nullable": True,
+            "additionalProperties": {"type": "integer"},
+            "description": "Task counts: total, open, leased, done, decided, undecided, "
+            "escalated, gold, percent.",
+        }
+    )
+    def get_progress(self, queue: TaskQueue) -> dict | None:
+        return self.context.get("progress", {}).get(queue.pk)
+
+
+# --------------------------------------------------------------------------------------------
+# Tasks
+# --------------------------------------------------------------------------------------------
+class TaskOut(serializers.ModelSerializer):
+    """A task as curators and researchers see it (gold answer and outcome included)."""
+
+    class Meta:
+        model = Task
+        fields = [
+            "id",
+            "queue",
+            "external_id",
+            "payload",
+            "gold",
+            "is_gold",
+            "state",
+            "required",
+            "active_count",
+            "done_count",
+            "escalations",
+            "outcome",
+            "agreement",
+            "created_at",
+            "decided_at",
+        ]
+
+
+class TaskRowIn(serializers.Serializer):
+    """One task of a bulk upload: a payload object, or this wrapper with a gold answer and id."""
+
+    payload = serializers.JSONField()
+    gold = serializers.JSONField(required=False, allow_null=True)
+    id = serializers.CharField(required=False, max_length=200)
+
+
+class BulkCreatedOut(serializers.Serializer):
+    created = serializers.IntegerField()
+
+
+class KeyOut(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()
+
+
+class ClaimedTaskOut(serializers.Serializer):
+    """A task handed to an annotator: never its gold answer nor whether it is a check item."""
+
+    id = serializers.IntegerField()
+    queue = serializers.IntegerField()
+    kind = serializers.CharField()
+    payload = serializers.JSONField()
+    presentation = serializers.JSONField(
+        help_text="How this assignment shows the task, e.g. {'swapped': true} for forced_choice."
+    )
+    keys = KeyOut(many=True)
+    expires_at = serializers.DateTimeField()
+
+
+class ClaimOut(serializers.Serializer):
+    task = ClaimedTaskOut(allow_null=True)
+    message = serializers.CharField(allow_blank=True)
+    retry_after = serializers.IntegerField(
+        allow_null=True, help_text="Seconds until leases held by others may come back."
+    )
+
+
+class SubmitIn(serializers.Serializer):
+    response = JSONObjectField(help_text="The answer; its shape depends on the queue's kind.")
+    duration_ms = serializers.IntegerField(min_value=0, max_value=INT_MAX, required=False)
+
+
+class SubmitOut(serializers.Serializer):
+    annotation_id = serializers.IntegerField()
+    created = serializers.BooleanField(help_text="False when this submit repeated an earlier one.")
+    next = ClaimOut()
+
+
+class ReportIn(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000)
+
+
+class ReleasedOut(serializers.Serializer):
+    task_id = serializers.IntegerField()
+    state = serializers.CharField()
+
+
+class HeartbeatOut(serializers.Serializer):
+    task_id = serializers.IntegerField()
+    expires_at = serializers.DateTimeField()
+
+
+# --------------------------------------------------------------------------------------------
+# Exports
+# --------------------------------------------------------------------------------------------
+class OutcomeRowOut(serializers.Serializer):
+    task_id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    state = serializers.CharField()
+    is_gold = serializers.BooleanField()
+    outcome = serializers.JSONField(allow_null=True)
+    agreement = serializers.FloatField(allow_null=True)
+    escalations = serializers.IntegerField()
+    required = serializers.IntegerField()
+    done_count = serializers.IntegerField()
+    decided_at = serializers.DateTimeField(allow_null=True)
+    payload = serializers.JSONField()
+    gold = serializers.JSONField(allow_null=True)
+
+
+class AnnotationRowOut(serializers.Serializer):
+    annotation_id = serializers.IntegerField()
+    task_id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    annotator = serializers.CharField(help_text="The annotator's user name.")
+    response = serializers.JSONField()
+    duration_ms = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    is_gold = serializers.BooleanField()
+    gold_correct = serializers.BooleanField(allow_null=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Jobs and errors
+# --------------------------------------------------------------------------------------------
+class JobOut(serializers.ModelSerializer):
+    # A plain string: a second "status" enum would collide with the queue's in the schema.
+    status = serializers.CharField(help_text="queued, running, succeeded or failed.")
+    percent = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Job
+        fields = [
+            "id",
+            "kind",
+            "params",
+            "status",
+            "done",
+            "total",
+            "percent",
+            "message",
+            "error",
+            "result",
+            "attempts",
+            "project",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+
+    def get_percent(self, job: Job) -> int:
+        return job.percent
+
+
+class ErrorOut(serializers.Serializer):
+    message = serializers.CharField()
+    errors = serializers.ListField(child=serializers.DictField(), required=False)

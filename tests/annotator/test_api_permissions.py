@@ -1,0 +1,344 @@
+"""Every API endpoint × {anonymous, crowdworker, curator, researcher}.
+
+Anonymous callers get 401 (token auth comes first, so DRF answers with a WWW-Authenticate
+challenge); a signed-in user without the endpoint's role gets 404, like a missing object. A
+refused request changes nothing. A crowdworker never receives gold answers or other people's
+responses.
+"""
+
+import json
+
+import pytest
+from django.urls import get_resolver
+from rest_framework.test import APIClient
+
+from annotator import api_urls, services
+from annotator.models import Annotation, Assignment, Enrollment, Job, Task, TaskQueue
+from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
+
+ANON, WORKER, CURATOR, RESEARCHER = "anonymous", "crowdworker", "curator", "researcher"
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def world(project, queue, crowdworker, other_worker, curator, researcher):
+    """A queue with a task the crowdworker holds, one other worker's answer, a gold item, a job."""
+    held = TaskFactory(queue=queue, payload=vqa_payload(1))
+    TaskFactory(queue=queue, payload=vqa_payload(2))
+    TaskFactory(queue=queue, payload=vqa_payload(3), is_gold=True, gold={"answer": "No"})
+    services.assignment_claim(queue=queue, annotator=other_worker)  # takes `held` first
+    services.annotation_submit(task_id=held.id, annotator=other_worker, response={"answer": "No"})
+    # other_worker now holds `answered`; the crowdworker gets `held` (fullest first)
+    assert services.assignment_claim(queue=queue, annotator=crowdworker).task.id == held.id
+    job = Job.objects.create(kind="annotator.import_tasks", project=project)
+    return {
+        "queue": queue,
+        "task": held,
+        "job": job,
+        "users": {
+            ANON: None,
+            WORKER: crowdworker,
+            CURATOR: curator,
+            RESEARCHER: researcher,
+        },
+    }
+
+
+def client_as(world, who) -> APIClient:
+    client = APIClient()
+    if world["users"][who] is not None:
+        client.force_login(world["users"][who])
+    return client
+
+
+def snapshot(world) -> dict:
+    """Everything a refused request could have changed."""
+    queue = TaskQueue.objects.get(pk=world["queue"].pk)
+    return {
+        "queues": list(TaskQueue.objects.order_by("id").values()),
+        "tasks": list(Task.objects.order_by("id").values()),
+        "assignments": list(Assignment.objects.order_by("id").values()),
+        "annotations": list(Annotation.objects.order_by("id").values_list("id", "response")),
+        "enrollments": list(Enrollment.objects.order_by("id").values()),
+        "jobs": Job.objects.count(),
+        "status": queue.status,
+    }
+
+
+# name, method, url template, JSON body, expected status per role (ANON always 401)
+NEW_QUEUE = {"project": "{project}", "kind": "vqa_choice", "title": "New"}
+ENDPOINTS = [
+    ("queue-list", "get", "/api/queues/", None, {WORKER: 200, CURATOR: 200, RESEARCHER: 200}),
+    (
+        "queue-create",
+        "post",
+        "/api/queues/",
+        NEW_QUEUE,
+        {WORKER: 404, CURATOR: 201, RESEARCHER: 404},
+    ),
+    (
+        "queue-detail",
+        "get",
+        "/api/queues/{queue}/",
+        None,
+        {WORKER: 200, CURATOR: 200, RESEARCHER: 200},
+    ),
+    (
+        "queue-update",
+        "patch",
+        "/api/queues/{queue}/",
+        {"priority": 5},
+        {WORKER: 404, CURATOR: 200, RESEARCHER: 404},
+    ),
+    (
+        "queue-status",
+        "post",
+        "/api/queues/{queue}/status/",
+        {"status": "paused"},
+        {WORKER: 404, CURATOR: 200, RESEARCHER: 404},
+    ),
+    (
+        "task-list",
+        "get",
+        "/api/queues/{queue}/tasks/",
+        None,
+        {WORKER: 404, CURATOR: 200, RESEARCHER: 200},
+    ),
+    (
+        "task-bulk-create",
+        "post",
+        "/api/queues/{queue}/tasks/",
+        [vqa_payload(9)],
+        {WORKER: 404, CURATOR: 201, RESEARCHER: 404},
+    ),
+    (
+        "next",
+        "post",
+        "/api/queues/{queue}/next/",
+        None,
+        {WORKER: 200, CURATOR: 404, RESEARCHER: 404},
+    ),
+    (
+        "submit",
+        "post",
+        "/api/tasks/{task}/submit/",
+        {"response": {"answer": "Yes"}},
+        {WORKER: 201, CURATOR: 404, RESEARCHER: 404},
+    ),
+    ("skip", "post", "/api/tasks/{task}/skip/", None, {WORKER: 200, CURATOR: 404, RESEARCHER: 404}),
+    (
+        "report",
+        "post",
+        "/api/tasks/{task}/report/",
+        {"reason": "broken"},
+        {WORKER: 200, CURATOR: 404, RESEARCHER: 404},
+    ),
+    (
+        "heartbeat",
+        "post",
+        "/api/tasks/{task}/heartbeat/",
+        None,
+        {WORKER: 200, CURATOR: 404, RESEARCHER: 404},
+    ),
+    (
+        "outcomes",
+        "get",
+        "/api/queues/{queue}/outcomes/?format=jsonl",
+        None,
+        {WORKER: 404, CURATOR: 200, RESEARCHER: 200},
+    ),
+    (
+        "annotations",
+        "get",
+        "/api/queues/{queue}/annotations/?format=csv",
+        None,
+        {WORKER: 404, CURATOR: 200, RESEARCHER: 200},
+    ),
+    ("job-list", "get", "/api/jobs/", None, {WORKER: 404, CURATOR: 200, RESEARCHER: 200}),
+    ("job-detail", "get", "/api/jobs/{job}/", None, {WORKER: 404, CURATOR: 200, RESEARCHER: 200}),
+]
+MATRIX = [
+    pytest.param(endpoint, who, id=f"{endpoint[0]}-{who}")
+    for endpoint in ENDPOINTS
+    for who in (ANON, WORKER, CURATOR, RESEARCHER)
+]
+
+
+def fill(template, world):
+    ids = {
+        "queue": world["queue"].pk,
+        "task": world["task"].pk,
+        "job": world["job"].pk,
+        "project": world["queue"].project_id,
+    }
+    text = json.dumps(template) if not isinstance(template, str) else template
+    text = text.replace('"{project}"', str(ids["project"]))
+    for name, value in ids.items():
+        text = text.replace("{" + name + "}", str(value))
+    return text if isinstance(template, str) else json.loads(text)
+
+
+def call(client, world, endpoint):
+    _name, method, url, body, _expected = endpoint
+    kwargs = {"format": "json"} if body is not None else {}
+    args = (fill(body, world),) if body is not None else ()
+    return getattr(client, method)(fill(url, world), *args, **kwargs)
+
+
+def test_matrix_covers_every_api_route():
+    routes = {p.pattern._route for p in api_urls.urlpatterns}
+    covered = {ep[2].split("?")[0].removeprefix("/api/") for ep in ENDPOINTS}
+    covered = {
+        c.replace("{queue}", "<int:queue_id>")
+        .replace("{task}", "<int:task_id>")
+        .replace("{job}", "<int:job_id>")
+        for c in covered
+    }
+    assert routes == covered
+    # and every view declares its roles
+    for pattern in api_urls.urlpatterns:
+        assert pattern.callback.cls.roles, pattern.name
+    assert get_resolver()  # the API is mounted
+
+
+@pytest.mark.parametrize("endpoint, who", MATRIX)
+def test_permission_matrix(world, endpoint, who):
+    expected = 401 if who == ANON else endpoint[4][who]
+    before = snapshot(world)
+    response = call(client_as(world, who), world, endpoint)
+    assert response.status_code == expected
+    if expected >= 400:
+        assert "message" in response.json()
+        # Then nothing changed
+        assert snapshot(world) == before
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e[0] for e in ENDPOINTS])
+def test_staff_of_another_project_get_404(world, endpoint):
+    # A curator-and-researcher who is not a member of the project
+    outsider = UserFactory(role="curator")
+    outsider.groups.add(*world["users"][RESEARCHER].groups.all())
+    ProjectFactory(members=[outsider])
+    client = APIClient()
+    client.force_login(outsider)
+    before = snapshot(world)
+    response = call(client, world, endpoint)
+    name = endpoint[0]
+    if name in ("queue-list", "job-list"):
+        assert response.status_code == 200
+        assert response.json()["count"] == 0
+    elif name == "queue-create":
+        assert response.status_code == 400  # the project is not theirs
+    else:
+        assert response.status_code == 404, name
+    assert snapshot(world) == before
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    [e for e in ENDPOINTS if "{task}" in e[2] or e[0] == "next"],
+    ids=lambda e: e[0],
+)
+def test_crowdworker_outside_the_project_gets_404(world, endpoint):
+    stranger = UserFactory(role="crowdworker")
+    client = APIClient()
+    client.force_login(stranger)
+    before = snapshot(world)
+    response = call(client, world, endpoint)
+    assert response.status_code == 404
+    # Exactly what a missing id answers
+    missing = call(
+        client, {**world, "task": Task(pk=10**9), "queue": TaskQueue(pk=10**9)}, endpoint
+    )
+    assert (missing.status_code, missing.json()) == (404, response.json())
+    assert snapshot(world) == before
+
+
+@pytest.mark.parametrize("path", ["submit", "skip", "report", "heartbeat"])
+def test_someone_elses_task_is_404(world, other_worker, path):
+    # The crowdworker acts on the task other_worker holds (and already answered)
+    answered = Task.objects.exclude(pk=world["task"].pk).filter(is_gold=False).first()
+    assert Assignment.objects.filter(task=answered, annotator=other_worker).exists()
+    client = client_as(world, WORKER)
+    body = {"response": {"answer": "Yes"}, "reason": "x"}
+    before = snapshot(world)
+    response = client.post(f"/api/tasks/{answered.pk}/{path}/", body, format="json")
+    missing = client.post(f"/api/tasks/{10**9}/{path}/", body, format="json")
+    assert response.status_code == 404
+    assert response.json() == missing.json() == {"message": "No such task."}
+    assert snapshot(world) == before
+
+
+# --------------------------------------------------------------------------------------------
+# A crowdworker never sees gold answers or other people's responses
+# --------------------------------------------------------------------------------------------
+GOLD_TEXT = "GOLD-ANSWER-7f3a"
+OTHER_TEXT = "OTHER-PERSON-ANSWER-91c2"
+
+
+def test_crowdworker_json_never_holds_gold_or_others_responses(project, crowdworker, other_worker):
+    # Given a write_text queue with gold items and another worker's answers
+    queue = QueueFactory(project=project, kind="write_text", redundancy=2, max_redundancy=2)
+    tasks = [TaskFactory(queue=queue, payload={"prompt": f"Describe {i}"}) for i in range(3)]
+    gold = TaskFactory(
+        queue=queue, payload={"prompt": "Describe gold"}, is_gold=True, gold={"text": GOLD_TEXT}
+    )
+    for task in tasks:
+        services.assignment_claim(queue=queue, annotator=other_worker)
+        services.annotation_submit(
+            task_id=task.id, annotator=other_worker, response={"text": f"{OTHER_TEXT} {task.id}"}
+        )
+    queue.gold_rate = 1.0  # the first item served is the gold one
+    queue.save()
+    client = APIClient()
+    client.force_login(crowdworker)
+    bodies = []
+
+    def record(response):
+        assert response.status_code < 400, response.content
+        bodies.append(response.content.decode())
+        return response.json()
+
+    # When the crowdworker uses every endpoint open to them
+    record(client.get("/api/queues/"))
+    record(client.get(f"/api/queues/{queue.id}/"))
+    claim = record(client.post(f"/api/queues/{queue.id}/next/"))
+    assert claim["task"]["id"] == gold.id
+    record(client.post(f"/api/tasks/{gold.id}/heartbeat/"))
+    seen = [gold.id]
+    result = record(
+        client.post(f"/api/tasks/{gold.id}/submit/", {"response": {"text": "mine"}}, format="json")
+    )
+    record(
+        client.post(f"/api/tasks/{gold.id}/submit/", {"response": {"text": "mine"}}, format="json")
+    )
+    while result["next"]["task"] is not None:
+        task_id = result["next"]["task"]["id"]
+        seen.append(task_id)
+        result = record(
+            client.post(
+                f"/api/tasks/{task_id}/submit/", {"response": {"text": "mine"}}, format="json"
+            )
+        )
+    # Then they answered every task, and no body holds a gold answer, a gold flag or
+    # another person's response
+    assert sorted(seen) == sorted([gold.id, *(t.id for t in tasks)])
+    text = "\n".join(bodies)
+    assert GOLD_TEXT not in text
+    assert OTHER_TEXT not in text
+    for body in bodies:
+        assert_no_key(json.loads(body), {"gold", "is_gold", "gold_correct", "outcome", "response"})
+
+
+def assert_no_key(value, keys):
+    if isinstance(value, dict):
+        assert not keys & set(value), value
+        for item in value.values():
+            assert_no_key(item, keys)
+    elif isinstance(value, list):
+        for item in value:
+            assert_no_key(item, keys)
