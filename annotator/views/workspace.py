@@ -1,2 +1,350 @@
+"""The crowdworker workspace: home, the task page per kind, submit / skip / report / heartbeat.
 
-urlpatterns: list = []
+One view serves the full page and, for htmx, the task fragment. Submit, skip and report answer an
+htmx request with the NEXT task's fragment (the service claims it in the same call), so the next
+item appears without another round trip; without JavaScript they redirect back to the work page.
+Gold answers never reach a template: only the payload, the queue config and the assignment's
+presentation do.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import markdown
+import nh3
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
+from django.core.files.storage import default_storage
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import path
+from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from .. import roles, selectors, services
+from ..kinds import get_kind
+from ..models import Assignment, TaskQueue
+from ..roles import roles_required
+
+SESSION_DONE = "workspace_done"
+MAX_UPLOAD_BYTES = 10 * 1024 * 1024
+UPLOAD_TYPES = {
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/webp": ".webp",
+    "image/gif": ".gif",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering helpers
+# --------------------------------------------------------------------------------------------
+def render_instructions(text: str) -> str:
+    """Queue instructions are curator Markdown; sanitise the HTML before it reaches a page."""
+    if not text.strip():
+        return ""
+    html = markdown.markdown(text, extensions=["extra", "sane_lists"])
+    return mark_safe(nh3.clean(html))  # noqa: S308 - cleaned by nh3 just above
+
+
+def _heartbeat_seconds(queue: TaskQueue) -> int:
+    ttl = int(queue.lease_ttl.total_seconds())
+    return max(5, min(60, ttl // 3))
+
+
+def _kind_context(kind, queue: TaskQueue, assignment: Assignment) -> dict:
+    """What a kind partial needs beyond the payload, prepared here to keep templates simple."""
+    payload, config = assignment.task.payload, queue.config
+    ctx: dict = {"images": [payload["image"]] if "image" in payload else payload.get("images", [])}
+    if kind.name == "vqa_choice":
+        ctx["options"] = kind.keys(config, payload)
+    elif kind.name == "skill_tags":
+        groups = []
+        for group in config.get("taxonomy", []):
+            groups.append({"group": group["group"], "tags": group["tags"]})
+        ctx["groups"] = groups
+        ctx["min_tags"] = config.get("min_tags", 1)
+        ctx["max_tags"] = config.get("max_tags", 8)
+    elif kind.name == "forced_choice":
+        candidates = payload["candidates"]
+        swapped = bool(assignment.presentation.get("swapped"))
+        left, right = (candidates[1], candidates[0]) if swapped else (candidates[0], candidates[1])
+        # Only the texts go to the page: candidate ids could name the model and bias the choice.
+        ctx["left_text"], ctx["right_text"] = left["text"], right["text"]
+    elif kind.name == "review":
+        ctx["criteria"] = list(enumerate(config.get("criteria", [])))
+        ctx["reasons"] = [
+            {"key": str(i + 1), **r} for i, r in enumerate(config.get("reason_codes", [])[:9])
+        ]
+    elif kind.name == "write_text":
+        ctx["min_length"] = config.get("min_length", 1)
+        ctx["max_length"] = config.get("max_length", 5000)
+        ctx["allow_image"] = bool(config.get("allow_image") or config.get("require_image"))
+        ctx["require_image"] = bool(config.get("require_image"))
+    return ctx
+
+
+def _progress(request: HttpRequest) -> dict:
+    return {
+        "session_done": request.session.get(SESSION_DONE, 0),
+        "today_done": selectors.annotated_today(request.user),
+    }
+
+
+def _task_context(request: HttpRequest, queue: TaskQueue, claim: services.ClaimResult) -> dict:
+    ctx = {"queue": queue, "claim": claim, **_progress(request)}
+    assignment = claim.assignment
+    if assignment is None:
+        if claim.retry_after:
+            ctx["poll_seconds"] = max(2, min(int(claim.retry_after), 30))
+        return ctx
+    kind = get_kind(queue.kind)
+    ctx.update(
+        kind=kind,
+        task=assignment.task,
+        payload=assignment.task.payload,
+        config=queue.config,
+        assignment=assignment,
+        keys=kind.keys(queue.config, assignment.task.payload),
+        heartbeat_seconds=_heartbeat_seconds(queue),
+        k=_kind_context(kind, queue, assignment),
+    )
+    return ctx
+
+
+def _render_task(
+    request: HttpRequest, queue: TaskQueue, claim: services.ClaimResult, status: int = 200
+) -> HttpResponse:
+    ctx = _task_context(request, queue, claim)
+    if request.htmx:
+        return render(request, "annotator/workspace/_task.html", ctx, status=status)
+    ctx["instructions_html"] = render_instructions(queue.instructions)
+    return render(request, "annotator/workspace/work.html", ctx, status=status)
+
+
+def _alert(
+    request: HttpRequest, message: str, status: int, *, queue_id: int | None
+) -> HttpResponse:
+    """An inline message in the current task's alert slot; the page and its input stay put."""
+    response = render(
+        request,
+        "annotator/workspace/_alert.html",
+        {"message": message, "status": status, "queue_id": queue_id, "lost": status == 409},
+        status=status,
+    )
+    response["HX-Retarget"] = "#task-alert"
+    response["HX-Reswap"] = "innerHTML"
+    return response
+
+
+def _my_assignment(request: HttpRequest, task_id: int) -> Assignment:
+    """The requester's own assignment on ``task_id``; anyone else's task looks missing (404)."""
+    assignment = (
+        Assignment.objects.select_related("task", "queue")
+        .filter(task_id=task_id, annotator=request.user)
+        .first()
+    )
+    if assignment is None:
+        raise Http404
+    return assignment
+
+
+def _fail(request: HttpRequest, error: services.ServiceError, queue_id: int) -> HttpResponse:
+    if request.htmx:
+        return _alert(request, error.message, error.status, queue_id=queue_id)
+    messages.error(request, error.message)
+    return redirect("work", queue_id=queue_id)
+
+
+def _after(request: HttpRequest, queue: TaskQueue, claim: services.ClaimResult) -> HttpResponse:
+    if request.htmx:
+        return _render_task(request, queue, claim)
+    return redirect("work", queue_id=queue.pk)
+
+
+# --------------------------------------------------------------------------------------------
+# Form fields → the kind's response JSON
+# --------------------------------------------------------------------------------------------
+def _first(post, name: str) -> str | None:
+    value = post.get(name)
+    return value if value not in (None, "") else None
+
+
+def response_from_form(kind_name: str, post) -> dict:
+    """Turn posted form fields into the response JSON the kind validates.
+
+    Missing fields stay missing so the kind's schema names them in its error message.
+    """
+    response: dict = {}
+    if kind_name == "pair_verify":
+        if (v := _first(post, "decision")) is not None:
+            response["decision"] = v
+    elif kind_name == "vqa_choice":
+        if (v := _first(post, "answer")) is not None:
+            response["answer"] = v
+    elif kind_name == "skill_tags":
+        response["tags"] = post.getlist("tags")
+    elif kind_name == "forced_choice":
+        if (v := _first(post, "choice")) is not None:
+            response["choice"] = v
+    elif kind_name == "review":
+        if (v := _first(post, "verdict")) is not None:
+            response["verdict"] = v
+        checked = []
+        for raw in post.getlist("checked"):
+            try:
+                checked.append(int(raw))
+            except ValueError:
+                checked.append(raw)  # the schema reports it
+        response["checked"] = checked
+        response["reason"] = _first(post, "reason")
+        response["comment"] = post.get("comment", "")
+    elif kind_name == "write_text":
+        response["text"] = post.get("text", "")
+    return response
+
+
+def _store_upload(upload, assignment: Assignment) -> str:
+    """Save an uploaded image and return its URL; refuse anything that is not a small image."""
+    if upload.size > MAX_UPLOAD_BYTES:
+        raise services.Invalid(_("The image is larger than 10 MB."))
+    ext = UPLOAD_TYPES.get(upload.content_type or "")
+    if ext is None:
+        raise services.Invalid(_("Upload a PNG, JPEG, WebP or GIF image."))
+    try:
+        from PIL import Image
+
+        Image.open(upload).verify()
+        upload.seek(0)
+    except Exception as exc:  # Pillow raises many kinds of errors for broken files
+        raise services.Invalid(_("The uploaded file is not a readable image.")) from exc
+    name = default_storage.save(
+        os.path.join(
+            "uploads", str(assignment.queue_id), str(assignment.task_id), f"{uuid.uuid4().hex}{ext}"
+        ),
+        upload,
+    )
+    return name
+
+
+def _duration_ms(post) -> int:
+    try:
+        return max(0, int(post.get("duration_ms") or 0))
+    except ValueError:
+        return 0
+
+
+# --------------------------------------------------------------------------------------------
+# Views
+# --------------------------------------------------------------------------------------------
+@require_GET
+@roles_required(*roles.ALL_ROLES)
+def home(request: HttpRequest) -> HttpResponse:
+    ctx: dict = {}
+    if roles.has_role(request.user, [roles.CROWDWORKER]):
+        ctx["queues"] = selectors.available_queues(request.user)
+        ctx.update(_progress(request))
+    return render(request, "annotator/workspace/home.html", ctx)
+
+
+@require_GET
+@roles_required(roles.CROWDWORKER)
+def work(request: HttpRequest, queue_id: int) -> HttpResponse:
+    queue = selectors.get_or_404(selectors.queues_for(request.user), pk=queue_id)
+    claim = services.assignment_claim(queue=queue, annotator=request.user)
+    return _render_task(request, queue, claim)
+
+
+@require_POST
+@roles_required(roles.CROWDWORKER)
+def work_submit(request: HttpRequest, task_id: int) -> HttpResponse:
+    assignment = _my_assignment(request, task_id)
+    queue = assignment.queue
+    response = response_from_form(queue.kind, request.POST)
+    stored = None
+    try:
+        upload = request.FILES.get("image")
+        if upload is not None and queue.kind == "write_text":
+            if not (queue.config.get("allow_image") or queue.config.get("require_image")):
+                raise services.Invalid(_("This queue does not take image uploads."))
+            if assignment.state == Assignment.State.LEASED:
+                stored = _store_upload(upload, assignment)
+                response["image"] = default_storage.url(stored)
+        result = services.annotation_submit(
+            task_id=task_id,
+            annotator=request.user,
+            response=response,
+            duration_ms=_duration_ms(request.POST),
+        )
+    except services.ServiceError as error:
+        if stored:
+            default_storage.delete(stored)
+        return _fail(request, error, queue.pk)
+    if result.created:
+        request.session[SESSION_DONE] = request.session.get(SESSION_DONE, 0) + 1
+    elif stored:
+        default_storage.delete(stored)
+    return _after(request, queue, result.next)
+
+
+@require_POST
+@roles_required(roles.CROWDWORKER)
+def work_skip(request: HttpRequest, task_id: int) -> HttpResponse:
+    assignment = _my_assignment(request, task_id)
+    try:
+        services.assignment_skip(task_id=task_id, annotator=request.user)
+    except services.ServiceError as error:
+        return _fail(request, error, assignment.queue_id)
+    claim = services.assignment_claim(queue=assignment.queue, annotator=request.user)
+    return _after(request, assignment.queue, claim)
+
+
+@require_POST
+@roles_required(roles.CROWDWORKER)
+def work_report(request: HttpRequest, task_id: int) -> HttpResponse:
+    assignment = _my_assignment(request, task_id)
+    # A chosen reason plus optional details, e.g. "broken_image: the second image is blank".
+    parts = [request.POST.get("reason", "").strip(), request.POST.get("details", "").strip()]
+    reason = ": ".join(p for p in parts if p)
+    try:
+        services.assignment_report(task_id=task_id, annotator=request.user, reason=reason)
+    except services.ServiceError as error:
+        return _fail(request, error, assignment.queue_id)
+    claim = services.assignment_claim(queue=assignment.queue, annotator=request.user)
+    return _after(request, assignment.queue, claim)
+
+
+@require_POST
+@roles_required(roles.CROWDWORKER)
+def work_heartbeat(request: HttpRequest, task_id: int) -> HttpResponse:
+    assignment = _my_assignment(request, task_id)
+    try:
+        services.assignment_heartbeat(task_id=task_id, annotator=request.user)
+    except services.ServiceError as error:
+        return _alert(request, error.message, error.status, queue_id=assignment.queue_id)
+    return HttpResponse(status=204)
+
+
+class LoginView(auth_views.LoginView):
+    template_name = "registration/login.html"
+    redirect_authenticated_user = True
+
+
+login_view = LoginView.as_view()
+login_view.roles = ()  # public: anyone may open the login page
+logout_view = auth_views.LogoutView.as_view()
+logout_view.roles = ()
+
+urlpatterns = [
+    path("", home, name="home"),
+    path("login/", login_view, name="login"),
+    path("logout/", logout_view, name="logout"),
+    path("work/<int:queue_id>/", work, name="work"),
+    path("work/task/<int:task_id>/submit/", work_submit, name="work-submit"),
+    path("work/task/<int:task_id>/skip/", work_skip, name="work-skip"),
+    path("work/task/<int:task_id>/report/", work_report, name="work-report"),
+    path("work/task/<int:task_id>/heartbeat/", work_heartbeat, name="work-heartbeat"),
+]
