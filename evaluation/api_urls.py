@@ -1,3 +1,18 @@
+"""JSON routes of the evaluation app, mounted at /api/eval/."""
+
 from django.urls import path
 
-urlpatterns: list = []
+from . import api
+
+urlpatterns = [
+    path("benchmarks/", api.BenchmarkListApi.as_view(), name="api-eval-benchmarks"),
+    path("import/", api.VersionImportApi.as_view(), name="api-eval-import"),
+    path("versions/<int:version_id>/", api.VersionDetailApi.as_view(), name="api-eval-version"),
+    path("versions/<int:version_id>/runs/", api.VersionRunsApi.as_view(), name="api-eval-runs"),
+    path(
+        "versions/<int:version_id>/import/", api.RunImportApi.as_view(), name="api-eval-run-import"
+    ),
+    path("runs/<int:run_id>/", api.RunDetailApi.as_view(), name="api-eval-run"),
+    path("runs/<int:run_id>/metrics/", api.RunMetricsApi.as_view(), name="api-eval-metrics"),
+    path("runs/<int:run_id>/compute/", api.RunComputeApi.as_view(), name="api-eval-compute"),
+]

@@ -1,1 +1,210 @@
+"""Evaluation data: benchmarks and their frozen versions, evaluated models, runs, predictions and
+metric results. State changes go through ``evaluation.services``; pure metric code lives in
+``evaluation.metrics``.
+"""
 
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
+
+
+class Family(models.TextChoices):
+    NATURALBENCH = "naturalbench", "NaturalBench"
+    NATURALBENCH_RETRIEVAL = "naturalbench_retrieval", "NaturalBench-Retrieval"
+    VHEXPANSION = "vhexpansion", "VHExpansion"
+    VLIND = "vlind", "VLind-Bench"
+    VISIT = "visit", "VisIT-Bench"
+
+
+class Benchmark(models.Model):
+    family = models.CharField(max_length=30, choices=Family.choices)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    project = models.ForeignKey(
+        "annotator.Project",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="benchmarks",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["family", "name"], name="benchmark_family_name_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class BenchmarkVersion(models.Model):
+    """A set of items. Once ``frozen`` (published) its items never change."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="versions")
+    label = models.CharField(max_length=60)
+    notes = models.TextField(blank=True)
+    frozen = models.BooleanField(default=False)
+    published_at = models.DateTimeField(null=True, blank=True)
+    item_count = models.PositiveIntegerField(default=0)
+    # Items that count on the leaderboard (e.g. VisIT-Bench's human-verified 529 of 578).
+    kept_count = models.PositiveIntegerField(default=0)
+    source = models.CharField(max_length=255, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["benchmark", "-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "label"], name="version_label_uniq"),
+            models.CheckConstraint(
+                condition=Q(frozen=False) | Q(published_at__isnull=False),
+                name="version_frozen_has_published_at",
+            ),
+            models.CheckConstraint(
+                condition=Q(kept_count__lte=F("item_count")), name="version_kept_lte_items"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark.name} {self.label}"
+
+
+class BenchmarkItem(models.Model):
+    version = models.ForeignKey(BenchmarkVersion, on_delete=models.CASCADE, related_name="items")
+    item_id = models.CharField(max_length=200)
+    position = models.PositiveIntegerField()
+    # False for items the leaderboard leaves out (kept in the version for provenance).
+    kept = models.BooleanField(default=True)
+    data = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["version", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "item_id"], name="item_id_per_version_uniq"),
+            models.UniqueConstraint(fields=["version", "position"], name="item_position_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return self.item_id
+
+
+class EvaluatedModel(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    provider = models.CharField(max_length=100, blank=True)
+    endpoint = models.CharField(max_length=500, blank=True)
+    parameters = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ModelRun(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+
+    class Source(models.TextChoices):
+        IMPORTED = "imported", _("Imported")
+        RUNNER = "runner", _("Model runner")
+
+    model = models.ForeignKey(EvaluatedModel, on_delete=models.PROTECT, related_name="runs")
+    version = models.ForeignKey(BenchmarkVersion, on_delete=models.PROTECT, related_name="runs")
+    label = models.CharField(max_length=120, blank=True)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.IMPORTED)
+    prompt_settings = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    seed = models.IntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    cost = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    prediction_count = models.PositiveIntegerField(default=0)
+    metrics_computed_at = models.DateTimeField(null=True, blank=True)
+    job = models.ForeignKey(
+        "annotator.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["model", "version", "label"], name="run_model_version_label_uniq"
+            ),
+            models.CheckConstraint(
+                condition=Q(finished_at__isnull=True)
+                | Q(started_at__isnull=True)
+                | Q(finished_at__gte=F("started_at")),
+                name="run_finished_after_started",
+            ),
+            models.CheckConstraint(
+                condition=Q(cost__isnull=True) | Q(cost__gte=0), name="run_cost_nonneg"
+            ),
+        ]
+        indexes = [models.Index(fields=["version", "status"], name="run_version_status_idx")]
+
+    def __str__(self) -> str:
+        suffix = f" ({self.label})" if self.label else ""
+        return f"{self.model.name}{suffix} on {self.version}"
+
+
+class Prediction(models.Model):
+    run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, related_name="predictions")
+    item = models.ForeignKey(BenchmarkItem, on_delete=models.CASCADE, related_name="predictions")
+    # A string, or a mapping of strings for items asked several prompts (NaturalBench, VLind).
+    raw_output = models.JSONField(default=str, blank=True)
+    parsed_answer = models.JSONField(null=True, blank=True)
+    scores = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "item"], name="prediction_run_item_uniq"),
+        ]
+
+
+class MetricResult(models.Model):
+    run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, related_name="metric_results")
+    metric = models.CharField(max_length=80)
+    value = models.FloatField(null=True, blank=True)  # None = undefined ("n/a")
+    interval_low = models.FloatField(null=True, blank=True)
+    interval_high = models.FloatField(null=True, blank=True)
+    n = models.PositiveIntegerField(default=0)
+    breakdown = models.JSONField(default=dict, blank=True)
+    details = models.JSONField(default=dict, blank=True)  # seed, rounds, notes, τ …
+    code_version = models.CharField(max_length=40)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "metric"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "metric"], name="metric_run_metric_uniq"),
+            models.CheckConstraint(
+                condition=Q(interval_low__isnull=True)
+                | Q(interval_high__isnull=True)
+                | Q(interval_low__lte=F("interval_high")),
+                name="metric_interval_ordered",
+            ),
+        ]
+        indexes = [models.Index(fields=["metric"], name="metric_name_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.metric}={self.value}"

@@ -1,3 +1,5 @@
-from django.urls import path
+"""HTML routes, mounted at /eval/ (names prefixed ``eval-``)."""
 
-urlpatterns: list = []
+from .views import urlpatterns
+
+__all__ = ["urlpatterns"]

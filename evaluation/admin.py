@@ -1,0 +1,32 @@
+from django.contrib import admin
+
+from .models import Benchmark, BenchmarkVersion, EvaluatedModel, MetricResult, ModelRun
+
+
+@admin.register(Benchmark)
+class BenchmarkAdmin(admin.ModelAdmin):
+    list_display = ["name", "family", "project", "created_at"]
+    list_filter = ["family"]
+
+
+@admin.register(BenchmarkVersion)
+class BenchmarkVersionAdmin(admin.ModelAdmin):
+    list_display = ["benchmark", "label", "frozen", "item_count", "kept_count", "created_at"]
+    readonly_fields = ["frozen", "published_at", "item_count", "kept_count"]
+
+
+@admin.register(EvaluatedModel)
+class EvaluatedModelAdmin(admin.ModelAdmin):
+    list_display = ["name", "provider", "endpoint"]
+
+
+@admin.register(ModelRun)
+class ModelRunAdmin(admin.ModelAdmin):
+    list_display = ["model", "version", "label", "status", "prediction_count", "created_at"]
+    list_filter = ["status", "source"]
+
+
+@admin.register(MetricResult)
+class MetricResultAdmin(admin.ModelAdmin):
+    list_display = ["run", "metric", "value", "interval_low", "interval_high", "n", "code_version"]
+    list_filter = ["metric"]

@@ -1,0 +1,261 @@
+"""JSON API of the evaluation app, mounted at /api/eval/: reads for curators and researchers,
+imports for curators. One view per operation; refusals answer like missing objects (404)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.generics import GenericAPIView
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+
+from annotator.roles import CURATOR, RESEARCHER, RolePermission
+from annotator.serializers import ErrorOut
+
+from . import selectors, services
+from .models import Benchmark, BenchmarkVersion, Family, MetricResult, ModelRun
+
+READERS = (CURATOR, RESEARCHER)
+WRITERS = (CURATOR,)
+ERRORS = {
+    400: OpenApiResponse(ErrorOut, description="Invalid input (line-numbered errors)"),
+    401: OpenApiResponse(ErrorOut, description="Not signed in"),
+    404: OpenApiResponse(ErrorOut, description="Missing or outside your reach"),
+}
+
+
+class EvalVersionOut(serializers.ModelSerializer):
+    benchmark = serializers.CharField(source="benchmark.name")
+    family = serializers.CharField(source="benchmark.family")
+
+    class Meta:
+        model = BenchmarkVersion
+        fields = [
+            "id",
+            "benchmark",
+            "family",
+            "label",
+            "frozen",
+            "published_at",
+            "item_count",
+            "kept_count",
+            "created_at",
+        ]
+
+
+class EvalBenchmarkOut(serializers.ModelSerializer):
+    versions = EvalVersionOut(many=True, read_only=True)
+
+    class Meta:
+        model = Benchmark
+        fields = ["id", "family", "name", "description", "project", "versions"]
+
+
+class EvalMetricOut(serializers.ModelSerializer):
+    class Meta:
+        model = MetricResult
+        fields = [
+            "metric",
+            "value",
+            "interval_low",
+            "interval_high",
+            "n",
+            "breakdown",
+            "details",
+            "code_version",
+            "computed_at",
+        ]
+
+
+class EvalRunOut(serializers.ModelSerializer):
+    model = serializers.CharField(source="model.name")
+    status = serializers.CharField(read_only=True, help_text="pending, running, succeeded, failed")
+    source = serializers.CharField(read_only=True, help_text="imported or runner")
+    metrics = EvalMetricOut(source="metric_results", many=True, read_only=True)
+
+    class Meta:
+        model = ModelRun
+        fields = [
+            "id",
+            "model",
+            "version",
+            "label",
+            "source",
+            "status",
+            "seed",
+            "prompt_settings",
+            "started_at",
+            "finished_at",
+            "cost",
+            "prediction_count",
+            "metrics_computed_at",
+            "metrics",
+        ]
+
+
+class VersionImportIn(serializers.Serializer):
+    family = serializers.ChoiceField(choices=Family.choices)
+    benchmark = serializers.CharField(max_length=200)
+    label = serializers.CharField(max_length=60)
+    publish = serializers.BooleanField(default=True)
+    content = serializers.CharField(required=False, trim_whitespace=False)
+    file = serializers.FileField(required=False)
+
+
+class RunImportIn(serializers.Serializer):
+    model = serializers.CharField(max_length=200)
+    label = serializers.CharField(max_length=120, required=False, default="", allow_blank=True)
+    option = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+    seed = serializers.IntegerField(required=False, default=0)
+    content = serializers.CharField(required=False, trim_whitespace=False)
+    file = serializers.FileField(required=False)
+
+
+class EvalJobOut(serializers.Serializer):
+    job_id = serializers.IntegerField()
+    rows = serializers.IntegerField()
+
+
+def _content(data: dict) -> tuple[str, str]:
+    upload = data.get("file")
+    if upload is not None:
+        try:
+            return upload.read().decode("utf-8-sig"), upload.name
+        except UnicodeDecodeError as exc:
+            raise serializers.ValidationError({"file": "not UTF-8 text"}) from exc
+    if not data.get("content"):
+        raise serializers.ValidationError({"content": "give the file content or upload a file"})
+    return data["content"], ""
+
+
+class BenchmarkListApi(GenericAPIView):
+    roles = READERS
+    permission_classes = [RolePermission]
+    serializer_class = EvalBenchmarkOut
+
+    @extend_schema(responses={200: EvalBenchmarkOut(many=True), **ERRORS})
+    def get(self, request):
+        return Response(EvalBenchmarkOut(selectors.benchmarks_list(), many=True).data)
+
+
+class VersionDetailApi(GenericAPIView):
+    roles = READERS
+    permission_classes = [RolePermission]
+    serializer_class = EvalVersionOut
+
+    @extend_schema(responses={200: EvalVersionOut, **ERRORS})
+    def get(self, request, version_id: int):
+        return Response(EvalVersionOut(selectors.version_get(version_id)).data)
+
+
+class VersionRunsApi(GenericAPIView):
+    roles = READERS
+    permission_classes = [RolePermission]
+    serializer_class = EvalRunOut
+
+    @extend_schema(responses={200: EvalRunOut(many=True), **ERRORS})
+    def get(self, request, version_id: int):
+        version = selectors.version_get(version_id)
+        return Response(EvalRunOut(selectors.runs_list(version).order_by("id"), many=True).data)
+
+
+class RunDetailApi(GenericAPIView):
+    roles = READERS
+    permission_classes = [RolePermission]
+    serializer_class = EvalRunOut
+
+    @extend_schema(responses={200: EvalRunOut, **ERRORS})
+    def get(self, request, run_id: int):
+        return Response(EvalRunOut(selectors.run_get(run_id)).data)
+
+
+class RunMetricsApi(GenericAPIView):
+    roles = READERS
+    permission_classes = [RolePermission]
+    serializer_class = EvalMetricOut
+
+    @extend_schema(responses={200: EvalMetricOut(many=True), **ERRORS})
+    def get(self, request, run_id: int):
+        run = selectors.run_get(run_id)
+        return Response(EvalMetricOut(selectors.metric_results(run), many=True).data)
+
+
+class VersionImportApi(GenericAPIView):
+    """Validate a dataset file synchronously, then import it as a new version in a job."""
+
+    roles = WRITERS
+    permission_classes = [RolePermission]
+    serializer_class = VersionImportIn
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    @extend_schema(request=VersionImportIn, responses={202: EvalJobOut, **ERRORS})
+    def post(self, request):
+        data = self._validated(request)
+        content, filename = _content(data)
+        rows = services.import_validate(
+            target="items", family=data["family"], content=content, filename=filename
+        )
+        params = {
+            "target": "items",
+            "family": data["family"],
+            "benchmark": data["benchmark"],
+            "label": data["label"],
+            "publish": data["publish"],
+            "filename": filename,
+        }
+        job = services.import_enqueue(params=params, content=content, created_by=request.user)
+        return Response({"job_id": job.pk, "rows": rows}, status=status.HTTP_202_ACCEPTED)
+
+    def _validated(self, request) -> dict:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+class RunImportApi(VersionImportApi):
+    """Validate predictions against a version synchronously, then import and score in a job."""
+
+    serializer_class = RunImportIn
+
+    @extend_schema(request=RunImportIn, responses={202: EvalJobOut, **ERRORS})
+    def post(self, request, version_id: int):
+        version = selectors.version_get(version_id)
+        data = self._validated(request)
+        content, filename = _content(data)
+        rows = services.import_validate(
+            target="predictions",
+            family=version.benchmark.family,
+            content=content,
+            filename=filename,
+            version=version,
+            option=data["option"],
+        )
+        params = {
+            "target": "predictions",
+            "family": version.benchmark.family,
+            "version_id": version.pk,
+            "model": data["model"],
+            "label": data["label"],
+            "option": data["option"],
+            "seed": data["seed"],
+            "filename": filename,
+        }
+        job = services.import_enqueue(
+            params=params,
+            content=content,
+            created_by=request.user,
+            project=version.benchmark.project,
+        )
+        return Response({"job_id": job.pk, "rows": rows}, status=status.HTTP_202_ACCEPTED)
+
+
+class RunComputeApi(GenericAPIView):
+    roles = WRITERS
+    permission_classes = [RolePermission]
+    serializer_class = EvalJobOut
+
+    @extend_schema(request=None, responses={202: EvalJobOut, **ERRORS})
+    def post(self, request, run_id: int):
+        run = selectors.run_get(run_id)
+        job = services.compute_enqueue(run=run, created_by=request.user)
+        return Response({"job_id": job.pk, "rows": run.prediction_count}, status=202)

@@ -1,0 +1,41 @@
+"""Celery jobs of the evaluation app: thin, id-taking, idempotent (``annotator.jobs.run_job``)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from annotator.jobs import JOB_OPTIONS, run_job
+from annotator.models import Job
+from annotator.services import job_progress
+
+from . import services
+from .models import ModelRun
+
+
+@shared_task(name=services.IMPORT_JOB, **JOB_OPTIONS)
+def import_file(self, job_id: int) -> None:
+    """Import a validated upload stored on the Job: a version's items or a run's predictions."""
+
+    def work(job: Job) -> dict:
+        job_progress(job_id=job.pk, done=0, total=2, message="Validating and writing")
+        result = services.import_run(job.params, created_by=job.created_by, job=job)
+        job_progress(job_id=job.pk, done=2, message="Imported")
+        return result
+
+    run_job(self, job_id, work)
+
+
+@shared_task(name=services.COMPUTE_JOB, **JOB_OPTIONS)
+def compute_metrics(self, job_id: int) -> None:
+    """Compute and store every metric of one run (seeded bootstrap intervals)."""
+
+    def work(job: Job) -> dict:
+        run = ModelRun.objects.select_related("version__benchmark").get(pk=job.params["run_id"])
+
+        def progress(done: int, total: int, message: str) -> None:
+            job_progress(job_id=job.pk, done=done, total=total, message=message)
+
+        values = services.metrics_compute(run=run, progress=progress)
+        return {"run_id": run.pk, "metrics": values}
+
+    run_job(self, job_id, work)

@@ -1,0 +1,245 @@
+"""`manage.py evaluate`: import files, compute metrics and print leaderboards in the terminal.
+
+manage.py evaluate import-version visit single_image_full_dataset.csv \
+        --benchmark VisIT-Bench --label v1
+manage.py evaluate import-run 3 llava13b_output.csv --model LLaVA-13B
+manage.py evaluate compute 7
+manage.py evaluate leaderboard 3 [--sort rouge_l] [--format csv|json]
+manage.py evaluate list
+manage.py evaluate demo           # synthetic versions and runs for every family
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotator.services import ServiceError
+from evaluation import compute, demo, selectors, services
+from evaluation.models import BenchmarkVersion, Family, ModelRun
+
+
+def _format(result, spec) -> str:
+    if result is None:
+        return "—"
+    if result.value is None:
+        return "n/a"
+    kind = spec.kind if spec else "share"
+
+    def number(x: float) -> str:
+        if kind == "share":
+            return f"{x * 100:.1f}"
+        if kind == "count":
+            return f"{x:.0f}"
+        if kind == "tokens":
+            return f"{x:.1f}"
+        return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3f}"
+
+    text = number(result.value)
+    if result.interval_low is not None and result.interval_high is not None:
+        text += f" [{number(result.interval_low)}, {number(result.interval_high)}]"
+    return text
+
+
+class Command(BaseCommand):
+    help = "Import benchmark files, compute metrics and print leaderboards."
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="action", required=True)
+        p = sub.add_parser("import-version", help="a benchmark version from its dataset file")
+        p.add_argument("family", choices=Family.values)
+        p.add_argument("file")
+        p.add_argument("--benchmark", required=True)
+        p.add_argument("--label", default="v1")
+        p.add_argument("--draft", action="store_true", help="do not publish (freeze) yet")
+        p = sub.add_parser("import-run", help="a model's predictions on a version")
+        p.add_argument("version", type=int)
+        p.add_argument("file")
+        p.add_argument("--model", required=True)
+        p.add_argument("--label", default="")
+        p.add_argument("--option", default="", help="VisIT output column / VLind model id")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--no-compute", action="store_true")
+        p.add_argument("--rounds", type=int, default=1000)
+        p = sub.add_parser("compute", help="compute the metrics of a run")
+        p.add_argument("run", type=int)
+        p.add_argument("--rounds", type=int, default=1000)
+        p.add_argument("--no-text-metrics", action="store_true")
+        p = sub.add_parser("leaderboard", help="print a version's leaderboard")
+        p.add_argument("version", type=int)
+        p.add_argument("--sort", default="")
+        p.add_argument("--format", choices=["table", "csv", "json"], default="table")
+        sub.add_parser("list", help="benchmarks, versions and runs")
+        sub.add_parser("demo", help="synthetic versions and runs for every family")
+
+    def handle(self, *args, **options):
+        try:
+            getattr(self, "do_" + options["action"].replace("-", "_"))(options)
+        except ServiceError as exc:
+            lines = [exc.message] + [
+                f"  line {e['line']}: {e['error']}" for e in getattr(exc, "errors", [])[:50]
+            ]
+            raise CommandError("\n".join(lines)) from exc
+
+    def _read(self, path: str) -> str:
+        file = Path(path)
+        if not file.is_file():
+            raise CommandError(f"No such file: {path}")
+        return file.read_text(encoding="utf-8-sig")
+
+    def do_import_version(self, o):
+        params = {
+            "target": "items",
+            "family": o["family"],
+            "benchmark": o["benchmark"],
+            "label": o["label"],
+            "publish": not o["draft"],
+            "filename": Path(o["file"]).name,
+            "content": self._read(o["file"]),
+        }
+        result = services.import_run(params)
+        self.stdout.write(
+            f"version {result['version_id']}: {result['items']} items, {result['kept']} kept"
+        )
+
+    def do_import_run(self, o):
+        version = (
+            BenchmarkVersion.objects.select_related("benchmark").filter(pk=o["version"]).first()
+        )
+        if version is None:
+            raise CommandError(f"No version {o['version']}")
+        params = {
+            "target": "predictions",
+            "family": version.benchmark.family,
+            "version_id": version.pk,
+            "model": o["model"],
+            "label": o["label"],
+            "option": o["option"],
+            "seed": o["seed"],
+            "filename": Path(o["file"]).name,
+            "content": self._read(o["file"]),
+            "compute": not o["no_compute"],
+            "rounds": o["rounds"],
+        }
+        result = services.import_run(params)
+        self.stdout.write(f"run {result['run_id']}: {result['predictions']} predictions")
+        if result.get("metrics"):
+            self._print_board(version, "")
+
+    def do_compute(self, o):
+        run = ModelRun.objects.select_related("version__benchmark").filter(pk=o["run"]).first()
+        if run is None:
+            raise CommandError(f"No run {o['run']}")
+        values = services.metrics_compute(
+            run=run, rounds=o["rounds"], text_metrics=not o["no_text_metrics"]
+        )
+        specs = compute.spec_map(run.version.benchmark.family)
+        for name, value in values.items():
+            label = specs[name].label if name in specs else name
+            self.stdout.write(f"{label:40} {'n/a' if value is None else f'{value:.4f}'}")
+
+    def do_leaderboard(self, o):
+        version = (
+            BenchmarkVersion.objects.select_related("benchmark").filter(pk=o["version"]).first()
+        )
+        if version is None:
+            raise CommandError(f"No version {o['version']}")
+        if o["format"] == "table":
+            self._print_board(version, o["sort"])
+            return
+        from evaluation.views import _leaderboard_csv, _leaderboard_json
+
+        board = selectors.leaderboard(version, sort=o["sort"])
+        if o["format"] == "json":
+            self.stdout.write(json.dumps(_leaderboard_json(version, board), indent=2))
+        else:
+            self.stdout.write(_leaderboard_csv(version, board).content.decode())
+
+    def _print_board(self, version: BenchmarkVersion, sort: str) -> None:
+        board = selectors.leaderboard(version, sort=sort)
+        headers = ["#", "model"] + [s.label for s in board["columns"]]
+        rows = [
+            [
+                str(r["rank"] or "—"),
+                r["run"].model.name + (f" ({r['run'].label})" if r["run"].label else ""),
+            ]
+            + [_format(cell, spec) for spec, cell in r["cells"]]
+            for r in board["rows"]
+        ]
+        widths = [
+            max(len(h), *(len(r[k]) for r in rows)) if rows else len(h)
+            for k, h in enumerate(headers)
+        ]
+        self.stdout.write(
+            f"{version.benchmark.name} · {version.label} — {version.kept_count} items, "
+            f"sorted by {board['sort']} (95% bootstrap intervals)"
+        )
+        self.stdout.write("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
+        self.stdout.write("  ".join("-" * w for w in widths))
+        for row in rows:
+            self.stdout.write("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+
+    def do_list(self, o):
+        for version in BenchmarkVersion.objects.select_related("benchmark").order_by("id"):
+            self.stdout.write(
+                f"version {version.pk}: {version.benchmark.name} [{version.benchmark.family}] "
+                f"{version.label} — {version.item_count} items"
+                f"{' (frozen)' if version.frozen else ''}"
+            )
+            for run in version.runs.select_related("model").order_by("id"):
+                self.stdout.write(f"    run {run.pk}: {run.model.name} {run.label}".rstrip())
+
+    def do_demo(self, o):
+        def version(family: str, name: str, content: str, filename: str) -> BenchmarkVersion:
+            label = f"demo-{BenchmarkVersion.objects.count() + 1}"
+            result = services.import_run(
+                {
+                    "target": "items",
+                    "family": family,
+                    "benchmark": name,
+                    "label": label,
+                    "content": content,
+                    "filename": filename,
+                }
+            )
+            return BenchmarkVersion.objects.get(pk=result["version_id"])
+
+        def run(v: BenchmarkVersion, model: str, content: str, filename: str, option: str = ""):
+            services.import_run(
+                {
+                    "target": "predictions",
+                    "family": v.benchmark.family,
+                    "version_id": v.pk,
+                    "model": model,
+                    "content": content,
+                    "filename": filename,
+                    "option": option,
+                }
+            )
+
+        v = version("naturalbench", "NaturalBench (demo)", demo.naturalbench_items(60), "nb.jsonl")
+        for name, acc, seed in (("Model A", 0.85, 1), ("Model B", 0.7, 2), ("Model C", 0.55, 3)):
+            run(v, name, demo.naturalbench_predictions(60, accuracy=acc, seed=seed), "p.jsonl")
+        v = version("vhexpansion", "VHExpansion (demo)", demo.vh_items(40), "vh.jsonl")
+        for name, acc, seed in (("Model A", 0.8, 1), ("Model B", 0.6, 2), ("Always-yes", 0.0, 3)):
+            run(
+                v,
+                name,
+                demo.vh_predictions(40, accuracy=acc, p_yes=1.0 if acc == 0 else 0.6, seed=seed),
+                "p.jsonl",
+            )
+        data = demo.vlind_data(28, models={"model_a": 0.9, "model_b": 0.7, "model_c": 0.55})
+        v = version("vlind", "VLind-Bench (demo)", data, "data.json")
+        for mid in ("model_a", "model_b", "model_c"):
+            run(v, mid, data, "data.json", option=mid)
+        v = version(
+            "naturalbench_retrieval",
+            "NaturalBench-Retrieval (demo)",
+            demo.retrieval_items(),
+            "r.jsonl",
+        )
+        for name, seed in (("CLIP-like A", 3), ("CLIP-like B", 4)):
+            run(v, name, demo.retrieval_predictions(seed=seed), "p.jsonl")
+        self.stdout.write(self.style.SUCCESS("Demo versions and runs created."))

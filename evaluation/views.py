@@ -1,0 +1,566 @@
+"""Evaluation pages: benchmarks, versions, leaderboards with plots, imports and metric jobs.
+
+Researchers and curators read; curators (and admins) import and compute. Anything out of reach
+answers 404 (``roles_required``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from django import forms
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import path, reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_POST
+
+from annotator import roles
+from annotator.services import ServiceError
+
+from . import compute, plots, selectors, services
+from .models import BenchmarkVersion, Family
+
+READERS = (roles.CURATOR, roles.RESEARCHER)
+WRITERS = (roles.CURATOR,)
+MAX_UPLOAD = 50 * 1024 * 1024
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(label=gettext_lazy("File"), required=False)
+    text = forms.CharField(
+        label=gettext_lazy("…or paste the content"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "class": "mono", "spellcheck": "false"}),
+    )
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("file") and not (data.get("text") or "").strip():
+            raise forms.ValidationError(_("Choose a file or paste its content."))
+        upload = data.get("file")
+        if upload and upload.size > MAX_UPLOAD:
+            raise forms.ValidationError(_("The file is larger than 50 MB."))
+        return data
+
+    def content(self) -> tuple[str, str]:
+        upload = self.cleaned_data.get("file")
+        if upload:
+            raw = upload.read()
+            try:
+                return raw.decode("utf-8-sig"), upload.name
+            except UnicodeDecodeError as exc:
+                raise forms.ValidationError(_("The file is not UTF-8 text.")) from exc
+        return self.cleaned_data["text"], ""
+
+
+class VersionImportForm(ImportForm):
+    family = forms.ChoiceField(label=gettext_lazy("Benchmark family"), choices=Family.choices)
+    benchmark = forms.CharField(
+        label=gettext_lazy("Benchmark name"),
+        max_length=200,
+        help_text=gettext_lazy("An existing benchmark of this family gets a new version."),
+    )
+    label = forms.CharField(label=gettext_lazy("Version label"), max_length=60, initial="v1")
+    publish = forms.BooleanField(
+        label=gettext_lazy("Publish now (freeze the items)"), required=False, initial=True
+    )
+    field_order = ["family", "benchmark", "label", "file", "text", "publish"]
+
+
+class RunImportForm(ImportForm):
+    model = forms.CharField(label=gettext_lazy("Model name"), max_length=200)
+    label = forms.CharField(
+        label=gettext_lazy("Run label"),
+        max_length=120,
+        required=False,
+        help_text=gettext_lazy("Tells two runs of the same model apart (prompt, settings)."),
+    )
+    option = forms.CharField(
+        label=gettext_lazy("Output column / model identifier"),
+        max_length=200,
+        required=False,
+        help_text=gettext_lazy(
+            "VisIT-Bench: the CSV column with the response (detected when there is one extra "
+            "column). VLind-Bench: the model identifier of the '<id>_pred_*' keys."
+        ),
+    )
+    seed = forms.IntegerField(label=gettext_lazy("Bootstrap seed"), initial=0)
+    field_order = ["model", "label", "file", "text", "option", "seed"]
+
+
+FORMATS = {
+    Family.NATURALBENCH: {
+        "items": '{"Index": 1, "Image_0": "img/1a.jpg", "Image_1": "img/1b.jpg", '
+        '"Question_0": "Is the dog asleep?", "Image_0_Question_0": "Yes", '
+        '"Image_1_Question_0": "No", "Question_1": "Is the dog awake?", '
+        '"Image_0_Question_1": "No", "Image_1_Question_1": "Yes", "Question_Type": "yes_no", '
+        '"Source": "DOCCI", "Skills": [["State"], ["State"]]}',
+        "predictions": '{"Index": 1, "outputs": ["Yes", "No.", "no", "Yes, it is."], '
+        '"scores": {"p_a0": [0.9, 0.2, 0.3, 0.8], "p_a1": [0.1, 0.8, 0.7, 0.2]}}',
+    },
+    Family.NATURALBENCH_RETRIEVAL: {
+        "items": '{"id": "p1", "image_0": "a.jpg", "image_1": "b.jpg", '
+        '"caption_0": "a dog on a sofa", "caption_1": "a sofa on a dog"}',
+        "predictions": '{"id": "p1", "scores": [[0.31, 0.22], [0.25, 0.29]]}',
+    },
+    Family.VHEXPANSION: {
+        "items": '{"id": "c1", "pair_id": "p1", "image": "x.jpg", "question": "Is there a cat?", '
+        '"answer": "yes", "negated": false, "perturbation": "original", "source": "POPE"}',
+        "predictions": '{"id": "c1", "output": "Yes, there is a cat."}',
+    },
+    Family.VLIND: {
+        "items": "data.json (official layout: concept, context_id, context, true_statement, "
+        "false_statement, existent_noun, non-existent_noun, best_img_id, "
+        "aggregated_human_label_good_images)",
+        "predictions": "data.json with '<model>_pred_a1_image' … '<model>_pred_d2' keys, "
+        "each {response, answer}",
+    },
+    Family.VISIT: {
+        "items": "single_image_full_dataset.csv (instruction_category, image, instruction, "
+        "gpt4_prediction, human_ratings_gpt4_correct, human_ratings_problem_in_caption, …)",
+        "predictions": "the model output CSV: the dataset columns plus one column with the "
+        "response (e.g. llava13b_output)",
+    },
+}
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}"
+
+
+@roles.roles_required(*READERS)
+def benchmarks(request: HttpRequest) -> HttpResponse:
+    items = list(selectors.benchmarks_list())
+    return render(request, "evaluation/benchmarks.html", {"benchmarks": items})
+
+
+@roles.roles_required(*READERS)
+def version_detail(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = selectors.version_get(version_id)
+    page = Paginator(selectors.version_items(version), 50).get_page(request.GET.get("page"))
+    runs = list(selectors.runs_list(version).order_by("id"))
+    return render(
+        request,
+        "evaluation/version.html",
+        {"version": version, "page": page, "runs": runs, "family": version.benchmark.family},
+    )
+
+
+def _series_for(board: dict, metric: str, dimension: str) -> tuple[list[str], list[plots.Series]]:
+    groups: list[str] = []
+    for row in board["rows"]:
+        result = row["results"].get(metric)
+        for group in (result.breakdown or {}).get(dimension, {}) if result else {}:
+            if group not in groups:
+                groups.append(group)
+    groups.sort()
+    series = []
+    for row in board["rows"]:
+        result = row["results"].get(metric)
+        cells = (result.breakdown or {}).get(dimension, {}) if result else {}
+        if not cells:
+            continue
+        series.append(
+            plots.Series(
+                str(row["run"].model.name),
+                [cells.get(g, {}).get("value") for g in groups],
+                [cells.get(g, {}).get("low") for g in groups],
+                [cells.get(g, {}).get("high") for g in groups],
+            )
+        )
+    return groups, series
+
+
+def _value(row: dict, metric: str):
+    result = row["results"].get(metric)
+    return result.value if result else None
+
+
+def leaderboard_plots(board: dict) -> list[dict]:
+    """The plots of one leaderboard as SVG strings with a caption."""
+    family = board["family"]
+    rows = [r for r in board["rows"] if r["computed"]]
+    out: list[dict] = []
+    if not rows:
+        return out
+    names = [str(r["run"].model.name) for r in rows]
+    if family == Family.NATURALBENCH:
+        metrics = ["acc", "q_acc", "i_acc", "g_acc"]
+        series = [
+            plots.Series(
+                names[k],
+                [_value(r, m) for m in metrics],
+                [getattr(r["results"].get(m), "interval_low", None) for m in metrics],
+                [getattr(r["results"].get(m), "interval_high", None) for m in metrics],
+            )
+            for k, r in enumerate(rows)
+        ]
+        out.append(
+            {
+                "svg": plots.bar_chart(
+                    ["Acc", "Q-Acc", "I-Acc", "G-Acc"],
+                    series,
+                    title=_("Headline metrics with 95% intervals"),
+                    y_max=1.0,
+                    reference=0.0625,
+                    reference_label=_("chance G-Acc 6.25"),
+                ),
+                "caption": _("Chance: 50 / 25 / 25 / 6.25."),
+            }
+        )
+        groups, series = _series_for(board, "q_acc", "skill")
+        if groups:
+            out.append(
+                {
+                    "svg": plots.bar_chart(
+                        groups, series, title=_("Q-Acc per skill"), y_max=1.0, width=960
+                    ),
+                    "caption": _("Q-Acc over the questions carrying each skill tag."),
+                }
+            )
+    elif family == Family.NATURALBENCH_RETRIEVAL:
+        metrics = ["text", "image", "group"]
+        series = [
+            plots.Series(names[k], [_value(r, m) for m in metrics]) for k, r in enumerate(rows)
+        ]
+        out.append(
+            {
+                "svg": plots.bar_chart(
+                    [_("Text"), _("Image"), _("Group")],
+                    series,
+                    title=_("Winoground scores"),
+                    y_max=1.0,
+                ),
+                "caption": _("Chance: 25 / 25 / 16.67."),
+            }
+        )
+    elif family == Family.VHEXPANSION:
+        points = [
+            (names[k], _value(r, "accuracy"), _value(r, "symmetric_accuracy"))
+            for k, r in enumerate(rows)
+            if _value(r, "accuracy") is not None
+        ]
+        out.append(
+            {
+                "svg": plots.scatter_chart(
+                    points,
+                    title=_("Accuracy vs symmetric accuracy"),
+                    x_label=_("Accuracy"),
+                    y_label=_("Symmetric accuracy"),
+                    markers=[(_("random p=0.5"), 0.5, 0.25)],
+                ),
+                "caption": _(
+                    "A random guesser answering yes with probability p has symmetric accuracy "
+                    "p(1−p) ≤ 25 whatever the labels (Theorem 2); accuracy can be gamed by the "
+                    "label balance (Theorem 1)."
+                ),
+            }
+        )
+        groups, series = _series_for(board, "symmetric_accuracy", "perturbation")
+        if groups:
+            out.append(
+                {
+                    "svg": plots.bar_chart(
+                        groups, series, title=_("Symmetric accuracy per perturbation"), y_max=1.0
+                    ),
+                    "caption": "",
+                }
+            )
+    elif family == Family.VLIND:
+        stages = ["s_ck", "s_vp", "s_cb", "s_lp"]
+        series = [
+            plots.Series(names[k], [_value(r, m) for m in stages]) for k, r in enumerate(rows)
+        ]
+        out.append(
+            {
+                "svg": plots.funnel_chart(
+                    ["CK", "VP", "CB", "LP"], series, title=_("Pipeline CK → VP → CB → LP")
+                ),
+                "caption": _(
+                    "S_CB is computed over instances passing CK, S_LP over those passing CK, VP "
+                    "and CB; an empty denominator shows no point (n/a)."
+                ),
+            }
+        )
+        groups, series = _series_for(board, "s_lp", "concept")
+        if groups:
+            out.append(
+                {
+                    "svg": plots.bar_chart(groups, series, title=_("S_LP per concept"), y_max=1.0),
+                    "caption": "",
+                }
+            )
+    elif family == Family.VISIT:
+        rated = [
+            (names[k], r["results"]["elo_length"])
+            for k, r in enumerate(rows)
+            if r["results"].get("elo_length")
+        ]
+        if rated:
+            reference = rated[0][1].details.get("reference_elo")
+            out.append(
+                {
+                    "svg": plots.whisker_chart(
+                        [n for n, _ in rated],
+                        [m.value for _, m in rated],
+                        [m.interval_low for _, m in rated],
+                        [m.interval_high for _, m in rated],
+                        title=_("Elo under the length baseline, bootstrap 95% interval"),
+                        x_label=_("Elo (median of 1000 bootstrap rounds)"),
+                        reference=reference,
+                        reference_label=_("GPT-4 reference"),
+                    ),
+                    "caption": _(
+                        "Battles where the longer response wins: a baseline, not a quality "
+                        "judgment. Judge or human battles are needed for the real leaderboard."
+                    ),
+                }
+            )
+        metrics = ["bleu4", "rouge_l", "meteor"]
+        series = [
+            plots.Series(names[k], [_value(r, m) for m in metrics]) for k, r in enumerate(rows)
+        ]
+        out.append(
+            {
+                "svg": plots.bar_chart(
+                    ["BLEU-4", "ROUGE-L", "METEOR"],
+                    series,
+                    title=_("Reference-based text metrics vs the GPT-4 reference"),
+                ),
+                "caption": "",
+            }
+        )
+    return out
+
+
+@roles.roles_required(*READERS)
+def leaderboard(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = selectors.version_get(version_id)
+    board = selectors.leaderboard(
+        version, sort=request.GET.get("sort", ""), descending=request.GET.get("dir") != "asc"
+    )
+    fmt = request.GET.get("format")
+    if fmt == "csv":
+        return _leaderboard_csv(version, board)
+    if fmt == "json":
+        return JsonResponse(_leaderboard_json(version, board), json_dumps_params={"indent": 2})
+    return render(
+        request,
+        "evaluation/leaderboard.html",
+        {
+            "version": version,
+            "board": board,
+            "plots": leaderboard_plots(board),
+            "tables": selectors.breakdowns(board),
+            "family": board["family"],
+            "missing_judgments": board["family"] == Family.VISIT,
+        },
+    )
+
+
+def _leaderboard_json(version: BenchmarkVersion, board: dict) -> dict:
+    return {
+        "benchmark": version.benchmark.name,
+        "family": version.benchmark.family,
+        "version": version.label,
+        "version_id": version.pk,
+        "items": version.item_count,
+        "kept": version.kept_count,
+        "code_version": compute.CODE_VERSION,
+        "rows": [
+            {
+                "rank": row["rank"],
+                "run_id": row["run"].pk,
+                "model": row["run"].model.name,
+                "label": row["run"].label,
+                "metrics": {
+                    name: {
+                        "value": m.value,
+                        "low": m.interval_low,
+                        "high": m.interval_high,
+                        "n": m.n,
+                        "details": m.details,
+                    }
+                    for name, m in sorted(row["results"].items())
+                },
+            }
+            for row in board["rows"]
+        ],
+    }
+
+
+def _leaderboard_csv(version: BenchmarkVersion, board: dict) -> HttpResponse:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    columns = board["columns"] + board["extra_columns"]
+    header = ["rank", "model", "run_label"]
+    for spec in columns:
+        header += [spec.key, f"{spec.key}_low", f"{spec.key}_high", f"{spec.key}_n"]
+    writer.writerow(header)
+    for row in board["rows"]:
+        line = [row["rank"] or "", row["run"].model.name, row["run"].label]
+        for spec in columns:
+            m = row["results"].get(spec.key)
+            line += [
+                "" if not m or m.value is None else m.value,
+                "" if not m or m.interval_low is None else m.interval_low,
+                "" if not m or m.interval_high is None else m.interval_high,
+                m.n if m else "",
+            ]
+        writer.writerow(line)
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    name = f"{version.benchmark.name}-{version.label}-leaderboard.csv".replace(" ", "_")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@roles.roles_required(*READERS)
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = selectors.run_get(run_id)
+    specs = compute.spec_map(run.version.benchmark.family)
+    results = [
+        {"m": m, "spec": specs.get(m.metric), "details": json.dumps(m.details, ensure_ascii=False)}
+        for m in run.metric_results.all()
+    ]
+    predictions = run.predictions.select_related("item").order_by("item__position")[:20]
+    return render(
+        request,
+        "evaluation/run.html",
+        {"run": run, "results": results, "predictions": predictions},
+    )
+
+
+def _error_context(exc: ServiceError) -> dict:
+    return {"message": exc.message, "errors": getattr(exc, "errors", [])}
+
+
+@roles.roles_required(*WRITERS)
+def version_import(request: HttpRequest) -> HttpResponse:
+    form = VersionImportForm(request.POST or None, request.FILES or None)
+    error = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            content, filename = form.content()
+            data = form.cleaned_data
+            n = services.import_validate(
+                target="items", family=data["family"], content=content, filename=filename
+            )
+            params = {
+                "target": "items",
+                "family": data["family"],
+                "benchmark": data["benchmark"],
+                "label": data["label"],
+                "publish": data["publish"],
+                "filename": filename,
+            }
+            job = services.import_enqueue(params=params, content=content, created_by=request.user)
+            messages.success(
+                request, _("%(n)d items checked; the import job is running.") % {"n": n}
+            )
+            return redirect("curator-job", job.pk)
+        except forms.ValidationError as exc:
+            form.add_error(None, exc)
+        except ServiceError as exc:
+            error = _error_context(exc)
+    return render(
+        request,
+        "evaluation/import.html",
+        {"form": form, "error": error, "formats": FORMATS, "target": "items"},
+        status=400 if error or form.errors else 200,
+    )
+
+
+@roles.roles_required(*WRITERS)
+def run_import(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = selectors.version_get(version_id)
+    form = RunImportForm(request.POST or None, request.FILES or None)
+    error = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            content, filename = form.content()
+            data = form.cleaned_data
+            n = services.import_validate(
+                target="predictions",
+                family=version.benchmark.family,
+                content=content,
+                filename=filename,
+                version=version,
+                option=data["option"],
+            )
+            params = {
+                "target": "predictions",
+                "family": version.benchmark.family,
+                "version_id": version.pk,
+                "model": data["model"],
+                "label": data["label"],
+                "option": data["option"],
+                "seed": data["seed"] or 0,
+                "filename": filename,
+            }
+            job = services.import_enqueue(
+                params=params,
+                content=content,
+                created_by=request.user,
+                project=version.benchmark.project,
+            )
+            messages.success(
+                request,
+                _("%(n)d predictions checked; importing and computing metrics.") % {"n": n},
+            )
+            return redirect("curator-job", job.pk)
+        except forms.ValidationError as exc:
+            form.add_error(None, exc)
+        except ServiceError as exc:
+            error = _error_context(exc)
+    return render(
+        request,
+        "evaluation/import.html",
+        {
+            "form": form,
+            "error": error,
+            "formats": {version.benchmark.family: FORMATS[version.benchmark.family]},
+            "target": "predictions",
+            "version": version,
+        },
+        status=400 if error or form.errors else 200,
+    )
+
+
+@require_POST
+@roles.roles_required(*WRITERS)
+def run_compute(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = selectors.run_get(run_id)
+    try:
+        job = services.compute_enqueue(run=run, created_by=request.user)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        return redirect("eval-version", run.version_id)
+    messages.success(request, _("Computing metrics for %(run)s.") % {"run": run.model.name})
+    return redirect("curator-job", job.pk)
+
+
+@require_POST
+@roles.roles_required(*WRITERS)
+def version_publish(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = selectors.version_get(version_id)
+    services.version_publish(version=version)
+    messages.success(request, _("Published: the items of this version are now frozen."))
+    return redirect(reverse("eval-version", args=[version.pk]))
+
+
+urlpatterns = [
+    path("", benchmarks, name="eval-benchmarks"),
+    path("import/", version_import, name="eval-import"),
+    path("versions/<int:version_id>/", version_detail, name="eval-version"),
+    path("versions/<int:version_id>/leaderboard/", leaderboard, name="eval-leaderboard"),
+    path("versions/<int:version_id>/import/", run_import, name="eval-run-import"),
+    path("versions/<int:version_id>/publish/", version_publish, name="eval-version-publish"),
+    path("runs/<int:run_id>/", run_detail, name="eval-run"),
+    path("runs/<int:run_id>/compute/", run_compute, name="eval-run-compute"),
+]

@@ -1,0 +1,181 @@
+"""Imports: good files store everything; bad files store nothing and name the line."""
+
+import json
+
+import pytest
+
+from annotator.services import Conflict, Invalid
+from evaluation import demo, importers, services
+from evaluation.importers import ItemRow
+from evaluation.models import BenchmarkItem, BenchmarkVersion, MetricResult, ModelRun, Prediction
+
+
+def make_version(
+    family: str, content: str, label: str = "v1", filename: str = "file.jsonl"
+) -> BenchmarkVersion:
+    benchmark = services.benchmark_get_or_create(family=family, name=f"{family} bench")
+    rows = importers.parse_items(family, content, filename)
+    return services.version_create(benchmark=benchmark, label=label, rows=rows)
+
+
+def import_run(version, content, model="M", option=""):
+    rows = importers.parse_predictions(version.benchmark.family, content, "p.jsonl", option=option)
+    return services.run_import(version=version, model_name=model, rows=rows)
+
+
+@pytest.mark.django_db
+def test_naturalbench_records_and_predictions_import_and_score():
+    version = make_version("naturalbench", demo.naturalbench_items(12))
+    assert (version.item_count, version.kept_count, version.frozen) == (12, 12, True)
+    run = import_run(version, demo.naturalbench_predictions(12, accuracy=1.0, seed=4))
+    assert Prediction.objects.filter(run=run).count() == 12
+    first = Prediction.objects.filter(run=run).order_by("item__position").first()
+    assert len(first.parsed_answer) == 4
+    values = services.metrics_compute(run=run, rounds=50)
+    # Every parsed answer is right except the ~5% "I cannot tell." outputs (unparseable)
+    unparseable = MetricResult.objects.get(run=run, metric="unparseable").value
+    assert values["acc"] == pytest.approx(1 - unparseable / 48)
+    assert MetricResult.objects.filter(run=run, metric="g_acc_global_tau").exists()
+    skills = MetricResult.objects.get(run=run, metric="q_acc").breakdown["skill"]
+    assert "Counting" in skills and skills["Counting"]["n"] > 0
+
+
+@pytest.mark.django_db
+def test_naturalbench_question_type_with_a_space_is_accepted():
+    line = json.loads(demo.naturalbench_items(1).splitlines()[0])
+    line["Question Type"] = line.pop("Question_Type")
+    rows = importers.parse_naturalbench_items(json.dumps(line))
+    assert rows[0].data["question_type"] == "yes_no"
+
+
+@pytest.mark.django_db
+def test_bad_naturalbench_file_names_lines_and_stores_nothing():
+    good = demo.naturalbench_items(3).splitlines()
+    bad_truth = json.loads(good[1])
+    bad_truth["Image_0_Question_0"] = "No"
+    content = "\n".join([good[0], json.dumps(bad_truth), "{not json", good[0]])
+    with pytest.raises(Invalid) as exc:
+        make_version("naturalbench", content)
+    errors = {e["line"]: e["error"] for e in exc.value.errors}
+    assert "ground truth does not follow" in errors[2]
+    assert errors[3].startswith("not valid JSON")
+    assert errors[4].startswith("duplicate Index '0'")
+    assert BenchmarkVersion.objects.count() == 0 and BenchmarkItem.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_unknown_ids_duplicates_and_wrong_types_refuse_the_whole_run():
+    version = make_version("naturalbench", demo.naturalbench_items(4))
+    lines = demo.naturalbench_predictions(4).splitlines()
+    unknown = json.loads(lines[0]) | {"Index": 99}
+    wrong = json.loads(lines[2]) | {"outputs": ["Yes", 1, "No", "Yes"]}
+    # Wrong answer types fail at parse time, with the line
+    with pytest.raises(Invalid) as exc:
+        importers.parse_predictions("naturalbench", "\n".join([lines[0], json.dumps(wrong)]))
+    assert exc.value.errors == [{"line": 2, "error": "every answer in 'outputs' must be a string"}]
+    # Duplicates are caught by the parser
+    with pytest.raises(Invalid) as exc:
+        importers.parse_predictions("naturalbench", "\n".join([lines[0], lines[1], lines[0]]))
+    assert exc.value.errors[0]["line"] == 3 and "duplicate" in exc.value.errors[0]["error"]
+    # Unknown ids are caught against the version
+    with pytest.raises(Invalid) as exc:
+        import_run(version, "\n".join([lines[0], json.dumps(unknown)]))
+    assert exc.value.errors == [{"line": 2, "error": "unknown item id '99'"}]
+    assert ModelRun.objects.count() == 0 and Prediction.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_vh_cases_import_pairs_and_score():
+    version = make_version("vhexpansion", demo.vh_items(10))
+    assert version.item_count == 20
+    run = import_run(version, demo.vh_predictions(10, accuracy=1.0))
+    values = services.metrics_compute(run=run, rounds=50)
+    assert values == {"accuracy": 1.0, "symmetric_accuracy": 1.0, "new_successful": 0.0}
+    breakdown = MetricResult.objects.get(run=run, metric="symmetric_accuracy").breakdown
+    assert set(breakdown) == {"perturbation", "source"}
+    assert breakdown["perturbation"]["original"]["n"] == 2
+
+
+@pytest.mark.django_db
+def test_vh_pair_without_negation_is_refused():
+    lines = demo.vh_items(2).splitlines()
+    with pytest.raises(Invalid) as exc:
+        importers.parse_items("vhexpansion", "\n".join(lines[:3]))
+    assert exc.value.errors == [
+        {"line": 3, "error": "pair '1' needs exactly one original and one negated case"}
+    ]
+
+
+@pytest.mark.django_db
+def test_vh_csv_import():
+    csv_text = (
+        "id,pair_id,image,question,answer,negated,perturbation,source\n"
+        "1a,1,x.jpg,Is there a cat?,yes,false,original,POPE\n"
+        "1b,1,x.jpg,Is there no cat?,no,true,original,POPE\n"
+    )
+    version = make_version("vhexpansion", csv_text, filename="cases.csv")
+    rows = importers.parse_predictions("vhexpansion", "id,output\n1a,Yes\n1b,Yes\n", "p.csv")
+    run = services.run_import(version=version, model_name="yes-man", rows=rows)
+    assert services.metrics_compute(run=run, rounds=20) == {
+        "accuracy": 0.5,
+        "symmetric_accuracy": 0.0,
+        "new_successful": 1.0,
+    }
+
+
+@pytest.mark.django_db
+def test_vlind_data_json_with_predictions_for_two_models():
+    data = demo.vlind_data(14, models={"alpha": 0.9, "beta": 0.6})
+    version = make_version("vlind", data)
+    assert version.item_count == 14 and version.kept_count == 12  # two have no good image
+    with pytest.raises(Invalid):  # two models in the file: the identifier must be named
+        importers.parse_predictions("vlind", data)
+    run = import_run(version, data, model="alpha", option="alpha")
+    assert run.prediction_count == 12
+    values = services.metrics_compute(run=run, rounds=30)
+    assert set(values) == {"s_ck", "s_vp", "s_cb", "s_lp", "cb", "lp"}
+
+
+@pytest.mark.django_db
+def test_vlind_wrong_answer_type_is_refused():
+    data = json.loads(demo.vlind_data(3, models={"m": 1.0}))
+    data[0]["m_pred_b1"] = {"response": "yes", "answer": "Yes"}
+    with pytest.raises(Invalid) as exc:
+        importers.parse_predictions("vlind", json.dumps(data), option="m")
+    assert exc.value.errors[0]["line"] == 1 and "m_pred_b1" in exc.value.errors[0]["error"]
+
+
+@pytest.mark.django_db
+def test_retrieval_scores_import():
+    version = make_version("naturalbench_retrieval", demo.retrieval_items(5))
+    run = import_run(
+        version,
+        "\n".join(json.dumps({"id": f"p{k}", "scores": [[1, 0], [0, 1]]}) for k in range(5)),
+    )
+    assert services.metrics_compute(run=run, rounds=20) == {"text": 1.0, "image": 1.0, "group": 1.0}
+    with pytest.raises(Invalid) as exc:
+        importers.parse_predictions("naturalbench_retrieval", '{"id": "p0", "scores": [1, 2]}')
+    assert exc.value.errors[0]["line"] == 1
+
+
+@pytest.mark.django_db
+def test_published_version_is_frozen_and_drafts_are_not():
+    version = make_version("vhexpansion", demo.vh_items(2))
+    extra = [ItemRow("z", {"pair_id": "z", "negated": False}, 1)]
+    with pytest.raises(Conflict):
+        services.version_items_add(version=version, rows=extra)
+    with pytest.raises(Conflict):
+        services.item_delete(item=version.items.first())
+    assert BenchmarkVersion.objects.get(pk=version.pk).item_count == 4
+    benchmark = version.benchmark
+    draft = services.version_create(
+        benchmark=benchmark,
+        label="draft",
+        rows=importers.parse_items("vhexpansion", demo.vh_items(1)),
+        publish=False,
+    )
+    services.version_items_add(version=draft, rows=extra)
+    draft.refresh_from_db()
+    assert (draft.item_count, draft.frozen) == (3, False)
+    with pytest.raises(Conflict):  # labels are unique per benchmark
+        services.version_create(benchmark=benchmark, label="draft", rows=extra)

@@ -1,0 +1,80 @@
+"""The real VisIT-Bench CSVs import through the importer; the 529-instance filter holds."""
+
+from pathlib import Path
+
+import pytest
+
+from evaluation import importers, services
+from evaluation.models import BenchmarkItem, MetricResult, Prediction
+
+FIXTURES = Path("/work/shared/fixtures/visit-bench")
+MODELS = {
+    "llava13b_output.csv": ("LLaVA-13B", 577),
+    "PandaGPT_13b_out.csv": ("PandaGPT-13B", 578),
+    "instruct_blip_13b_out.csv": ("InstructBLIP-13B", 578),
+}
+pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="VisIT-Bench fixtures missing")
+
+
+def _read(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def test_dataset_csv_parses_into_578_items_with_529_kept():
+    rows = importers.parse_visit_items(_read("single_image_full_dataset.csv"))
+    assert len(rows) == 578
+    assert sum(r.kept for r in rows) == 529
+    assert len({r.item_id for r in rows}) == 578  # the repeated instance gets a "~2" id
+    assert sum(1 for r in rows if r.item_id.endswith("~2")) == 1
+
+
+@pytest.fixture
+def visit_version(db):
+    benchmark = services.benchmark_get_or_create(family="visit", name="VisIT-Bench")
+    rows = importers.parse_visit_items(_read("single_image_full_dataset.csv"))
+    return services.version_create(benchmark=benchmark, label="single-image", rows=rows)
+
+
+def test_real_csvs_import_as_a_version_and_three_runs(visit_version):
+    assert (visit_version.item_count, visit_version.kept_count, visit_version.frozen) == (
+        578,
+        529,
+        True,
+    )
+    assert BenchmarkItem.objects.filter(version=visit_version, kept=True).count() == 529
+    runs = []
+    for filename, (model, expected) in MODELS.items():
+        rows = importers.parse_predictions("visit", _read(filename), filename)
+        run = services.run_import(version=visit_version, model_name=model, rows=rows)
+        assert Prediction.objects.filter(run=run).count() == expected
+        runs.append(run)
+    # When metrics are computed (text metrics off: METEOR's jar takes minutes)
+    values = services.metrics_compute(run=runs[0], rounds=100, text_metrics=False)
+    # Then the per-run numbers use the kept instances the run answered
+    mean_length = MetricResult.objects.get(run=runs[0], metric="mean_length")
+    assert mean_length.n == 528  # LLaVA's file has the repeated instance once
+    assert values["mean_length"] == pytest.approx(95.30, abs=0.01)
+    assert mean_length.interval_low < mean_length.value < mean_length.interval_high
+    # And every run of the version gets a length-baseline Elo with an interval
+    elo = {
+        m.run.model.name: m
+        for m in MetricResult.objects.filter(metric="elo_length").select_related("run__model")
+    }
+    assert set(elo) == {"LLaVA-13B", "PandaGPT-13B", "InstructBLIP-13B"}
+    assert elo["LLaVA-13B"].value > elo["PandaGPT-13B"].value > elo["InstructBLIP-13B"].value
+    assert all(m.interval_low <= m.value <= m.interval_high for m in elo.values())
+    assert elo["LLaVA-13B"].details["seed"] == visit_version.pk
+
+
+def test_model_csv_rows_not_in_the_version_are_refused(visit_version):
+    content = _read("llava13b_output.csv").replace(
+        "What should a person visiting this location wear on their head?",
+        "What should a visitor wear?",
+        1,
+    )
+    rows = importers.parse_predictions("visit", content, "llava13b_output.csv")
+    with pytest.raises(services.Invalid) as exc:
+        services.run_import(version=visit_version, model_name="LLaVA-13B", rows=rows)
+    assert exc.value.errors[0]["error"].startswith("unknown item id")
+    assert exc.value.errors[0]["line"] > 1
+    assert Prediction.objects.count() == 0
