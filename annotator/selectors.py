@@ -90,7 +90,10 @@ def queue_progress(queue_ids: list[int]) -> dict[int, dict]:
         out[row.pop("queue_id")].update(row)
     leased = (
         Assignment.objects.filter(
-            queue_id__in=queue_ids, state=Assignment.State.LEASED, expires_at__gt=now
+            queue_id__in=queue_ids,
+            state=Assignment.State.LEASED,
+            expires_at__gt=now,
+            is_gold=False,  # gold leases are not tasks of the progress bar
         )
         .values("queue_id")
         .annotate(n=Count("id"))

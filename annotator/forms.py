@@ -1,0 +1,327 @@
+"""Forms for the curator pages: they check the shape of input; services check the meaning."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from django import forms
+from django.contrib.auth import get_user_model, password_validation
+from django.utils.translation import gettext_lazy as _
+
+from . import kinds, outcomes, roles
+from .models import Project, TaskQueue
+
+# A sensible starting config for each kind, shown when a curator picks the kind.
+DEFAULT_CONFIGS: dict[str, dict] = {
+    "pair_verify": {},
+    "vqa_choice": {},
+    "skill_tags": {
+        "taxonomy": [
+            {
+                "group": "Attribute",
+                "tags": [
+                    {"id": "color", "label": "Color", "key": "c"},
+                    {"id": "size", "label": "Size", "key": "b"},
+                    {"id": "material", "label": "Material", "key": "m"},
+                ],
+            },
+            {
+                "group": "Relation",
+                "tags": [
+                    {"id": "spatial", "label": "Spatial relation", "key": "p"},
+                    {"id": "comparison", "label": "Comparison", "key": "o"},
+                ],
+            },
+            {
+                "group": "Reasoning",
+                "tags": [
+                    {"id": "counting", "label": "Counting", "key": "n"},
+                    {"id": "text", "label": "Reading text (OCR)", "key": "t"},
+                    {"id": "world", "label": "World knowledge", "key": "w"},
+                ],
+            },
+        ],
+        "min_tags": 1,
+        "max_tags": 8,
+    },
+    "forced_choice": {},
+    "review": {
+        "criteria": [
+            "The image shows what the text describes",
+            "The answer is correct and unambiguous",
+            "No harmful or private content",
+        ],
+        "reason_codes": [
+            {"code": "caption", "label": "Problem in the caption"},
+            {"code": "response", "label": "Problem in the response"},
+            {"code": "image", "label": "Problem with the image"},
+        ],
+    },
+    "write_text": {"min_length": 10, "max_length": 2000, "allow_image": False},
+}
+
+# One example line per kind for the upload page (the payload, and the same with a gold answer).
+EXAMPLE_PAYLOADS: dict[str, dict] = {
+    "pair_verify": {
+        "images": [
+            {"url": "https://example.org/a.jpg", "caption": "A dog left of a red ball"},
+            {"url": "https://example.org/b.jpg", "caption": "A red ball left of a dog"},
+        ]
+    },
+    "vqa_choice": {
+        "image": {"url": "https://example.org/a.jpg"},
+        "question": "Is the ball left of the dog?",
+        "choices": ["Yes", "No"],
+    },
+    "skill_tags": {
+        "images": [{"url": "https://example.org/a.jpg"}],
+        "questions": ["How many red balls are there?"],
+    },
+    "forced_choice": {
+        "images": [{"url": "https://example.org/a.jpg"}],
+        "instruction": "Describe what is unusual in this picture.",
+        "candidates": [{"id": "m1", "text": "A cat in a bathtub."}, {"id": "m2", "text": "A dog."}],
+    },
+    "review": {
+        "title": "Counterfactual caption",
+        "images": [{"url": "https://example.org/a.jpg"}],
+        "text": "The sky in this photo is green.",
+    },
+    "write_text": {
+        "prompt": "Write an instruction a person might ask about this image.",
+        "images": [{"url": "https://example.org/a.jpg"}],
+        "draft": "What colour is the car?",
+    },
+}
+EXAMPLE_GOLD: dict[str, dict] = {
+    "pair_verify": {"decision": "keep"},
+    "vqa_choice": {"answer": "No"},
+    "skill_tags": {"tags": ["counting", "color"]},
+    "forced_choice": {"winner": "m1"},
+    "review": {"verdict": "reject", "reason": "caption"},
+    "write_text": {"text": "What is the person in the red coat holding?"},
+}
+
+
+def example_lines(kind: str) -> list[str]:
+    payload = EXAMPLE_PAYLOADS.get(kind, {})
+    lines = [json.dumps(payload, ensure_ascii=False)]
+    if kind in EXAMPLE_GOLD:
+        gold_row = {"id": "item-42", "payload": payload, "gold": EXAMPLE_GOLD[kind]}
+        lines.append(json.dumps(gold_row, ensure_ascii=False))
+    return lines
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not allowed")
+
+
+class ProjectForm(forms.Form):
+    name = forms.CharField(label=_("Name"), max_length=200)
+    slug = forms.SlugField(
+        label=_("Short name"), max_length=80, help_text=_("Letters, digits and dashes; unique.")
+    )
+    description = forms.CharField(
+        label=_("Description"), required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
+
+    def clean_slug(self) -> str:
+        slug = self.cleaned_data["slug"]
+        if Project.objects.filter(slug=slug).exists():
+            raise forms.ValidationError(_("A project with this short name exists already."))
+        return slug
+
+
+class QueueForm(forms.Form):
+    """Every setting of a queue. ``kind`` is fixed once the queue exists."""
+
+    kind = forms.ChoiceField(label=_("Task kind"))
+    title = forms.CharField(label=_("Title"), max_length=200)
+    instructions = forms.CharField(
+        label=_("Instructions"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text=_("Markdown; shown to annotators in the help drawer."),
+    )
+    config = forms.CharField(
+        label=_("Configuration (JSON)"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 10, "class": "mono", "spellcheck": "false"}),
+        help_text=_("Checked against the kind's schema. Leave empty for the kind's default."),
+    )
+    redundancy = forms.IntegerField(
+        label=_("Redundancy N"), min_value=1, max_value=50, initial=3,
+        help_text=_("Answers per task before it is decided."),
+    )  # fmt: skip
+    rule = forms.ChoiceField(
+        label=_("Aggregation rule"), choices=TaskQueue.Rule.choices, initial="majority"
+    )
+    max_redundancy = forms.IntegerField(
+        label=_("Escalate up to"), min_value=1, max_value=100, initial=5,
+        help_text=_("Extra answers are asked for, up to this many, when there is no decision."),
+    )  # fmt: skip
+    lease_minutes = forms.IntegerField(
+        label=_("Lease time (minutes)"), min_value=1, max_value=24 * 60, initial=10,
+        help_text=_("A task comes back to the pool if its page is closed this long."),
+    )  # fmt: skip
+    priority = forms.IntegerField(label=_("Priority"), initial=0)
+    gold_rate = forms.FloatField(
+        label=_("Gold rate"), min_value=0, max_value=1, initial=0.0,
+        help_text=_("Share of served items that are gold checks (0–1)."),
+    )  # fmt: skip
+    qualification_count = forms.IntegerField(
+        label=_("Qualification items K"), min_value=0, max_value=100, initial=0,
+        help_text=_("Gold items every annotator answers first; 0 means no qualification."),
+    )  # fmt: skip
+    qualification_min_accuracy = forms.FloatField(
+        label=_("Qualification accuracy"), min_value=0, max_value=1, initial=0.8
+    )
+    gold_pause_below = forms.FloatField(
+        label=_("Pause below gold accuracy"), min_value=0, max_value=1, required=False,
+        help_text=_("Empty: never pause automatically."),
+    )  # fmt: skip
+    gold_pause_min_answers = forms.IntegerField(
+        label=_("…after at least this many gold answers"), min_value=1, initial=5
+    )
+    outcome_handler = forms.ChoiceField(label=_("Outcome handler"), required=False)
+
+    def __init__(self, *args, queue: TaskQueue | None = None, **kwargs):
+        if queue is not None and "initial" not in kwargs:
+            kwargs["initial"] = self.initial_for(queue)
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = kinds.kind_choices()
+        self.fields["outcome_handler"].choices = outcomes.handler_choices()
+        if queue is not None:
+            self.fields["kind"].disabled = True
+            self.fields["kind"].help_text = _("The kind is fixed once a queue exists.")
+        elif not self.is_bound and "config" not in self.initial:
+            kind = self.initial.get("kind") or kinds.kind_choices()[0][0]
+            self.initial["config"] = json.dumps(DEFAULT_CONFIGS.get(kind, {}), indent=2)
+
+    @staticmethod
+    def initial_for(queue: TaskQueue) -> dict:
+        return {
+            "kind": queue.kind,
+            "title": queue.title,
+            "instructions": queue.instructions,
+            "config": json.dumps(queue.config, indent=2, ensure_ascii=False),
+            "redundancy": queue.redundancy,
+            "rule": queue.rule,
+            "max_redundancy": queue.max_redundancy,
+            "lease_minutes": max(1, round(queue.lease_ttl.total_seconds() / 60)),
+            "priority": queue.priority,
+            "gold_rate": queue.gold_rate,
+            "qualification_count": queue.qualification_count,
+            "qualification_min_accuracy": queue.qualification_min_accuracy,
+            "gold_pause_below": queue.gold_pause_below,
+            "gold_pause_min_answers": queue.gold_pause_min_answers,
+            "outcome_handler": queue.outcome_handler,
+        }
+
+    def clean_config(self) -> dict:
+        raw = (self.cleaned_data.get("config") or "").strip()
+        if not raw:
+            if self.fields["kind"].disabled:
+                return {}
+            return DEFAULT_CONFIGS.get(self.data.get("kind", ""), {})
+        try:
+            # NaN and Infinity are not JSON and PostgreSQL's jsonb refuses them.
+            value = json.loads(raw, parse_constant=_reject_constant)
+        except ValueError as exc:
+            if not isinstance(exc, json.JSONDecodeError):
+                raise forms.ValidationError(_("Not valid JSON: %(msg)s.") % {"msg": exc}) from exc
+            raise forms.ValidationError(
+                _("Not valid JSON: %(msg)s (line %(line)d, column %(col)d).")
+                % {"msg": exc.msg, "line": exc.lineno, "col": exc.colno}
+            ) from exc
+        if not isinstance(value, dict):
+            raise forms.ValidationError(_("The configuration must be a JSON object {…}."))
+        return value
+
+    def clean(self):
+        data = super().clean()
+        red, top = data.get("redundancy"), data.get("max_redundancy")
+        if red and top and top < red:
+            self.add_error(
+                "max_redundancy", _("The escalation maximum must be at least the redundancy.")
+            )
+        return data
+
+    def service_fields(self) -> dict:
+        """The cleaned data as keyword arguments for services.queue_create / queue_update."""
+        d = dict(self.cleaned_data)
+        d.pop("kind", None)
+        d["lease_ttl"] = timedelta(minutes=d.pop("lease_minutes"))
+        d["outcome_handler"] = d.get("outcome_handler") or ""
+        return d
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(label=_("JSONL file"), required=False)
+    text = forms.CharField(
+        label=_("…or paste lines"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 8, "class": "mono", "spellcheck": "false"}),
+    )
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("file") and not (data.get("text") or "").strip():
+            raise forms.ValidationError(_("Choose a JSONL file or paste some lines."))
+        return data
+
+    def content(self) -> bytes:
+        upload = self.cleaned_data.get("file")
+        if upload:
+            return upload.read()
+        return self.cleaned_data["text"].encode("utf-8")
+
+
+class InviteForm(forms.Form):
+    role = forms.ChoiceField(label=_("Role"))
+    project = forms.ModelChoiceField(
+        label=_("Project"),
+        queryset=Project.objects.none(),
+        required=False,
+        empty_label=_("(no project)"),
+        help_text=_("The new account becomes a member of this project."),
+    )
+    days = forms.IntegerField(label=_("Valid for (days)"), min_value=1, max_value=90, initial=7)
+
+    def __init__(self, *args, user, projects, **kwargs):
+        super().__init__(*args, **kwargs)
+        choices = [
+            (r, roles.ROLE_LABELS[r]) for r in (roles.CROWDWORKER, roles.CURATOR, roles.RESEARCHER)
+        ]
+        if roles.has_role(user, [roles.ADMIN]):
+            choices.append((roles.ADMIN, roles.ROLE_LABELS[roles.ADMIN]))
+        self.fields["role"].choices = choices
+        self.fields["project"].queryset = projects
+
+
+class InviteAcceptForm(forms.Form):
+    username = forms.CharField(label=_("User name"), max_length=150)
+    password1 = forms.CharField(label=_("Password"), widget=forms.PasswordInput, strip=False)
+    password2 = forms.CharField(label=_("Password again"), widget=forms.PasswordInput, strip=False)
+
+    def clean_username(self) -> str:
+        username = self.cleaned_data["username"].strip()
+        field = get_user_model()._meta.get_field("username")
+        for validator in field.validators:
+            validator(username)
+        if get_user_model().objects.filter(username__iexact=username).exists():
+            raise forms.ValidationError(_("That user name is taken."))
+        return username
+
+    def clean(self):
+        data = super().clean()
+        p1, p2 = data.get("password1"), data.get("password2")
+        if p1 and p2 and p1 != p2:
+            self.add_error("password2", _("The two passwords differ."))
+        elif p1:
+            try:
+                password_validation.validate_password(p1)
+            except forms.ValidationError as exc:
+                self.add_error("password1", exc)
+        return data
