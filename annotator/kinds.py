@@ -12,6 +12,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext_noop
 from jsonschema import Draft202012Validator
 
 from .aggregation import Decision, decide, decide_multilabel
@@ -137,7 +138,10 @@ def kind_choices() -> list[tuple[str, str]]:
 # --- pair_verify: NaturalBench Sec. 3 step 1 ---------------------------------------------------
 class PairVerify(Kind):
     def keys(self, config, payload=None):
-        return [Key("y", "Yes, one caption fits both: discard"), Key("n", "No: keep the pair")]
+        return [
+            Key("y", gettext_noop("Yes, one caption fits both: discard")),
+            Key("n", gettext_noop("No: keep the pair")),
+        ]
 
     def response_schema(self, config, payload):
         return {
@@ -154,8 +158,10 @@ class PairVerify(Kind):
 register(
     PairVerify(
         name="pair_verify",
-        label="Pair verification",
-        description="Two images with two captions: could one caption describe both images?",
+        label=gettext_noop("Pair verification"),
+        description=gettext_noop(
+            "Two images with two captions: could one caption describe both images?"
+        ),
         payload_schema={
             "type": "object",
             "required": ["images"],
@@ -200,8 +206,8 @@ class VqaChoice(Kind):
 register(
     VqaChoice(
         name="vqa_choice",
-        label="Visual question (choice)",
-        description="One image, a question, candidate answers and “Unanswerable”.",
+        label=gettext_noop("Visual question (choice)"),
+        description=gettext_noop("One image, a question, candidate answers and “Unanswerable”."),
         payload_schema={
             "type": "object",
             "required": ["image", "question", "choices"],
@@ -230,7 +236,7 @@ class SkillTags(Kind):
 
     def keys(self, config, payload=None):
         keys = [Key(t["key"], t["label"]) for t in self.tags(config) if t.get("key")]
-        return [*keys, Key("/", "Filter tags")]
+        return [*keys, Key("/", gettext_noop("Filter tags"))]
 
     def validate_config(self, config):
         super().validate_config(config)
@@ -271,8 +277,10 @@ class SkillTags(Kind):
 register(
     SkillTags(
         name="skill_tags",
-        label="Skill tags",
-        description="Image(s) and question(s): choose 1–8 skill tags from the queue's taxonomy.",
+        label=gettext_noop("Skill tags"),
+        description=gettext_noop(
+            "Image(s) and question(s): choose 1–8 skill tags from the queue's taxonomy."
+        ),
         payload_schema={
             "type": "object",
             "required": ["images", "questions"],
@@ -320,7 +328,10 @@ register(
 # --- forced_choice: VisIT-Bench Sec. 4.2 ---------------------------------------------------------
 class ForcedChoice(Kind):
     def keys(self, config, payload=None):
-        return [Key("a", "Left response is better"), Key("b", "Right response is better")]
+        return [
+            Key("a", gettext_noop("Left response is better")),
+            Key("b", gettext_noop("Right response is better")),
+        ]
 
     def response_schema(self, config, payload):
         return {
@@ -356,8 +367,8 @@ class ForcedChoice(Kind):
 register(
     ForcedChoice(
         name="forced_choice",
-        label="Forced choice A/B",
-        description="A context and two responses; pick the better one (no tie).",
+        label=gettext_noop("Forced choice A/B"),
+        description=gettext_noop("A context and two responses; pick the better one (no tie)."),
         payload_schema={
             "type": "object",
             "required": ["instruction", "candidates"],
@@ -385,7 +396,7 @@ register(
 # --- review: VLind-Bench App. A, VisIT-Bench reference checks, VHExpansion negations -------------
 class Review(Kind):
     def keys(self, config, payload=None):
-        keys = [Key("a", "Accept"), Key("r", "Reject")]
+        keys = [Key("a", gettext_noop("Accept")), Key("r", gettext_noop("Reject"))]
         for i, reason in enumerate(config.get("reason_codes", [])[:9]):
             keys.append(Key(str(i + 1), reason["label"]))
         return keys
@@ -436,8 +447,10 @@ class Review(Kind):
 register(
     Review(
         name="review",
-        label="Review (accept / reject)",
-        description="Accept or reject an item against a checklist, with an optional reason.",
+        label=gettext_noop("Review (accept / reject)"),
+        description=gettext_noop(
+            "Accept or reject an item against a checklist, with an optional reason."
+        ),
         payload_schema={
             "type": "object",
             "required": ["title"],
@@ -471,7 +484,7 @@ register(
 # --- write_text: VisIT-Bench instructions and instruction-conditioned captions -------------------
 class WriteText(Kind):
     def keys(self, config, payload=None):
-        return [Key("e", "Edit the text"), Key("Ctrl+Enter", "Submit")]
+        return [Key("e", gettext_noop("Edit the text")), Key("Ctrl+Enter", gettext_noop("Submit"))]
 
     def response_schema(self, config, payload):
         return {
@@ -517,8 +530,10 @@ class WriteText(Kind):
 register(
     WriteText(
         name="write_text",
-        label="Write text",
-        description="Free text within length bounds, optionally editing an LLM draft.",
+        label=gettext_noop("Write text"),
+        description=gettext_noop(
+            "Free text within length bounds, optionally editing an LLM draft."
+        ),
         payload_schema={
             "type": "object",
             "required": ["prompt"],
