@@ -14,8 +14,9 @@ import markdown
 import nh3
 from django.contrib import messages
 from django.contrib.auth import login
+from django.core.cache import cache
 from django.core.paginator import Paginator
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, Max, Prefetch, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
@@ -24,13 +25,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
-from .. import forms, kinds, roles, selectors, services
+from .. import forms, kinds, quality, roles, selectors, services
 from ..models import Annotation, Enrollment, Invitation, Job, Task, TaskQueue
-
-try:  # the quality module is built in parallel; the pages work without it
-    from .. import quality
-except ImportError:  # pragma: no cover - only while quality.py does not exist
-    quality = None
 
 log = logging.getLogger(__name__)
 
@@ -81,53 +77,20 @@ def _segments(p: dict) -> list[dict]:
     ]
 
 
-def _queue_quality(queue: TaskQueue) -> dict | None:
-    if quality is None:
-        return None
-    return quality.queue_quality(queue)
+def _queue_quality(queue: TaskQueue) -> dict:
+    """Quality numbers, cached until the queue gets a new annotation or enrollment change.
 
-
-def _fallback_annotators(queue: TaskQueue) -> list[dict]:
-    """Per-annotator rows from enrollments and counts, when the quality module is missing."""
-    counts = {
-        row["annotator_id"]: row
-        for row in Annotation.objects.filter(queue=queue)
-        .values("annotator_id", "annotator__username")
-        .annotate(n=Count("id", filter=Q(is_gold=False)))
-    }
-    rows = []
-    for e in Enrollment.objects.filter(queue=queue).select_related("annotator"):
-        c = counts.pop(e.annotator_id, {})
-        rows.append(
-            {
-                "annotator_id": e.annotator_id,
-                "username": e.annotator.username,
-                "n": c.get("n", 0),
-                "gold_answered": e.gold_answered,
-                "gold_accuracy": e.gold_accuracy,
-                "agreement_with_outcome": None,
-                "median_seconds": None,
-                "tasks_per_hour": None,
-                "enrollment_state": e.state,
-                "enrollment_id": e.pk,
-            }
-        )
-    for c in counts.values():
-        rows.append(
-            {
-                "annotator_id": c["annotator_id"],
-                "username": c["annotator__username"],
-                "n": c["n"],
-                "gold_answered": 0,
-                "gold_accuracy": None,
-                "agreement_with_outcome": None,
-                "median_seconds": None,
-                "tasks_per_hour": None,
-                "enrollment_state": None,
-                "enrollment_id": None,
-            }
-        )
-    return sorted(rows, key=lambda r: (-r["n"], r["username"]))
+    They read every annotation of the queue (seconds on 100k); the key changes with the newest
+    annotation and enrollment so a cached value is never stale.
+    """
+    latest = Annotation.objects.filter(queue=queue).aggregate(n=Count("id"), last=Max("id"))
+    enrolled = Enrollment.objects.filter(queue=queue).aggregate(last=Max("updated_at"))
+    changed = enrolled["last"].timestamp() if enrolled["last"] else 0
+    key = (
+        f"queue-quality:{queue.pk}:{queue.created_at.timestamp()}:"
+        f"{latest['n']}:{latest['last']}:{changed}"
+    )
+    return cache.get_or_set(key, lambda: quality.queue_quality(queue), timeout=3600)
 
 
 def _agreement_histogram(queue: TaskQueue) -> list[dict]:
@@ -294,9 +257,7 @@ def queue_detail(request: HttpRequest, queue_id: int) -> HttpResponse:
     queue = selectors.get_or_404(selectors.queues_for(request.user), pk=queue_id)
     progress = selectors.queue_progress([queue.pk])[queue.pk]
     stats = _queue_quality(queue)
-    annotators = (stats or {}).get("per_annotator") or (
-        _fallback_annotators(queue) if stats is None else []
-    )
+    annotators = stats["per_annotator"]
     top_n = max((a["n"] for a in annotators), default=0) or 1
     for a in annotators:
         a["n_pct"] = round(100 * a["n"] / top_n)
