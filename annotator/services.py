@@ -17,7 +17,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -169,6 +169,22 @@ class TaskRow:
     line: int = 0
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
+
+
+def _strict_json_loads(text: str) -> Any:
+    """json.loads without NaN/Infinity, which PostgreSQL's jsonb cannot store."""
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+
+
 def parse_task_rows(data: bytes | str | list) -> list[TaskRow]:
     """Parse a JSONL upload (or a decoded JSON list) into rows; errors carry line numbers.
 
@@ -189,9 +205,11 @@ def parse_task_rows(data: bytes | str | list) -> list[TaskRow]:
             if not line.strip():
                 continue
             try:
-                items.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                errors.append({"line": number, "error": f"not valid JSON: {exc.msg}"})
+                items.append((number, _strict_json_loads(line)))
+            except (ValueError, RecursionError) as exc:
+                # ValueError covers JSONDecodeError, NaN/Infinity and over-long integers.
+                message = getattr(exc, "msg", None) or str(exc)
+                errors.append({"line": number, "error": f"not valid JSON: {message}"})
     for number, item in items:
         if not isinstance(item, dict):
             errors.append({"line": number, "error": "each line must be a JSON object"})
@@ -284,11 +302,21 @@ def _not_answered_by(annotator) -> Exists:
     )
 
 
-def _lease(task: Task, queue: TaskQueue, annotator, now, *, gold: bool) -> Assignment:
+def _expired_lease_of(annotator) -> Exists:
+    return Exists(
+        Assignment.objects.filter(
+            task=OuterRef("pk"), annotator=annotator, state=Assignment.State.EXPIRED
+        )
+    )
+
+
+def _lease(
+    task: Task, queue: TaskQueue, annotator, now, *, gold: bool, revive: bool = True
+) -> Assignment:
     kind = get_kind(queue.kind)
     presentation = kind.presentation(task.payload, random.Random())
     expires = now + queue.lease_ttl
-    revived = Assignment.objects.filter(
+    revived = revive and Assignment.objects.filter(
         task=task, annotator=annotator, state=Assignment.State.EXPIRED
     ).update(
         state=Assignment.State.LEASED,
@@ -314,25 +342,52 @@ def _lease(task: Task, queue: TaskQueue, annotator, now, *, gold: bool) -> Assig
     return assignment
 
 
-def _claim_regular(queue: TaskQueue, annotator, now) -> Assignment | None:
-    with transaction.atomic():
-        task = (
+def _free_slots(queue: TaskQueue, annotator):
+    """Open regular tasks with a free slot this person may take (no lock; a plain read)."""
+    return (
+        Task.objects.filter(
+            queue=queue, state=Task.State.OPEN, is_gold=False, active_count__lt=F("required")
+        )
+        .exclude(_not_answered_by(annotator))
+        .order_by()
+    )
+
+
+# The claim query's SQL is compiled once per database vendor with stand-in ids, then reused:
+# building and compiling this queryset costs several ms of CPU per claim, running it ~0.3 ms.
+_CLAIM_QUEUE, _CLAIM_ANNOTATOR = -7_000_001, -7_000_002
+_CLAIM_SQL: dict[str, tuple[str, tuple]] = {}
+
+
+def _claim_query(queue: TaskQueue, annotator) -> tuple[str, list]:
+    """The fullest open slot this person may take, locked with SKIP LOCKED (in a transaction)."""
+    if connection.vendor not in _CLAIM_SQL:
+        query = (
             Task.objects.select_for_update(skip_locked=True)
             .filter(
-                queue=queue,
+                queue_id=_CLAIM_QUEUE,
                 state=Task.State.OPEN,
                 is_gold=False,
                 active_count__lt=F("required"),
             )
-            .exclude(_not_answered_by(annotator))
-            .order_by(F("required") - F("active_count"), "id")
-            .first()
-        )
+            .exclude(_not_answered_by(_CLAIM_ANNOTATOR))
+            .annotate(expired_mine=_expired_lease_of(_CLAIM_ANNOTATOR))
+            .order_by(F("required") - F("active_count"), "id")[:1]
+        ).query
+        _CLAIM_SQL[connection.vendor] = query.get_compiler(connection=connection).as_sql()
+    sql, params = _CLAIM_SQL[connection.vendor]
+    ids = {_CLAIM_QUEUE: queue.pk, _CLAIM_ANNOTATOR: annotator.pk}
+    return sql, [ids.get(p, p) if type(p) is int else p for p in params]
+
+
+def _claim_regular(queue: TaskQueue, annotator, now) -> Assignment | None:
+    with transaction.atomic():
+        task = next(iter(Task.objects.raw(*_claim_query(queue, annotator))), None)
         if task is None:
             return None
         Task.objects.filter(pk=task.pk).update(active_count=F("active_count") + 1)
         task.active_count += 1
-        return _lease(task, queue, annotator, now, gold=False)
+        return _lease(task, queue, annotator, now, gold=False, revive=task.expired_mine)
 
 
 def _claim_gold(queue: TaskQueue, annotator, now) -> Assignment | None:
@@ -403,7 +458,6 @@ def assignment_claim(*, queue: TaskQueue, annotator, now=None) -> ClaimResult:
     enrollment = _enrollment(queue, annotator)
     if enrollment.state in (Enrollment.State.FAILED, Enrollment.State.PAUSED):
         return ClaimResult(None, enrollment.reason or _("You are paused in this queue."))
-    leases_expire(queue=queue, now=now)
     if enrollment.state == Enrollment.State.QUALIFYING:
         if enrollment.gold_answered < queue.qualification_count:
             assignment = _claim_gold(queue, annotator, now)
@@ -420,6 +474,20 @@ def assignment_claim(*, queue: TaskQueue, annotator, now=None) -> ClaimResult:
         if assignment is not None:
             return ClaimResult(assignment)
     assignment = _claim_regular(queue, annotator, now)
+    if assignment is None and leases_expire(queue=queue, now=now):
+        # Expired leases are returned here, lazily, only when they stand between this person
+        # and work (the beat job returns the rest): the hot path skips the scan.
+        assignment = _claim_regular(queue, annotator, now)
+    if assignment is None and _free_slots(queue, annotator).exists():
+        # SKIP LOCKED passed over free slots that other claims or submits held for an
+        # instant. There is work, so never answer "no more tasks": try again, or say when.
+        assignment = _claim_regular(queue, annotator, now)
+        if assignment is None:
+            return ClaimResult(
+                None,
+                _("Tasks are being handed out right now; checking again shortly."),
+                retry_after=1,
+            )
     if assignment is not None:
         return ClaimResult(assignment)
     waiting, retry_after = _held_by_others(queue, annotator, now)
@@ -460,7 +528,14 @@ def leases_expire(*, queue: TaskQueue | None = None, now=None, limit: int = 1000
 
 def _held_assignment(*, task_id: int, annotator, now) -> Assignment:
     """Lock the task, then this person's assignment on it (task first, as everywhere)."""
-    task = Task.objects.select_for_update().filter(pk=task_id).select_related("queue").first()
+    # of=("self",): lock the task row only. A plain FOR UPDATE with select_related would also
+    # lock the queue row and serialise every submit of the queue behind one lock.
+    task = (
+        Task.objects.select_for_update(of=("self",))
+        .filter(pk=task_id)
+        .select_related("queue")
+        .first()
+    )
     assignment = (
         Assignment.objects.select_for_update().filter(task_id=task_id, annotator=annotator).first()
         if task
@@ -658,8 +733,10 @@ def annotation_submit(
                 task.done_count += 1
                 if task.done_count >= task.required and task.state == Task.State.OPEN:
                     task_decide(task=task, now=now)
-    queue.refresh_from_db(fields=["status"])
-    return SubmitResult(annotation, created, assignment_claim(queue=queue, annotator=annotator))
+        # The next task is claimed in the same transaction: one commit (one WAL flush) per
+        # submit. ``queue`` was read with the task in this transaction: its status is current.
+        following = assignment_claim(queue=queue, annotator=annotator, now=now)
+    return SubmitResult(annotation, created, following)
 
 
 def enrollment_resume(*, enrollment: Enrollment) -> Enrollment:
@@ -721,6 +798,9 @@ def job_enqueue(
     def send() -> None:
         from celery import current_app
 
+        # Web processes never run the worker's start-up autodiscovery; import every app's
+        # jobs.py (idempotent) so the job name is registered before it is looked up.
+        current_app.loader.import_default_modules()
         current_app.tasks[kind].apply_async(args=[job.pk])
 
     transaction.on_commit(send)

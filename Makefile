@@ -1,0 +1,71 @@
+# The two README commands, plus a few helpers.
+#   make run    venv, install, migrate, demo data, dev server with eager jobs (http://127.0.0.1:8000/)
+#   make test   the whole test suite (slow, browser and Celery tests included)
+#
+# `make test` uses $DATABASE_URL when set; otherwise PostgreSQL on 127.0.0.1:5432 when it
+# answers (PG_URL), else the SQLite fallback (PostgreSQL-only tests then skip with a reason).
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PG_URL ?= postgres://postgres@127.0.0.1:5432/blindspot
+PYTEST_ARGS ?=
+DEMO_ENV := DEBUG=1 CELERY_TASK_ALWAYS_EAGER=1
+
+.PHONY: help venv run test lint bench ci clean
+
+help:
+	@echo "make run    - venv, install, migrate, demo data, server on http://$(HOST):$(PORT)/"
+	@echo "make test   - the test suite (PYTEST_ARGS='-k claim' to narrow it)"
+	@echo "make lint   - ruff check, ruff format --check, makemigrations --check"
+	@echo "make bench  - claim latency benchmark on PostgreSQL (BENCH_ARGS=--quick)"
+	@echo "make ci     - what CI runs (.ci/run)"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall only when the dependencies change.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	@touch $@
+
+venv: $(VENV)/.installed
+
+run: venv
+	$(DEMO_ENV) $(BIN)/python manage.py migrate --noinput
+	$(DEMO_ENV) $(BIN)/python manage.py demo
+	$(DEMO_ENV) $(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+test: venv
+	@url="$${DATABASE_URL:-}"; \
+	if [ -z "$$url" ] && $(BIN)/python -c \
+	    "import socket; socket.create_connection(('127.0.0.1', 5432), 1)" 2>/dev/null; then \
+	  url="$(PG_URL)"; \
+	fi; \
+	if [ -n "$$url" ]; then export DATABASE_URL="$$url"; echo "make test: $$url"; \
+	else echo "make test: no PostgreSQL on 127.0.0.1:5432, using SQLite"; fi; \
+	rc=0; DEBUG=1 $(BIN)/python -m pytest $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then \
+	  echo "make test: pytest collected no tests (exit 5)"; \
+	  if [ -n "$${CI:-}" ] && [ "$${CI}" != "false" ]; then exit 1; fi; \
+	  rc=0; \
+	fi; \
+	exit $$rc
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	DEBUG=1 $(BIN)/python manage.py makemigrations --check --dry-run
+
+bench: venv
+	$(BIN)/python benchmarks/claim_latency.py $(BENCH_ARGS)
+
+ci:
+	CI=true bash .ci/run
+
+clean:
+	rm -rf $(VENV)
