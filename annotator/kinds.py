@@ -90,7 +90,7 @@ class Kind:
         return dict(response)
 
     # --- per assignment --------------------------------------------------------------------
-    def presentation(self, payload: dict, rng: random.Random) -> dict:
+    def presentation(self, rng: random.Random) -> dict:
         """How this assignment shows the task (e.g. left/right order); stored on it."""
         return {}
 
@@ -340,7 +340,7 @@ class ForcedChoice(Kind):
             "properties": {"choice": {"enum": ["left", "right"]}},
         }
 
-    def presentation(self, payload, rng):
+    def presentation(self, rng):
         # Left/right randomised per assignment and recorded, so position bias can be measured.
         return {"swapped": rng.random() < 0.5}
 
