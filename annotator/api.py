@@ -379,7 +379,7 @@ class NextApi(ApiView):
 
     @extend_schema(request=None, responses={200: ClaimOut, **ERRORS})
     def post(self, request, queue_id: int):
-        queue = self.queue(queue_id)
+        queue = selectors.work_queue_or_404(request.user, queue_id)
         return Response(_claim_data(services.assignment_claim(queue=queue, annotator=request.user)))
 
 

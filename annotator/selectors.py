@@ -47,6 +47,25 @@ def get_or_404(qs: QuerySet, **lookup):
     return obj
 
 
+def work_queue_or_404(user, queue_id: int) -> TaskQueue:
+    """``queues_for(user)`` narrowed to one queue, on the annotators' hot path (``next``).
+
+    The same reach in one hand-written query for people with no staff role: the open or paused
+    queues of their projects.
+    """
+    if roles.has_role(user, [roles.CURATOR, roles.RESEARCHER]):
+        return get_or_404(queues_for(user), pk=queue_id)
+    sql = (
+        "SELECT q.* FROM annotator_taskqueue q"
+        " JOIN annotator_project_members m ON m.project_id = q.project_id"
+        " WHERE q.id = %s AND m.user_id = %s AND q.status <> %s"
+    )
+    queue = next(iter(TaskQueue.objects.raw(sql, [queue_id, user.pk, "closed"])), None)
+    if queue is None:
+        raise Http404
+    return queue
+
+
 def tasks_for(user) -> QuerySet[Task]:
     """Curators and researchers see every task of their queues (gold answers included)."""
     if not roles.has_role(user, [roles.CURATOR, roles.RESEARCHER]):

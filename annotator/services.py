@@ -544,7 +544,12 @@ def assignment_claim(*, queue: TaskQueue, annotator, now=None) -> ClaimResult:
         return ClaimResult(None, _("This queue is %(s)s.") % {"s": queue.get_status_display()})
     live_id, standing = _standing(queue, annotator, now)
     if live_id is not None:
-        live = Assignment.objects.select_related("task").get(pk=live_id)
+        live = _first_raw(
+            Assignment, "SELECT * FROM annotator_assignment WHERE id = %s", [live_id], lock=False
+        )
+        live.task = _first_raw(
+            Task, "SELECT * FROM annotator_task WHERE id = %s", [live.task_id], lock=False
+        )
         live.queue = queue
         return ClaimResult(live)
     if standing == Enrollment.State.ACTIVE:
