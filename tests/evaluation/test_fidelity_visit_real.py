@@ -1,19 +1,18 @@
 """The real VisIT-Bench CSVs import through the importer; the 529-instance filter holds."""
 
-from pathlib import Path
-
 import pytest
 
 from evaluation import importers, services
 from evaluation.models import BenchmarkItem, MetricResult, Prediction
+from tests.paths import VISIT_BENCH, needs
 
-FIXTURES = Path("/work/shared/fixtures/visit-bench")
+FIXTURES = VISIT_BENCH
 MODELS = {
     "llava13b_output.csv": ("LLaVA-13B", 577),
     "PandaGPT_13b_out.csv": ("PandaGPT-13B", 578),
     "instruct_blip_13b_out.csv": ("InstructBLIP-13B", 578),
 }
-pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="VisIT-Bench fixtures missing")
+pytestmark = needs(FIXTURES)
 
 
 def _read(name: str) -> str:

@@ -1,15 +1,15 @@
 """VisIT-Bench judging, Elo, Bradley-Terry, win-rate and agreement (visit-bench.txt Sec. 4)."""
 
 import csv
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from evaluation.metrics import visit
 from evaluation.metrics.visit import TIE, Battle, HumanPairVotes
+from tests.paths import VISIT_BENCH, needs
 
-FIXTURES = Path("/work/shared/fixtures/visit-bench")
+FIXTURES = VISIT_BENCH
 
 
 @pytest.mark.parametrize(
@@ -190,7 +190,7 @@ def _read_rows(name):
         return list(csv.DictReader(handle))
 
 
-@pytest.mark.skipif(not FIXTURES.exists(), reason="shared VisIT-Bench fixtures not present")
+@needs(FIXTURES)
 def test_length_baseline_battles_on_real_outputs():
     # Given real InstructBLIP and PandaGPT outputs on the instances kept for leaderboards
     blip_rows = _read_rows("instruct_blip_13b_out.csv")
