@@ -192,18 +192,15 @@ class VersionImportApi(GenericAPIView):
     def post(self, request):
         data = self._validated(request)
         content, filename = _content(data)
-        rows = services.import_validate(
-            target="items", family=data["family"], content=content, filename=filename
+        job, rows = services.version_import_start(
+            family=data["family"],
+            benchmark=data["benchmark"],
+            label=data["label"],
+            publish=data["publish"],
+            content=content,
+            filename=filename,
+            created_by=request.user,
         )
-        params = {
-            "target": "items",
-            "family": data["family"],
-            "benchmark": data["benchmark"],
-            "label": data["label"],
-            "publish": data["publish"],
-            "filename": filename,
-        }
-        job = services.import_enqueue(params=params, content=content, created_by=request.user)
         return Response({"job_id": job.pk, "rows": rows}, status=status.HTTP_202_ACCEPTED)
 
     def _validated(self, request) -> dict:
@@ -222,29 +219,15 @@ class RunImportApi(VersionImportApi):
         version = selectors.version_get(version_id)
         data = self._validated(request)
         content, filename = _content(data)
-        rows = services.import_validate(
-            target="predictions",
-            family=version.benchmark.family,
+        job, rows = services.run_import_start(
+            version=version,
+            model=data["model"],
+            label=data["label"],
+            option=data["option"],
+            seed=data["seed"],
             content=content,
             filename=filename,
-            version=version,
-            option=data["option"],
-        )
-        params = {
-            "target": "predictions",
-            "family": version.benchmark.family,
-            "version_id": version.pk,
-            "model": data["model"],
-            "label": data["label"],
-            "option": data["option"],
-            "seed": data["seed"],
-            "filename": filename,
-        }
-        job = services.import_enqueue(
-            params=params,
-            content=content,
             created_by=request.user,
-            project=version.benchmark.project,
         )
         return Response({"job_id": job.pk, "rows": rows}, status=status.HTTP_202_ACCEPTED)
 

@@ -15,7 +15,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.models import Project
+from annotator.models import Job, Project
 from annotator.services import Conflict, Invalid, NotFound, job_enqueue
 
 from . import compute, importers
@@ -353,6 +353,66 @@ def import_enqueue(*, params: dict, content: str, created_by=None, project=None)
         project=project,
         total=2,
     )
+
+
+def version_import_start(
+    *,
+    family: str,
+    benchmark: str,
+    label: str,
+    publish: bool,
+    content: str,
+    filename: str,
+    created_by=None,
+) -> tuple[Job, int]:
+    """Validate a dataset file now (line-numbered errors), import it as a version in a job."""
+    n = import_validate(target="items", family=family, content=content, filename=filename)
+    params = {
+        "target": "items",
+        "family": family,
+        "benchmark": benchmark,
+        "label": label,
+        "publish": publish,
+        "filename": filename,
+    }
+    return import_enqueue(params=params, content=content, created_by=created_by), n
+
+
+def run_import_start(
+    *,
+    version: BenchmarkVersion,
+    model: str,
+    label: str,
+    option: str,
+    seed: int | None,
+    content: str,
+    filename: str,
+    created_by=None,
+) -> tuple[Job, int]:
+    """Validate predictions against a version now, then import and score them in a job."""
+    family = version.benchmark.family
+    n = import_validate(
+        target="predictions",
+        family=family,
+        content=content,
+        filename=filename,
+        version=version,
+        option=option,
+    )
+    params = {
+        "target": "predictions",
+        "family": family,
+        "version_id": version.pk,
+        "model": model,
+        "label": label,
+        "option": option,
+        "seed": seed or 0,
+        "filename": filename,
+    }
+    job = import_enqueue(
+        params=params, content=content, created_by=created_by, project=version.benchmark.project
+    )
+    return job, n
 
 
 def _content(params: dict) -> str:

@@ -448,18 +448,15 @@ def version_import(request: HttpRequest) -> HttpResponse:
         try:
             content, filename = form.content()
             data = form.cleaned_data
-            n = services.import_validate(
-                target="items", family=data["family"], content=content, filename=filename
+            job, n = services.version_import_start(
+                family=data["family"],
+                benchmark=data["benchmark"],
+                label=data["label"],
+                publish=data["publish"],
+                content=content,
+                filename=filename,
+                created_by=request.user,
             )
-            params = {
-                "target": "items",
-                "family": data["family"],
-                "benchmark": data["benchmark"],
-                "label": data["label"],
-                "publish": data["publish"],
-                "filename": filename,
-            }
-            job = services.import_enqueue(params=params, content=content, created_by=request.user)
             messages.success(
                 request, _("%(n)d items checked; the import job is running.") % {"n": n}
             )
@@ -485,29 +482,15 @@ def run_import(request: HttpRequest, version_id: int) -> HttpResponse:
         try:
             content, filename = form.content()
             data = form.cleaned_data
-            n = services.import_validate(
-                target="predictions",
-                family=version.benchmark.family,
+            job, n = services.run_import_start(
+                version=version,
+                model=data["model"],
+                label=data["label"],
+                option=data["option"],
+                seed=data["seed"],
                 content=content,
                 filename=filename,
-                version=version,
-                option=data["option"],
-            )
-            params = {
-                "target": "predictions",
-                "family": version.benchmark.family,
-                "version_id": version.pk,
-                "model": data["model"],
-                "label": data["label"],
-                "option": data["option"],
-                "seed": data["seed"] or 0,
-                "filename": filename,
-            }
-            job = services.import_enqueue(
-                params=params,
-                content=content,
                 created_by=request.user,
-                project=version.benchmark.project,
             )
             messages.success(
                 request,
