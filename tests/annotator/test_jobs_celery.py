@@ -82,6 +82,10 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
     from blindspot.celery import app
 
     saved = {k: app.conf[k] for k in ("broker_url", "task_always_eager", "task_routes")}
+    # Celery prefers the CELERY_BROKER_URL environment variable (CI exports it) to
+    # ``conf.broker_url``: point both at the test's Redis database while the worker runs.
+    saved_env = os.environ.get("CELERY_BROKER_URL")
+    os.environ["CELERY_BROKER_URL"] = BROKER
     app.conf.update(
         broker_url=BROKER,
         task_always_eager=False,  # other tests switch eager mode on and may leave it on
@@ -136,6 +140,10 @@ def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=10)
         app.conf.update(saved)
+        if saved_env is None:
+            os.environ.pop("CELERY_BROKER_URL", None)
+        else:
+            os.environ["CELERY_BROKER_URL"] = saved_env
         _reset_celery_producer(app)
         broker.delete(QUEUE)
 
