@@ -12,7 +12,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_lazy, gettext_noop
 from jsonschema import Draft202012Validator
 
 from .aggregation import Decision, decide, decide_multilabel
@@ -132,7 +132,8 @@ def get_kind(name: str) -> Kind:
 
 
 def kind_choices() -> list[tuple[str, str]]:
-    return [(k.name, k.label) for k in REGISTRY.values()]
+    """(name, label) pairs; labels are marked with gettext_noop and translated here."""
+    return [(k.name, gettext_lazy(k.label)) for k in REGISTRY.values()]
 
 
 # --- pair_verify: NaturalBench Sec. 3 step 1 ---------------------------------------------------
