@@ -17,6 +17,7 @@ from rest_framework import serializers
 
 from .kinds import REGISTRY
 from .models import Job, Task, TaskQueue
+from .services import QUEUE_FIELDS
 
 SMALLINT_MAX = 32767
 INT_MAX = 2**31 - 1
@@ -127,28 +128,7 @@ class QueueOut(serializers.ModelSerializer):
 
     class Meta:
         model = TaskQueue
-        fields = [
-            "id",
-            "project",
-            "kind",
-            "title",
-            "instructions",
-            "config",
-            "redundancy",
-            "rule",
-            "max_redundancy",
-            "lease_ttl",
-            "priority",
-            "status",
-            "gold_rate",
-            "qualification_count",
-            "qualification_min_accuracy",
-            "gold_pause_below",
-            "gold_pause_min_answers",
-            "outcome_handler",
-            "created_at",
-            "progress",
-        ]
+        fields = ["id", "project", "kind", *QUEUE_FIELDS, "created_at", "progress"]
 
     def get_lease_ttl(self, queue: TaskQueue) -> int | None:
         return _seconds(queue.lease_ttl)
