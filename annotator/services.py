@@ -517,24 +517,10 @@ SELECT
 
 def _standing(queue: TaskQueue, annotator, now) -> tuple[int | None, str | None]:
     """This person's live lease in the queue (if any) and enrollment state, in one round trip."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(_STANDING_SQL, [annotator.pk, queue.pk, now, queue.pk, annotator.pk])
-            return cursor.fetchone()
-    live_id = (
-        Assignment.objects.filter(
-            queue=queue, annotator=annotator, state=Assignment.State.LEASED, expires_at__gt=now
-        )
-        .order_by("leased_at")
-        .values_list("id", flat=True)
-        .first()
-    )
-    state = (
-        Enrollment.objects.filter(queue=queue, annotator=annotator)
-        .values_list("state", flat=True)
-        .first()
-    )
-    return live_id, state
+    when = connection.ops.adapt_datetimefield_value(now)
+    with connection.cursor() as cursor:
+        cursor.execute(_STANDING_SQL, [annotator.pk, queue.pk, when, queue.pk, annotator.pk])
+        return cursor.fetchone()
 
 
 def assignment_claim(*, queue: TaskQueue, annotator, now=None) -> ClaimResult:
@@ -633,6 +619,9 @@ def _first_raw(model, sql: str, params: list, *, lock: bool):
     """
     if lock and connection.features.has_select_for_update:
         sql += " FOR UPDATE"
+    if connection.vendor != "postgresql":
+        # Other backends need their converters (SQLite returns datetimes as text).
+        return next(iter(model.objects.raw(sql, params)), None)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
@@ -655,6 +644,8 @@ def _held_assignment(*, task_id: int, annotator, now) -> Assignment:
 
     Only the task row is locked, never the queue's: that would serialise a queue's submits.
     """
+    if not 0 < task_id < 2**63:  # no such id can exist (and the database would refuse it)
+        raise NotFound(_("No such task."))
     task = _first_raw(Task, "SELECT * FROM annotator_task WHERE id = %s", [task_id], lock=True)
     assignment = task and _first_raw(
         Assignment,
