@@ -30,6 +30,7 @@ $(BIN)/python:
 # Reinstall only when the dependencies change.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.14.1 torchvision==0.29.1
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	@touch $@
 

@@ -12,6 +12,7 @@ urlpatterns = [
     path("api/", include("annotator.api_urls")),
     path("eval/", include("evaluation.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
+    path("", include("curation.urls")),
     path("", include("annotator.urls")),
 ]
 if settings.DEBUG:

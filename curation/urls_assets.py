@@ -1,0 +1,3 @@
+"""URLs of the curation assets pages (see curation/urls.py)."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""URLs of the curation scorers pages (see curation/urls.py)."""
+
+urlpatterns: list = []
