@@ -1,3 +1,15 @@
 """Celery jobs of the curation llm area (thin, id-taking, idempotent)."""
 
-__all__: list[str] = []
+from celery import shared_task
+
+from annotator.jobs import JOB_OPTIONS, run_job
+
+__all__ = ["generate_batch"]
+
+
+@shared_task(name="curation.generate_batch", **JOB_OPTIONS)
+def generate_batch(self, job_id: int) -> None:
+    """Run a batch of generations (``curation.gateway.batch``); items already done are skipped."""
+    from .gateway.batch import batch_run
+
+    run_job(self, job_id, lambda job: batch_run(job=job))

@@ -121,6 +121,9 @@ class Generation(models.Model):
     output = models.JSONField(null=True, blank=True)
     logprobs = models.JSONField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=1)
+    # One entry per attempt: outcome, error, latency, tokens, response id and finish reason, so a
+    # retried call shows why each earlier try was rejected.
+    attempt_log = models.JSONField(default=list, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     latency_ms = models.PositiveIntegerField(default=0)
@@ -128,6 +131,9 @@ class Generation(models.Model):
     job = models.ForeignKey(
         "annotator.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The batch item this call answered (``params["items"][i]["key"]`` of its Job): a re-run of
+    # the job skips items that already have an OK generation.
+    item_key = models.CharField(max_length=200, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

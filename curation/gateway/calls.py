@@ -1,0 +1,274 @@
+"""One gateway call: the attempt loop around the real ``openai`` client, or the offline drafter.
+
+No Django import and no database access: the batch job runs ``execute`` in worker threads while
+the main thread records results. Every attempt is logged; retries back off exponentially
+(``base · 2^(n-1)``, capped) and honour ``Retry-After`` (capped) on rate limits and 5xx answers.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from .parsing import OutputInvalid, parse_output
+
+# Looked up at call time so tests can record the delays instead of sleeping.
+sleep = time.sleep
+
+TOP_LOGPROBS = 5
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """What a call needs to know about its provider (a snapshot, safe to hand to a thread)."""
+
+    kind: str  # "openai" or "offline" (LLMProvider.Kind values)
+    name: str
+    base_url: str = ""
+    api_key: str = ""
+    model: str = ""
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    timeout_s: float = 60.0
+    max_retries: int = 3
+
+
+@dataclass(frozen=True)
+class Backoff:
+    base_s: float = 1.0
+    max_s: float = 30.0
+    retry_after_max_s: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
+        if retry_after is not None:
+            return max(0.0, min(retry_after, self.retry_after_max_s))
+        return min(self.base_s * 2 ** (attempt - 1), self.max_s)
+
+
+@dataclass
+class CallRequest:
+    endpoint: Endpoint
+    template_name: str
+    messages: list[dict]  # as sent: images are data URLs here
+    variables: dict
+    output_schema: Any = None
+    seed: int | None = None
+    logprobs: bool = False
+    backoff: Backoff = field(default_factory=Backoff)
+    # A reason not to call at all (no API key, images for a text-only provider): recorded as a
+    # failed generation with zero attempts.
+    blocked: str = ""
+
+
+@dataclass
+class CallResult:
+    ok: bool
+    output: Any = None
+    raw_text: str = ""
+    logprobs: Any = None
+    model: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: int = 0
+    attempts: int = 0
+    attempt_log: list[dict] = field(default_factory=list)
+    error: str = ""
+
+
+def execute(request: CallRequest) -> CallResult:
+    """Run the call with its retries. Never raises for anything the endpoint or model does."""
+    if request.blocked:
+        return CallResult(ok=False, error=request.blocked, model=request.endpoint.model)
+    if request.endpoint.kind == "offline":
+        from .offline import run_offline
+
+        return run_offline(request)
+    return _execute_openai(request)
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date), else None."""
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return float(value) / 1000.0
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _client(endpoint: Endpoint) -> openai.OpenAI:
+    # Our own retry loop decides when to try again, so the client's is off.
+    return openai.OpenAI(
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
+        timeout=endpoint.timeout_s,
+        max_retries=0,
+    )
+
+
+def _create_kwargs(request: CallRequest) -> dict:
+    ep = request.endpoint
+    kwargs: dict[str, Any] = {
+        "model": ep.model,
+        "messages": request.messages,
+        "temperature": ep.temperature,
+        "max_tokens": ep.max_tokens,
+    }
+    if request.seed is not None:
+        kwargs["seed"] = request.seed
+    if request.logprobs:
+        kwargs["logprobs"] = True
+        kwargs["top_logprobs"] = TOP_LOGPROBS
+    return kwargs
+
+
+def _logprobs_of(choice: Any) -> dict | None:
+    lp = getattr(choice, "logprobs", None)
+    content = getattr(lp, "content", None) if lp is not None else None
+    if not content:
+        return None
+    return {
+        "content": [
+            {
+                "token": t.token,
+                "logprob": t.logprob,
+                "top_logprobs": [
+                    {"token": top.token, "logprob": top.logprob} for top in (t.top_logprobs or [])
+                ],
+            }
+            for t in content
+        ]
+    }
+
+
+def _execute_openai(request: CallRequest) -> CallResult:
+    ep = request.endpoint
+    allowed = 1 + max(0, ep.max_retries)
+    result = CallResult(ok=False, model=ep.model)
+    started = time.monotonic()
+    try:
+        client = _client(ep)
+    except Exception as exc:  # noqa: BLE001 - e.g. a base URL the HTTP library cannot parse
+        result.error = f"Cannot set up the client for {ep.name!r}: {type(exc).__name__}: {exc}"
+        return result
+    try:
+        for attempt in range(1, allowed + 1):
+            entry, retryable, retry_after = _attempt(client, request, result, attempt)
+            result.attempts = attempt
+            result.attempt_log.append(entry)
+            if result.ok or not retryable or attempt == allowed:
+                break
+            delay = request.backoff.delay(attempt, retry_after)
+            entry["backoff_s"] = round(delay, 3)
+            sleep(delay)
+    finally:
+        client.close()
+    result.latency_ms = int((time.monotonic() - started) * 1000)
+    if not result.ok:
+        last = result.attempt_log[-1] if result.attempt_log else {}
+        outcomes = ", ".join(e["outcome"] for e in result.attempt_log)
+        result.error = (
+            f"Failed after {result.attempts} attempt{'s' if result.attempts != 1 else ''} "
+            f"({outcomes}): {last.get('error', 'no attempt made')}"
+        )
+    return result
+
+
+def _attempt(
+    client: openai.OpenAI, request: CallRequest, result: CallResult, attempt: int
+) -> tuple[dict, bool, float | None]:
+    """One request; fills ``result`` on success. Returns (log entry, retryable, retry-after)."""
+    entry: dict[str, Any] = {"attempt": attempt}
+    t0 = time.monotonic()
+    retry_after: float | None = None
+    try:
+        response = client.chat.completions.create(**_create_kwargs(request))
+    except openai.RateLimitError as exc:
+        retry_after = retry_after_seconds(exc.response.headers)
+        return _failed(entry, t0, "rate_limited", exc, retry_after), True, retry_after
+    except openai.APITimeoutError as exc:
+        return _failed(entry, t0, "timeout", exc), True, None
+    except openai.APIConnectionError as exc:
+        return _failed(entry, t0, "connection_error", exc), True, None
+    except openai.APIStatusError as exc:
+        if exc.status_code >= 500 or exc.status_code == 408:
+            retry_after = retry_after_seconds(exc.response.headers)
+            return (
+                _failed(entry, t0, f"http_{exc.status_code}", exc, retry_after),
+                True,
+                retry_after,
+            )
+        # 400 / 401 / 404: the same request would fail the same way.
+        return _failed(entry, t0, f"http_{exc.status_code}", exc), False, None
+    except Exception as exc:  # noqa: BLE001 - generate() never raises for an endpoint's failure
+        return _failed(entry, t0, "error", exc), False, None
+
+    entry["latency_ms"] = int((time.monotonic() - t0) * 1000)
+    entry["response_id"] = getattr(response, "id", "") or ""
+    entry["response_model"] = getattr(response, "model", "") or ""
+    usage = getattr(response, "usage", None)
+    prompt_tokens = getattr(usage, "prompt_tokens", None) if usage else None
+    completion_tokens = getattr(usage, "completion_tokens", None) if usage else None
+    entry["prompt_tokens"], entry["completion_tokens"] = prompt_tokens, completion_tokens
+    _add_tokens(result, prompt_tokens, completion_tokens)
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        entry.update(outcome="malformed", error="The response has no choices.")
+        return entry, True, None
+    choice = choices[0]
+    text = getattr(choice.message, "content", None) or ""
+    entry["finish_reason"] = getattr(choice, "finish_reason", "") or ""
+    result.raw_text = text
+    if entry["response_model"]:
+        result.model = entry["response_model"]
+    try:
+        output = parse_output(text, request.output_schema)
+    except OutputInvalid as exc:
+        message = str(exc)
+        if entry["finish_reason"] == "length":
+            message += " The answer was cut at max_tokens; raise it on the provider."
+        entry.update(outcome=exc.kind, error=message, raw_excerpt=text[:500])
+        return entry, True, None
+    entry["outcome"] = "ok"
+    result.ok = True
+    result.output = output
+    result.logprobs = _logprobs_of(choice)
+    return entry, False, None
+
+
+def _failed(
+    entry: dict, t0: float, outcome: str, exc: Exception, retry_after: float | None = None
+) -> dict:
+    entry["latency_ms"] = int((time.monotonic() - t0) * 1000)
+    entry["outcome"] = outcome
+    entry["error"] = f"{type(exc).__name__}: {exc}"[:2000]
+    if retry_after is not None:
+        entry["retry_after_s"] = retry_after
+    return entry
+
+
+def _add_tokens(result: CallResult, prompt: int | None, completion: int | None) -> None:
+    # Tokens spent over all attempts: a retried call costs every try.
+    if prompt is not None:
+        result.prompt_tokens = (result.prompt_tokens or 0) + prompt
+    if completion is not None:
+        result.completion_tokens = (result.completion_tokens or 0) + completion

@@ -1,0 +1,73 @@
+"""Images for vision messages as base64 data URLs, plus what the stored record shows instead.
+
+Uses ``curation.assets.image_data_url`` (H-assets) when it exists; the Pillow fallback here keeps
+the gateway usable on its own (same behaviour: longest side at most ``max_side``, PNG for images
+with transparency, JPEG otherwise).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+from dataclasses import dataclass
+
+from PIL import Image as PILImage
+
+from .rendering import image_placeholder
+
+MAX_SIDE = 1024
+
+
+@dataclass(frozen=True)
+class PreparedImage:
+    data_url: str
+    placeholder: str
+    record: dict  # {"id", "sha256", "mime", "bytes"} for the generation's params
+
+
+def prepare_image(image, *, max_side: int = MAX_SIDE) -> PreparedImage:
+    """``image`` is a ``curation.models.Image`` or raw image bytes."""
+    if isinstance(image, bytes | bytearray):
+        sha = hashlib.sha256(image).hexdigest()
+        url = _data_url_from_bytes(bytes(image), max_side=max_side)
+        image_id = None
+    else:
+        sha = image.sha256
+        url = _data_url_for_model(image, max_side=max_side)
+        image_id = image.pk
+    mime = url[5 : url.index(";")]
+    payload = url[url.index(",") + 1 :]
+    size = len(payload) * 3 // 4 - payload[-2:].count("=")
+    return PreparedImage(
+        data_url=url,
+        placeholder=image_placeholder(sha256=sha, mime=mime, size=size),
+        record={"id": image_id, "sha256": sha, "mime": mime, "bytes": size},
+    )
+
+
+def _data_url_for_model(image, *, max_side: int) -> str:
+    try:
+        from curation.assets import image_data_url
+    except ImportError:
+        image_data_url = None
+    if image_data_url is not None:
+        return image_data_url(image, max_side=max_side)
+    with image.file.open("rb") as fh:
+        return _data_url_from_bytes(fh.read(), max_side=max_side)
+
+
+def _data_url_from_bytes(data: bytes, *, max_side: int) -> str:
+    with PILImage.open(io.BytesIO(data)) as img:
+        img.load()
+        has_alpha = img.mode in ("RGBA", "LA") or "transparency" in img.info
+        img = img.convert("RGBA" if has_alpha else "RGB")
+        img.thumbnail((max_side, max_side))
+        out = io.BytesIO()
+        if has_alpha:
+            img.save(out, format="PNG")
+            mime = "image/png"
+        else:
+            img.save(out, format="JPEG", quality=90)
+            mime = "image/jpeg"
+    return f"data:{mime};base64,{base64.b64encode(out.getvalue()).decode('ascii')}"

@@ -1,0 +1,609 @@
+"""Curator pages of the LLM gateway: prompt templates (versions, diff, edit), providers (with a
+connection test) and the generations log.
+
+Curators and researchers read templates and generations; only curators change templates and
+see providers; shared (project-less) providers are changed by admins only. Objects out of reach
+answer 404 like missing ones.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import string
+from urllib.parse import urlsplit
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Count, OuterRef, Subquery, TextField
+from django.db.models.functions import Cast, Substr
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_POST
+
+from annotator import roles
+from annotator.selectors import get_or_404, projects_for
+
+from .. import gateway
+from ..gateway import selectors
+from ..gateway.diff import diff_stats, side_by_side
+from ..gateway.providers import DEFAULT_MODEL, env_key_allowed
+from ..models import Generation, LLMProvider, PromptTemplate
+
+READERS = (roles.CURATOR, roles.RESEARCHER)
+CURATOR = (roles.CURATOR,)
+PAGE_SIZE = 50
+RESERVED_NAMES = {"new", "seed"}
+
+
+def _pretty(value) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# forms
+# ---------------------------------------------------------------------------------------------
+class TemplateForm(forms.Form):
+    title = forms.CharField(max_length=200, required=False, label=gettext_lazy("Title"))
+    description = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), label=gettext_lazy("Description")
+    )
+    source = forms.CharField(
+        max_length=200,
+        required=False,
+        label=gettext_lazy("Source"),
+        help_text=gettext_lazy("Where the prompt comes from (paper, section)."),
+    )
+    system = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "class": "mono", "dir": "auto"}),
+        label=gettext_lazy("System prompt"),
+    )
+    text = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 10, "class": "mono", "dir": "auto"}),
+        label=gettext_lazy("Prompt text"),
+        help_text=gettext_lazy(
+            "Variables in braces: {caption_1}. Write literal braces as {{ and }}."
+        ),
+    )
+    output_schema = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 8, "class": "mono", "dir": "ltr"}),
+        label=gettext_lazy("Output JSON Schema"),
+        help_text=gettext_lazy("Empty: the model answers in plain text."),
+    )
+
+    def clean_output_schema(self):
+        raw = (self.cleaned_data.get("output_schema") or "").strip()
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(
+                _("Not valid JSON (line %(line)d, column %(col)d): %(msg)s")
+                % {"line": exc.lineno, "col": exc.colno, "msg": exc.msg}
+            ) from exc
+
+
+class NewTemplateForm(TemplateForm):
+    name = forms.SlugField(
+        max_length=100,
+        label=gettext_lazy("Name"),
+        help_text=gettext_lazy("Letters, digits, hyphens; recipes refer to templates by name."),
+    )
+    field_order = ["name", "title", "description", "source", "system", "text", "output_schema"]
+
+    def clean_name(self):
+        name = self.cleaned_data["name"]
+        if name in RESERVED_NAMES:
+            raise forms.ValidationError(
+                _("“%(n)s” is reserved; choose another name.") % {"n": name}
+            )
+        if PromptTemplate.objects.filter(name=name).exists():
+            raise forms.ValidationError(_("A template with this name exists; edit it instead."))
+        return name
+
+
+class ProviderForm(forms.Form):
+    project = forms.ModelChoiceField(
+        queryset=None,
+        required=False,
+        label=gettext_lazy("Project"),
+        empty_label=gettext_lazy("All projects (shared)"),
+    )
+    name = forms.CharField(max_length=100, label=gettext_lazy("Name"))
+    kind = forms.ChoiceField(choices=LLMProvider.Kind.choices, label=gettext_lazy("Kind"))
+    # Not URLField: Django's validator refuses single-label hosts such as a compose service
+    # ("http://vllm:8000/v1"), a common home for an OpenAI-compatible server.
+    base_url = forms.CharField(
+        max_length=500,
+        required=False,
+        label=gettext_lazy("Base URL"),
+        help_text=gettext_lazy(
+            "OpenAI-compatible, e.g. https://api.openai.com/v1 or a vLLM server."
+        ),
+    )
+    model = forms.CharField(max_length=200, required=False, label=gettext_lazy("Model"))
+    api_key = forms.CharField(
+        max_length=500,
+        required=False,
+        label=gettext_lazy("API key"),
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text=gettext_lazy(
+            "The key, or env:VAR_NAME to read it from the server's environment (names ending "
+            "in API_KEY). Leave empty to keep the current key."
+        ),
+    )
+    clear_api_key = forms.BooleanField(required=False, label=gettext_lazy("Remove the stored key"))
+    temperature = forms.FloatField(min_value=0, max_value=2, label=gettext_lazy("Temperature"))
+    max_tokens = forms.IntegerField(
+        min_value=1, max_value=200_000, label=gettext_lazy("Max tokens")
+    )
+    timeout_s = forms.FloatField(min_value=0.1, max_value=600, label=gettext_lazy("Timeout (s)"))
+    max_retries = forms.IntegerField(min_value=0, max_value=10, label=gettext_lazy("Retries"))
+    concurrency = forms.IntegerField(
+        min_value=1,
+        max_value=64,
+        label=gettext_lazy("Concurrency"),
+        help_text=gettext_lazy("Calls in flight at once in a batch job."),
+    )
+    supports_vision = forms.BooleanField(required=False, label=gettext_lazy("Accepts images"))
+    is_default = forms.BooleanField(
+        required=False, label=gettext_lazy("Default for its project (or for all, when shared)")
+    )
+
+    def __init__(self, *args, user, instance: LLMProvider | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+        self.instance = instance
+        self.fields["project"].queryset = projects_for(user).order_by("name")
+        if instance is None:
+            self.fields["api_key"].help_text = _(
+                "The key, or env:VAR_NAME to read it from the server's environment (names "
+                "ending in API_KEY). Empty for servers that need none (vLLM, Ollama)."
+            )
+        self.is_admin = roles.has_role(user, [roles.ADMIN])
+        if not self.is_admin:
+            self.fields["project"].required = True
+            self.fields["project"].empty_label = None
+
+    def clean_base_url(self):
+        url = (self.cleaned_data.get("base_url") or "").strip()
+        if url:
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise forms.ValidationError(
+                    _("Enter an http:// or https:// address, e.g. http://127.0.0.1:8000/v1.")
+                )
+        return url
+
+    def clean_api_key(self):
+        key = (self.cleaned_data.get("api_key") or "").strip()
+        if key.startswith("env:") and not env_key_allowed(key[4:].strip()):
+            raise forms.ValidationError(
+                _("Only environment variables whose names end in API_KEY can hold a key.")
+            )
+        return key
+
+    def clean(self):
+        data = super().clean()
+        if data.get("kind") == LLMProvider.Kind.OPENAI:
+            for field in ("base_url", "model"):
+                if not data.get(field):
+                    self.add_error(field, _("Needed for an OpenAI-compatible endpoint."))
+        name, project = data.get("name"), data.get("project")
+        if name:
+            clash = LLMProvider.objects.filter(project=project, name=name)
+            if self.instance is not None:
+                clash = clash.exclude(pk=self.instance.pk)
+            if clash.exists():
+                self.add_error("name", _("Another provider of this project has this name."))
+        return data
+
+
+class GenerationFilter(forms.Form):
+    purpose = forms.CharField(required=False, max_length=100, label=gettext_lazy("Purpose"))
+    template = forms.ChoiceField(required=False, label=gettext_lazy("Template"))
+    status = forms.ChoiceField(
+        required=False,
+        choices=[("", gettext_lazy("any")), *Generation.Status.choices],
+        label=gettext_lazy("Status"),
+    )
+    provider = forms.ChoiceField(required=False, label=gettext_lazy("Provider"))
+    offline = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("", gettext_lazy("any")),
+            ("yes", gettext_lazy("offline drafter")),
+            ("no", gettext_lazy("LLM endpoints")),
+        ],
+        label=gettext_lazy("Source"),
+    )
+
+    def __init__(self, *args, template_names, providers, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["template"].choices = [("", _("any"))] + [(n, n) for n in template_names]
+        self.fields["provider"].choices = [("", _("any"))] + [
+            (str(p.pk), p.name + (f" · {p.project.name}" if p.project_id else ""))
+            for p in providers
+        ]
+
+
+# ---------------------------------------------------------------------------------------------
+# templates
+# ---------------------------------------------------------------------------------------------
+@roles.roles_required(*READERS)
+def templates(request: HttpRequest) -> HttpResponse:
+    """Current version of every template, with its number of versions (one query)."""
+    versions = (
+        PromptTemplate.objects.filter(name=OuterRef("name"))
+        .values("name")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    items = (
+        PromptTemplate.objects.filter(is_current=True)
+        .select_related("created_by")
+        .annotate(n_versions=Subquery(versions))
+        .order_by("name")
+    )
+    return render(
+        request,
+        "curation/llm/templates.html",
+        {"items": list(items), "defaults": sorted(gateway.DEFAULT_TEMPLATES)},
+    )
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def templates_seed(request: HttpRequest) -> HttpResponse:
+    seeded = gateway.ensure_default_templates()
+    messages.success(
+        request,
+        _("Built-in templates ready: %(names)s.") % {"names": ", ".join(t.name for t in seeded)},
+    )
+    return redirect("curator-llm-templates")
+
+
+@roles.roles_required(*CURATOR)
+def template_new(request: HttpRequest) -> HttpResponse:
+    form = NewTemplateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            tpl = gateway.template_create(created_by=request.user, **data)
+        except gateway.TemplateError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, _("Template “%(n)s” created.") % {"n": tpl.name})
+            return redirect("curator-llm-template", name=tpl.name)
+    return render(request, "curation/llm/template_form.html", {"form": form, "template": None})
+
+
+def _version_or_404(name: str, version: str | None) -> PromptTemplate:
+    qs = PromptTemplate.objects.filter(name=name).select_related("created_by")
+    if version:
+        try:
+            return get_or_404(qs, version=int(version))
+        except ValueError:
+            raise Http404 from None
+    return get_or_404(qs, is_current=True)
+
+
+def _highlight(text: str) -> list[dict]:
+    """The text in literal and ``{variable}`` pieces, for showing where values go."""
+    parts: list[dict] = []
+    try:
+        parsed = list(string.Formatter().parse(text or ""))
+    except ValueError:
+        return [{"text": text, "var": False}]
+    for literal, field, spec, conversion in parsed:
+        if literal:
+            parts.append({"text": literal, "var": False})
+        if field is not None:
+            extra = (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+            parts.append({"text": "{" + field + extra + "}", "var": True})
+    return parts
+
+
+def _template_diff(old: PromptTemplate, new: PromptTemplate) -> list[dict]:
+    def schema_text(t: PromptTemplate) -> str:
+        return "" if t.output_schema is None else json.dumps(t.output_schema, indent=2)
+
+    sections = []
+    for label, a, b in (
+        (_("System prompt"), old.system, new.system),
+        (_("Prompt text"), old.text, new.text),
+        (_("Output schema"), schema_text(old), schema_text(new)),
+    ):
+        rows = side_by_side(a, b) if a != b else []
+        sections.append({"label": label, "same": a == b, "rows": rows, "stats": diff_stats(rows)})
+    return sections
+
+
+@roles.roles_required(*READERS)
+def template_detail(request: HttpRequest, name: str) -> HttpResponse:
+    """One version (``?v=``, default current), every version, and a diff (``?a=&b=``)."""
+    shown = _version_or_404(name, request.GET.get("v"))
+    versions = list(
+        PromptTemplate.objects.filter(name=name).select_related("created_by").order_by("-version")
+    )
+    by_version = {v.version: v for v in versions}
+    diff = None
+    left = right = None
+    if len(versions) > 1:
+        try:
+            a = int(request.GET.get("a") or versions[1].version)
+            b = int(request.GET.get("b") or versions[0].version)
+        except ValueError:
+            a, b = versions[1].version, versions[0].version
+        left, right = by_version.get(a), by_version.get(b)
+        if left is not None and right is not None and left != right:
+            diff = _template_diff(left, right)
+    return render(
+        request,
+        "curation/llm/template.html",
+        {
+            "tpl": shown,
+            "versions": versions,
+            "diff": diff,
+            "left": left,
+            "right": right,
+            "schema_json": _pretty(shown.output_schema) if shown.output_schema is not None else "",
+            "system_parts": _highlight(shown.system),
+            "text_parts": _highlight(shown.text),
+            "has_rule": gateway.offline.rule_for(name) is not None,
+        },
+    )
+
+
+@roles.roles_required(*CURATOR)
+def template_edit(request: HttpRequest, name: str) -> HttpResponse:
+    current = _version_or_404(name, None)
+    initial = {
+        "title": current.title,
+        "description": current.description,
+        "source": current.source,
+        "system": current.system,
+        "text": current.text,
+        "output_schema": _pretty(current.output_schema)
+        if current.output_schema is not None
+        else "",
+    }
+    form = TemplateForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            tpl = gateway.template_update(name=name, created_by=request.user, **form.cleaned_data)
+        except gateway.TemplateError as exc:
+            form.add_error(None, str(exc))
+        else:
+            if tpl.version == current.version:
+                messages.info(
+                    request, _("Content unchanged: still version %(v)d.") % {"v": tpl.version}
+                )
+            else:
+                messages.success(request, _("Saved as version %(v)d.") % {"v": tpl.version})
+            return redirect("curator-llm-template", name=name)
+    return render(request, "curation/llm/template_form.html", {"form": form, "template": current})
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def template_restore(request: HttpRequest, name: str, version: int) -> HttpResponse:
+    _version_or_404(name, str(version))
+    tpl = gateway.template_restore(name=name, version=version, created_by=request.user)
+    messages.success(
+        request,
+        _("Version %(old)d is current again as version %(new)d.")
+        % {"old": version, "new": tpl.version},
+    )
+    return redirect("curator-llm-template", name=name)
+
+
+# ---------------------------------------------------------------------------------------------
+# providers
+# ---------------------------------------------------------------------------------------------
+@roles.roles_required(*CURATOR)
+def providers(request: HttpRequest) -> HttpResponse:
+    items = list(selectors.providers_for(request.user).select_related("project"))
+    editable_projects = set(projects_for(request.user).values_list("pk", flat=True))
+    is_admin = roles.has_role(request.user, [roles.ADMIN])
+    for p in items:
+        p.key_status = gateway.provider_key_status(p)
+        p.editable = is_admin or (p.project_id is not None and p.project_id in editable_projects)
+    return render(
+        request,
+        "curation/llm/providers.html",
+        {
+            "items": items,
+            "env_base_url": getattr(settings, "BLINDSPOT_LLM_BASE_URL", "") or "",
+        },
+    )
+
+
+def _provider_data(form: ProviderForm) -> tuple[dict, str | None]:
+    data = {k: v for k, v in form.cleaned_data.items() if k not in ("api_key", "clear_api_key")}
+    if form.cleaned_data.get("clear_api_key"):
+        return data, ""
+    return data, form.cleaned_data.get("api_key") or None
+
+
+@roles.roles_required(*CURATOR)
+def provider_new(request: HttpRequest) -> HttpResponse:
+    initial = {
+        "kind": LLMProvider.Kind.OPENAI,
+        "base_url": getattr(settings, "BLINDSPOT_LLM_BASE_URL", "") or "",
+        "model": getattr(settings, "BLINDSPOT_LLM_MODEL", "") or DEFAULT_MODEL,
+        "temperature": 0.0,
+        "max_tokens": 1024,
+        "timeout_s": 60.0,
+        "max_retries": 3,
+        "concurrency": 4,
+    }
+    form = ProviderForm(request.POST or None, user=request.user, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data, key = _provider_data(form)
+        provider = gateway.provider_save(data=data, api_key=key)
+        messages.success(request, _("Provider “%(n)s” added.") % {"n": provider.name})
+        return redirect("curator-llm-providers")
+    return render(request, "curation/llm/provider_form.html", {"form": form, "provider": None})
+
+
+@roles.roles_required(*CURATOR)
+def provider_edit(request: HttpRequest, provider_id: int) -> HttpResponse:
+    provider = get_or_404(selectors.providers_for(request.user), pk=provider_id)
+    if not selectors.provider_editable(request.user, provider):
+        raise Http404
+    initial = {f: getattr(provider, f) for f in gateway.providers.PROVIDER_FIELDS}
+    form = ProviderForm(request.POST or None, user=request.user, instance=provider, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data, key = _provider_data(form)
+        gateway.provider_save(provider=provider, data=data, api_key=key)
+        messages.success(request, _("Provider “%(n)s” saved.") % {"n": provider.name})
+        return redirect("curator-llm-providers")
+    return render(
+        request,
+        "curation/llm/provider_form.html",
+        {"form": form, "provider": provider, "key_status": gateway.provider_key_status(provider)},
+    )
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def provider_test(request: HttpRequest, provider_id: int) -> HttpResponse:
+    """htmx: the result fragment; without JavaScript: a message on the providers page."""
+    provider = get_or_404(selectors.providers_for(request.user), pk=provider_id)
+    result = gateway.provider_test_connection(provider)
+    if request.htmx:
+        return render(
+            request, "curation/llm/_test_result.html", {"result": result, "provider": provider}
+        )
+    level = messages.SUCCESS if result["ok"] else messages.ERROR
+    messages.add_message(
+        request, level, f"{provider.name}: {result['message']} ({result['latency_ms']} ms)"
+    )
+    return redirect("curator-llm-providers")
+
+
+# ---------------------------------------------------------------------------------------------
+# generations
+# ---------------------------------------------------------------------------------------------
+LIST_FIELDS = (
+    "id",
+    "created_at",
+    "purpose",
+    "template_name",
+    "template_version",
+    "provider_kind",
+    "provider__name",
+    "model",
+    "status",
+    "attempts",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_ms",
+)
+
+
+@roles.roles_required(*READERS)
+def generations(request: HttpRequest) -> HttpResponse:
+    """The log, newest first, filtered; big fields stay in the database (previews are cut
+    there)."""
+    visible_providers = list(selectors.provider_choices_for(request.user).select_related("project"))
+    names = list(
+        PromptTemplate.objects.filter(is_current=True)
+        .order_by("name")
+        .values_list("name", flat=True)
+    )
+    form = GenerationFilter(request.GET or None, template_names=names, providers=visible_providers)
+    qs = selectors.generations_for(request.user)
+    if form.is_bound:
+        form.is_valid()
+        f = form.cleaned_data
+        if f.get("purpose"):
+            qs = qs.filter(purpose__startswith=f["purpose"])
+        if f.get("template"):
+            qs = qs.filter(template_name=f["template"])
+        if f.get("status"):
+            qs = qs.filter(status=f["status"])
+        if f.get("provider"):
+            qs = qs.filter(provider_id=int(f["provider"]))
+        if f.get("offline") == "yes":
+            qs = qs.filter(provider_kind=LLMProvider.Kind.OFFLINE)
+        elif f.get("offline") == "no":
+            qs = qs.exclude(provider_kind=LLMProvider.Kind.OFFLINE)
+    qs = (
+        qs.values(*LIST_FIELDS)
+        .annotate(
+            output_preview=Substr(Cast("output", TextField()), 1, 140),
+            error_preview=Substr("error", 1, 140),
+        )
+        .order_by("-created_at", "-id")
+    )
+    page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "curation/llm/generations.html",
+        {"page": page, "form": form, "filtered": any(request.GET.get(k) for k in form.fields)},
+    )
+
+
+def _logprob_rows(logprobs) -> list[dict]:
+    rows = []
+    for item in (logprobs or {}).get("content", [])[:200]:
+        rows.append(
+            {
+                "token": item.get("token", ""),
+                "logprob": item.get("logprob"),
+                "p": math.exp(item["logprob"]) if item.get("logprob") is not None else None,
+                "top": [
+                    {**t, "p": math.exp(t["logprob"])}
+                    for t in item.get("top_logprobs", [])
+                    if t.get("logprob") is not None
+                ],
+            }
+        )
+    return rows
+
+
+def _message_parts(messages_: list) -> list[dict]:
+    parts = []
+    for m in messages_ or []:
+        content = m.get("content")
+        if isinstance(content, list):
+            texts = [p.get("text", "") for p in content if p.get("type") == "text"]
+            images = [p["image_url"]["url"] for p in content if p.get("type") == "image_url"]
+        else:
+            texts, images = [str(content or "")], []
+        parts.append({"role": m.get("role", ""), "text": "\n".join(texts), "images": images})
+    return parts
+
+
+@roles.roles_required(*READERS)
+def generation_detail(request: HttpRequest, generation_id: int) -> HttpResponse:
+    gen = get_or_404(
+        selectors.generations_for(request.user).select_related(
+            "provider", "template", "project", "job", "created_by"
+        ),
+        pk=generation_id,
+    )
+    return render(
+        request,
+        "curation/llm/generation.html",
+        {
+            "gen": gen,
+            "parts": _message_parts(gen.messages),
+            "messages_json": _pretty(gen.messages),
+            "variables_json": _pretty(gen.variables),
+            "params_json": _pretty(gen.params),
+            "output_json": _pretty(gen.output) if gen.output is not None else "",
+            "output_is_text": isinstance(gen.output, str),
+            "logprob_rows": _logprob_rows(gen.logprobs),
+            "attempts": gen.attempt_log or [],
+        },
+    )

@@ -1,0 +1,246 @@
+"""A small OpenAI-compatible HTTP server for tests: real sockets on 127.0.0.1, ephemeral port.
+
+Serves ``POST /v1/chat/completions`` from a script of behaviours (one per request, in order)
+and ``GET /v1/models``. Records every request so tests can assert on what the real ``openai``
+client sent (messages, image data URLs, seed, logprobs)::
+
+    fake.script(malformed("Sure!"), reply({"answer": "yes"}))
+    fake.script(status(429, headers={"Retry-After": "2"}), reply("ok"))
+    fake.script(hang(5))                      # longer than the client's timeout
+    fake.default = reply("ok")                # when the script has run out
+
+A behaviour may also be a callable ``fn(request_body) -> behaviour`` for replies that depend on
+the prompt. With nothing scripted and no default the server answers 400, so a test that forgot
+to script a reply fails loudly instead of retrying.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    content: str
+    prompt_tokens: int = 10
+    completion_tokens: int = 5
+    finish_reason: str = "stop"
+    logprobs: list | None = None  # [(token, logprob, [(alt, logprob), …]), …]
+    model: str | None = None
+    delay: float = 0.0
+
+
+@dataclass
+class Status:
+    code: int
+    body: dict | None = None
+    headers: dict = field(default_factory=dict)
+
+
+@dataclass
+class Hang:
+    seconds: float
+
+
+def reply(content: str | dict | list, **kwargs) -> Reply:
+    """A 200 answer; dicts and lists are sent as their JSON text."""
+    text = content if isinstance(content, str) else json.dumps(content)
+    return Reply(content=text, **kwargs)
+
+
+def malformed(text: str = "Sure! Here are the questions you asked for.") -> Reply:
+    return Reply(content=text)
+
+
+def status(code: int, body: dict | None = None, headers: dict | None = None) -> Status:
+    return Status(code=code, body=body, headers=headers or {})
+
+
+def hang(seconds: float) -> Hang:
+    """Say nothing for ``seconds`` (then answer "late"): a timeout for any shorter client."""
+    return Hang(seconds=seconds)
+
+
+Behaviour = Reply | Status | Hang | Callable[[dict], Any]
+
+
+class FakeOpenAI:
+    def __init__(self, models: list[str] | None = None):
+        self.models = list(models or ["fake-model"])
+        self.default: Behaviour | None = None
+        self.requests: list[dict] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._queue: deque[Behaviour] = deque()
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._counter = 0
+        handler = _make_handler(self)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._server.block_on_close = False
+        self.port = self._server.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+
+    def script(self, *behaviours: Behaviour) -> FakeOpenAI:
+        with self._lock:
+            self._queue.extend(behaviours)
+        return self
+
+    @property
+    def chat_requests(self) -> list[dict]:
+        return [r for r in self.requests if r["path"].endswith("/chat/completions")]
+
+    def close(self) -> None:
+        self._closing.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    # -- used by the handler ------------------------------------------------------------------
+    def _next(self, body: dict) -> Behaviour | None:
+        with self._lock:
+            behaviour = self._queue.popleft() if self._queue else self.default
+        if callable(behaviour) and not isinstance(behaviour, Reply | Status | Hang):
+            behaviour = behaviour(body)
+        return behaviour
+
+    def _record(self, entry: dict) -> None:
+        with self._lock:
+            self.requests.append(entry)
+
+    def _enter(self) -> int:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._counter += 1
+            return self._counter
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+
+def _completion(fake: FakeOpenAI, n: int, body: dict, r: Reply) -> dict:
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": {"role": "assistant", "content": r.content},
+        "finish_reason": r.finish_reason,
+        "logprobs": None,
+    }
+    if r.logprobs is not None:
+        choice["logprobs"] = {
+            "content": [
+                {
+                    "token": tok,
+                    "logprob": lp,
+                    "bytes": list(tok.encode()),
+                    "top_logprobs": [
+                        {"token": t, "logprob": p, "bytes": list(t.encode())} for t, p in top
+                    ],
+                }
+                for tok, lp, top in r.logprobs
+            ]
+        }
+    return {
+        "id": f"chatcmpl-fake-{n}",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": r.model or body.get("model", "fake-model"),
+        "choices": [choice],
+        "usage": {
+            "prompt_tokens": r.prompt_tokens,
+            "completion_tokens": r.completion_tokens,
+            "total_tokens": r.prompt_tokens + r.completion_tokens,
+        },
+    }
+
+
+def _headers(message) -> dict:
+    """Request headers with lower-case names (HTTP names are case-insensitive)."""
+    return {k.lower(): v for k, v in message.items()}
+
+
+def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format, *args):  # noqa: A002 - keep test output quiet
+            return
+
+        def _send(self, code: int, payload: dict, headers: dict | None = None) -> None:
+            data = json.dumps(payload).encode()
+            try:
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, str(v))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test)
+
+        def do_GET(self):  # noqa: N802 - http.server's naming
+            fake._record({"method": "GET", "path": self.path, "headers": _headers(self.headers)})
+            if self.path.rstrip("/").endswith("/models"):
+                data = [
+                    {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                    for m in fake.models
+                ]
+                self._send(200, {"object": "list", "data": data})
+            else:
+                self._send(404, {"error": {"message": "not found", "type": "not_found"}})
+
+        def do_POST(self):  # noqa: N802
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                body = {"_raw": raw.decode(errors="replace")}
+            fake._record(
+                {
+                    "method": "POST",
+                    "path": self.path,
+                    "headers": _headers(self.headers),
+                    "body": body,
+                }
+            )
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._send(404, {"error": {"message": "not found", "type": "not_found"}})
+                return
+            n = fake._enter()
+            try:
+                self._answer(n, body)
+            finally:
+                fake._leave()
+
+        def _answer(self, n: int, body: dict) -> None:
+            behaviour = fake._next(body)
+            if behaviour is None:
+                self._send(
+                    400,
+                    {"error": {"message": "fake server: nothing scripted", "type": "test"}},
+                )
+            elif isinstance(behaviour, Hang):
+                fake._closing.wait(behaviour.seconds)
+                self._send(200, _completion(fake, n, body, Reply(content="late")))
+            elif isinstance(behaviour, Status):
+                payload = behaviour.body or {
+                    "error": {"message": f"fake status {behaviour.code}", "type": "fake"}
+                }
+                self._send(behaviour.code, payload, behaviour.headers)
+            else:
+                if behaviour.delay:
+                    fake._closing.wait(behaviour.delay)
+                self._send(200, _completion(fake, n, body, behaviour))
+
+    return Handler
