@@ -1,0 +1,496 @@
+"""NaturalBench step 1: confounding (mismatched) pairs of image-text samples, exact over all pairs.
+
+naturalbench.txt Sec. 3 step 1, Eq. 1 (= App. A Eq. 3), METRICS.md Sec. 1 "Mining". Sample k of a
+corpus is image k with its caption k; ``images`` and ``texts`` hold one scorer's embeddings with
+row k = sample k, and S(i_a, t_b) = images[a] · texts[b]. For the pair {(i0, t0), (i1, t1)} of
+samples i < j (i0 = image i, t0 = caption i, i1 = image j, t1 = caption j), Eq. 1 says the scorer
+mismatches the pair iff
+
+    S(i0,t0) < S(i0,t1)  or  S(i0,t0) < S(i1,t0)  or  S(i1,t1) < S(i0,t1)  or  S(i1,t1) < S(i1,t0)
+    ⟺  max(S(i0,t1), S(i1,t0)) > min(S(i0,t0), S(i1,t1)).
+
+Ties: Eq. 1 uses strict "<", so a wrong caption (or image) that scores exactly as high as the right
+one is not a mismatch, and neither is the pair "correct" by the paper's definition (that needs
+strict ">"). We follow Eq. 1 literally: ties never make a mismatch.
+
+Exactness without an N×N matrix: the pairs are visited block by block (``block_pairs``). For an
+upper-triangle block pair (a, b), a before b, two products give every S value of its pairs in one
+layout (rows = block a, columns = block b): X = I_a·T_bᵀ holds S(i0, t1) and Y = T_a·I_bᵀ holds
+S(i1, t0); a diagonal block needs one product, X = I_a·T_aᵀ, and Y = Xᵀ. So the work is exactly
+the N² products of S = I·Tᵀ plus a few passes over each block (shared by worker threads), and
+memory is a handful of block-sized buffers. S(i_k, t_k) is the row-wise dot product of the float32
+rows, computed once per sample and used in every comparison. Inputs of any float dtype (float16
+memmaps from the embedding cache included) are converted to float32 one block at a time; every S
+is a float32 product. Samples are visited in ascending S(i_k, t_k) of the first scorer, which
+saves one pass per block pair and changes no result.
+
+One random mismatch per sample (Sec. 3: "we randomly keep one mismatch per sample"): each sample
+k with at least one mismatched partner (under every selected scorer) keeps the partner j whose key
+``salt[k] XOR salt[j]`` is largest, where ``salt`` = ``sample_salts(n, seed)`` gives every sample a
+distinct random 32-bit value. For a fixed k the keys of its candidates are distinct and uniformly
+distributed, so k's partner is a uniform random choice among its mismatches; the choice depends
+only on (seed, embeddings), not on the block size or the visiting order. The kept pairs are the
+union of these choices as unordered pairs (i0 < i1; a pair chosen by both of its samples is kept
+once), so every sample that has a mismatch appears in at least one kept pair.
+
+``random_pairs`` is the Flickr-Random baseline of App. B, Table 6: a seeded random matching.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_BLOCK = 2048  # 16 MB per float32 work array; BLAS runs at full speed at this size
+CHUNK_ROWS = 128  # rows per pass over a block pair: a chunk's work arrays stay in cache
+DIAGONAL_BLOCK = 512  # rows of the blocks that tile a diagonal block
+
+Embeddings = tuple[np.ndarray, np.ndarray]  # (images, texts) of one scorer; row k = sample k
+Progress = Callable[[int, int], None]  # (block pairs done, block pairs in all)
+
+
+@dataclass(frozen=True)
+class MinedPairs:
+    """Kept pairs (i0 < i1, sorted) with their four S values per scorer.
+
+    ``scores[p, s]`` = (S(i0,t0), S(i0,t1), S(i1,t0), S(i1,t1)) of pair p under scorer s.
+    ``mismatched[p, s]`` says whether scorer s mismatches pair p by Eq. 1 (always True for mined
+    pairs; the random baseline reports it for information). ``partner[k]`` is the partner sample k
+    chose (-1: none). ``n_mismatched_pairs`` counts every unordered pair that all scorers
+    mismatch, before one mismatch per sample is kept (None for the random baseline).
+    """
+
+    method: str  # "eq1" or "random"
+    seed: int
+    n_samples: int
+    i0: np.ndarray
+    i1: np.ndarray
+    scores: np.ndarray
+    mismatched: np.ndarray
+    partner: np.ndarray
+    n_mismatched_pairs: int | None
+
+    def __len__(self) -> int:
+        return len(self.i0)
+
+    @property
+    def n_samples_with_mismatch(self) -> int:
+        return int(np.count_nonzero(self.partner >= 0))
+
+    def as_rows(self) -> list[dict]:
+        """One dict per kept pair: i0, i1 and, per scorer, [S(i0,t0), S(i0,t1), S(i1,t0),
+        S(i1,t1)] as Python floats (for JSON fields)."""
+        return [
+            {"i0": int(a), "i1": int(b), "scores": s.tolist(), "mismatched": m.tolist()}
+            for a, b, s, m in zip(self.i0, self.i1, self.scores, self.mismatched, strict=True)
+        ]
+
+
+def eq1_mismatch(s00, s01, s10, s11) -> np.ndarray:
+    """Eq. 1 as written, elementwise: S(i0,t0), S(i0,t1), S(i1,t0), S(i1,t1) → mismatched."""
+    s00, s01, s10, s11 = (np.asarray(v) for v in (s00, s01, s10, s11))
+    return (s00 < s01) | (s00 < s10) | (s11 < s01) | (s11 < s10)
+
+
+def sample_salts(n: int, seed: int) -> np.ndarray:
+    """n distinct random uint32 values from ``seed``; the pair key of (k, j) is salt[k] ^ salt[j].
+
+    Distinct salts make every key of a pair non-zero and the keys of one sample's candidates
+    distinct, so "largest key" never ties.
+    """
+    if n > 2**31:
+        raise ValueError("at most 2**31 samples")
+    rng = np.random.default_rng(seed)
+    salts = rng.integers(0, 2**32, size=n, dtype=np.uint32)
+    while True:
+        uniq, first = np.unique(salts, return_index=True)
+        if len(uniq) == n:
+            return salts
+        duplicate = np.ones(n, dtype=bool)
+        duplicate[first] = False
+        salts[duplicate] = rng.integers(0, 2**32, size=int(duplicate.sum()), dtype=np.uint32)
+
+
+def block_pairs(n: int, block: int) -> Iterator[tuple[int, int, int, int]]:
+    """Upper-triangle block pairs (a0, a1, b0, b1), row-block by row-block: ranges [a0, a1) and
+    [b0, b1) are equal (a diagonal block) or a1 <= b0. A diagonal block of ``block`` rows is
+    itself tiled with blocks of at most DIAGONAL_BLOCK rows (the same products, but the transposed
+    copy a diagonal block needs stays small)."""
+    for a0 in range(0, n, block):
+        a1 = min(a0 + block, n)
+        inner = min(block, DIAGONAL_BLOCK)
+        for c0 in range(a0, a1, inner):
+            for d0 in range(c0, a1, inner):
+                yield c0, min(c0 + inner, a1), d0, min(d0 + inner, a1)
+        for b0 in range(a1, n, block):
+            yield a0, a1, b0, min(b0 + block, n)
+
+
+def _check_inputs(scorers: Sequence[Embeddings]) -> int:
+    if not scorers:
+        raise ValueError("mining needs at least one scorer's embeddings")
+    n = None
+    for s, (images, texts) in enumerate(scorers):
+        if images.ndim != 2 or texts.ndim != 2:
+            raise ValueError(f"scorer {s}: embeddings must be 2-D (samples × dim)")
+        if images.shape != texts.shape:
+            raise ValueError(
+                f"scorer {s}: images {images.shape} and texts {texts.shape} differ in shape; "
+                "row k of both must be sample k"
+            )
+        if not (
+            np.issubdtype(images.dtype, np.floating) and np.issubdtype(texts.dtype, np.floating)
+        ):
+            raise ValueError(f"scorer {s}: embeddings must be floating point")
+        if n is None:
+            n = images.shape[0]
+        elif images.shape[0] != n:
+            raise ValueError(f"scorer {s}: {images.shape[0]} samples, scorer 0 has {n}")
+    return int(n or 0)
+
+
+def _check_groups(groups, n: int) -> np.ndarray | None:
+    if groups is None:
+        return None
+    groups = np.asarray(groups)
+    if groups.shape != (n,):
+        raise ValueError(f"groups must hold one value per sample ({n}), got shape {groups.shape}")
+    return groups
+
+
+def _as_float32(x, normalise: bool) -> np.ndarray:
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    if normalise:  # the formula of curation.embeddings.similarity, so the vectors agree
+        x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), np.float32(1e-12))
+    return x
+
+
+class _Blocks:
+    """float32 blocks of one scorer's images and texts, rows taken in ``order``, converted on
+    demand; kept while the conversions fit in ``budget`` bytes (the inner loop revisits every
+    block)."""
+
+    def __init__(self, images, texts, order, block: int, normalise: bool, budget: int):
+        self.images, self.texts, self.order = images, texts, order
+        self.block, self.normalise = block, normalise
+        self.budget = budget
+        self.cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _block(self, start: int) -> tuple[np.ndarray, np.ndarray]:
+        hit = self.cache.get(start)
+        if hit is not None:
+            return hit
+        rows = self.order[start : start + self.block]
+        pair = (
+            _as_float32(self.images[rows], self.normalise),
+            _as_float32(self.texts[rows], self.normalise),
+        )
+        size = pair[0].nbytes + pair[1].nbytes
+        if size <= self.budget:
+            self.cache[start] = pair
+            self.budget -= size
+        return pair
+
+    def get(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows [start, stop) of one block (a diagonal tile may be a part of a block)."""
+        first = start - start % self.block
+        images, texts = self._block(first)
+        return images[start - first : stop - first], texts[start - first : stop - first]
+
+
+def _diagonal(images, texts, block: int, normalise: bool) -> np.ndarray:
+    """S(i_k, t_k) for every sample, float32; refuses non-finite embeddings."""
+    n = images.shape[0]
+    d = np.empty(n, dtype=np.float32)
+    for start in range(0, n, block):
+        i = _as_float32(images[start : start + block], normalise)
+        t = _as_float32(texts[start : start + block], normalise)
+        d[start : start + len(i)] = np.einsum("ij,ij->i", i, t)
+    bad = np.flatnonzero(~np.isfinite(d))
+    if len(bad):
+        shown = ", ".join(str(k) for k in bad[:5])
+        raise ValueError(
+            f"{len(bad)} sample(s) have non-finite embeddings (e.g. sample {shown}); "
+            "embed them again before mining"
+        )
+    return d
+
+
+class _Work:
+    """Flat work arrays sized for the largest block pair: a prefix reshaped to a smaller block
+    pair is still C-contiguous, so one set serves every shape."""
+
+    def __init__(self, block: int, n_scorers: int):
+        size = block * block
+        self.x = [np.empty(size, np.float32) for _ in range(n_scorers)]  # S(i0, t1)
+        self.y = [np.empty(size, np.float32) for _ in range(n_scorers)]  # S(i1, t0)
+        self.g = np.empty(size, np.float32)
+        self.thr = np.empty(size, np.float32)
+        self.m = np.empty(size, bool)
+        self.ms = np.empty(size if n_scorers > 1 else 0, bool)
+        self.key = np.empty(size, np.uint32)
+
+    def shaped(self, rows: int, cols: int) -> dict[str, object]:
+        def view(a):
+            return a[: rows * cols].reshape(rows, cols)
+
+        return {
+            "x": [view(a) for a in self.x],
+            "y": [view(a) for a in self.y],
+            **{name: view(getattr(self, name)) for name in ("g", "thr", "m", "key")},
+            "ms": view(self.ms) if len(self.ms) else None,
+        }
+
+
+def _row_parts(rows: int, threads: int) -> list[list[tuple[int, int]]]:
+    """Chunks of CHUNK_ROWS rows, dealt in contiguous runs to at most ``threads`` workers."""
+    chunks = [(r0, min(r0 + CHUNK_ROWS, rows)) for r0 in range(0, rows, CHUNK_ROWS)]
+    edges = np.linspace(0, len(chunks), min(threads, len(chunks)) + 1).astype(int)
+    return [chunks[e0:e1] for e0, e1 in zip(edges[:-1], edges[1:], strict=True)]
+
+
+def mine_mismatches(
+    scorers: Sequence[Embeddings],
+    *,
+    seed: int,
+    block: int = DEFAULT_BLOCK,
+    groups=None,
+    normalise: bool = False,
+    cache_bytes: int = 1 << 30,
+    threads: int | None = None,
+    progress: Progress | None = None,
+) -> MinedPairs:
+    """Every pair that all ``scorers`` mismatch (Eq. 1), one random mismatch kept per sample.
+
+    ``scorers``: one ``(images, texts)`` per scorer, arrays or memmaps of shape (N, D_s), row k =
+    sample k. ``groups`` (optional, one value per sample): samples of the same group are never
+    paired (e.g. several captions of one image). ``normalise`` rescales every float32 row to unit
+    length first (float16 storage moves norms by ~1e-3). ``cache_bytes`` bounds the float32 copies
+    of blocks that are kept between visits. ``threads`` (default: CPU count) share the passes over
+    each block pair, ``CHUNK_ROWS`` rows at a time; the products use BLAS's own threads.
+    ``progress(done, total)`` is called after each block pair.
+    """
+    if block < 1:
+        raise ValueError("block must be a positive number of rows")
+    n = _check_inputs(scorers)
+    groups = _check_groups(groups, n)
+    block = min(block, max(n, 1))
+    threads = max(1, threads or os.cpu_count() or 1)
+    n_scorers = len(scorers)
+    diag = [_diagonal(i, t, block, normalise) for i, t in scorers]
+    salts = sample_salts(n, seed)
+
+    # Samples are visited in ascending S(i_k, t_k) of the first scorer: then for block a < block
+    # b, min(S(i0,t0), S(i1,t1)) is the row's own S and Eq. 1 for that scorer is one comparison
+    # with a broadcast column (no threshold matrix). Keys stay salt[k] ^ salt[j] of the samples,
+    # so the order changes no result. Everything below is indexed by position in this order.
+    order = np.argsort(diag[0], kind="stable") if n else np.zeros(0, np.int64)
+    sources = [_Blocks(i, t, order, block, normalise, cache_bytes // n_scorers) for i, t in scorers]
+    d = [x[order] for x in diag]
+    salt = salts[order]
+    group = None if groups is None else groups[order]
+
+    best_key = np.zeros(n, dtype=np.uint32)  # 0 = no partner yet; real keys are never 0
+    partner = np.full(n, -1, dtype=np.int64)
+    cross = np.zeros((n, n_scorers, 2), dtype=np.float32)  # S(i_k, t_p), S(i_p, t_k)
+    n_pairs = 0
+    work = _Work(block, n_scorers)
+    total = sum(1 for _ in block_pairs(n, block))
+    pool = ThreadPoolExecutor(max_workers=threads - 1) if threads > 1 else None
+
+    def rows_pass(buf, a0, a1, b0, b1, r0, r1):
+        """Eq. 1 and the keys for rows r0:r1 of one block pair (runs in a worker thread)."""
+        same = a0 == b0
+        rows = slice(r0, r1)
+        m = buf["m"][rows]
+        for s in range(n_scorers):
+            x, y = buf["x"][s], buf["y"][s]
+            if same:  # Y = Xᵀ, copied in tiles (a whole strided transpose is cache-hostile)
+                for c0 in range(0, b1 - b0, 256):
+                    y[rows, c0 : c0 + 256] = x[c0 : c0 + 256, rows].T
+            g = buf["g"][rows]
+            np.maximum(x[rows], y[rows], out=g)
+            target = m if s == 0 else buf["ms"][rows]
+            if s == 0 and not same:  # sorted by d[0]: the row's own S is the minimum
+                np.greater(g, d[0][a0 + r0 : a0 + r1, None], out=target)  # Eq. 1, strict
+            else:
+                thr = buf["thr"][rows]
+                np.minimum(d[s][a0 + r0 : a0 + r1, None], d[s][None, b0:b1], out=thr)
+                np.greater(g, thr, out=target)  # Eq. 1, strict
+            if s:
+                np.logical_and(m, target, out=m)
+        if group is not None:
+            np.logical_and(m, group[a0 + r0 : a0 + r1, None] != group[None, b0:b1], out=m)
+        if same:
+            m[np.arange(r1 - r0), np.arange(r0, r1)] = False
+        count = int(np.count_nonzero(m))
+        key = buf["key"][rows]
+        np.bitwise_xor(salt[a0 + r0 : a0 + r1, None], salt[None, b0:b1], out=key)
+        np.multiply(key, m, out=key)  # non-mismatches get key 0, below every real key
+        col = key.argmax(axis=1)
+        found = key[np.arange(r1 - r0), col]
+        top = None if same else key.max(axis=0)
+        return count, col, found, top
+
+    try:
+        for done, (a0, a1, b0, b1) in enumerate(block_pairs(n, block), start=1):
+            same = a0 == b0
+            buf = work.shaped(a1 - a0, b1 - b0)
+            for s, src in enumerate(sources):
+                images_a, texts_a = src.get(a0, a1)
+                if same:
+                    np.matmul(images_a, texts_a.T, out=buf["x"][s])
+                else:
+                    images_b, texts_b = src.get(b0, b1)
+                    np.matmul(images_a, texts_b.T, out=buf["x"][s])
+                    np.matmul(texts_a, images_b.T, out=buf["y"][s])
+            runs = _row_parts(a1 - a0, threads)
+
+            def run(chunks, buf=buf, a0=a0, a1=a1, b0=b0, b1=b1):
+                return [rows_pass(buf, a0, a1, b0, b1, r0, r1) for r0, r1 in chunks]
+
+            # The calling thread takes the first run itself: one hand-off fewer per block pair.
+            futures = [pool.submit(run, chunks) for chunks in runs[1:]] if pool else []
+            parts = run(runs[0])
+            for future in futures:
+                parts += future.result()
+            count = sum(p[0] for p in parts)
+            n_pairs += count // 2 if same else count
+
+            # Positions of block a choose among block b (and, on the diagonal, among block a).
+            col = np.concatenate([p[1] for p in parts])
+            found = np.concatenate([p[2] for p in parts])
+            better = np.flatnonzero(found > best_key[a0:a1])
+            if len(better):
+                c = col[better]
+                best_key[a0 + better] = found[better]
+                partner[a0 + better] = b0 + c
+                for s in range(n_scorers):
+                    cross[a0 + better, s, 0] = buf["x"][s][better, c]
+                    cross[a0 + better, s, 1] = buf["y"][s][better, c]
+            if not same:
+                # Positions of block b choose among block a; the row comes back from the key.
+                top = np.maximum.reduce([p[3] for p in parts])
+                better = np.flatnonzero(top > best_key[b0:b1])
+                if len(better):
+                    want = top[better] ^ salt[b0 + better]
+                    salt_a = salt[a0:a1]
+                    by_salt = np.argsort(salt_a)
+                    r = by_salt[np.searchsorted(salt_a, want, sorter=by_salt)]
+                    best_key[b0 + better] = top[better]
+                    partner[b0 + better] = a0 + r
+                    for s in range(n_scorers):
+                        cross[b0 + better, s, 0] = buf["y"][s][r, better]
+                        cross[b0 + better, s, 1] = buf["x"][s][r, better]
+            if progress is not None:
+                progress(done, total)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+
+    # Back from positions to samples.
+    by_sample = np.full(n, -1, dtype=np.int64)
+    chosen = partner >= 0
+    by_sample[order[chosen]] = order[partner[chosen]]
+    cross_by_sample = np.empty_like(cross)
+    cross_by_sample[order] = cross
+    return _assemble(n, seed, by_sample, cross_by_sample, diag, n_pairs)
+
+
+def _assemble(n, seed, partner, cross, diag, n_pairs) -> MinedPairs:
+    k = np.flatnonzero(partner >= 0)
+    p = partner[k]
+    first = k < p
+    i0 = np.where(first, k, p)
+    i1 = np.where(first, p, k)
+    code = i0 * n + i1
+    _, keep = np.unique(code, return_index=True)  # sorted by (i0, i1); duplicates agree
+    k, p, first, i0, i1 = k[keep], p[keep], first[keep], i0[keep], i1[keep]
+    n_scorers = cross.shape[1]
+    scores = np.empty((len(k), n_scorers, 4), dtype=np.float32)
+    for s in range(n_scorers):
+        s_kp, s_pk = cross[k, s, 0], cross[k, s, 1]
+        scores[:, s, 0] = diag[s][i0]
+        scores[:, s, 1] = np.where(first, s_kp, s_pk)  # S(i0, t1)
+        scores[:, s, 2] = np.where(first, s_pk, s_kp)  # S(i1, t0)
+        scores[:, s, 3] = diag[s][i1]
+    return MinedPairs(
+        method="eq1",
+        seed=seed,
+        n_samples=n,
+        i0=i0.astype(np.int64),
+        i1=i1.astype(np.int64),
+        scores=scores,
+        mismatched=np.ones((len(k), n_scorers), dtype=bool),
+        partner=partner,
+        n_mismatched_pairs=n_pairs,
+    )
+
+
+def pair_scores(scorers: Sequence[Embeddings], i0, i1, *, normalise: bool = False, chunk=65536):
+    """(len(i0), n_scorers, 4) float32: S(i0,t0), S(i0,t1), S(i1,t0), S(i1,t1) of given pairs."""
+    i0, i1 = np.asarray(i0, dtype=np.int64), np.asarray(i1, dtype=np.int64)
+    out = np.empty((len(i0), len(scorers), 4), dtype=np.float32)
+    for s, (images, texts) in enumerate(scorers):
+        for start in range(0, len(i0), chunk):
+            a, b = i0[start : start + chunk], i1[start : start + chunk]
+            ia, ta, ib, tb = (
+                _as_float32(arr[rows], normalise)
+                for arr, rows in ((images, a), (texts, a), (images, b), (texts, b))
+            )
+            view = out[start : start + chunk, s]
+            view[:, 0] = np.einsum("ij,ij->i", ia, ta)
+            view[:, 1] = np.einsum("ij,ij->i", ia, tb)
+            view[:, 2] = np.einsum("ij,ij->i", ib, ta)
+            view[:, 3] = np.einsum("ij,ij->i", ib, tb)
+    return out
+
+
+def random_pairs(
+    n: int,
+    *,
+    seed: int,
+    scorers: Sequence[Embeddings] = (),
+    n_pairs: int | None = None,
+    groups=None,
+    normalise: bool = False,
+) -> MinedPairs:
+    """The Flickr-Random baseline (naturalbench.txt App. B, Table 6): random pairs, no scorer.
+
+    A seeded permutation of the samples is cut into consecutive pairs (a random matching: no
+    sample is used twice); pairs whose samples share a group are dropped; the first ``n_pairs``
+    are kept. Scores and Eq. 1 verdicts are reported for ``scorers`` when given.
+    """
+    if scorers and _check_inputs(scorers) != n:
+        raise ValueError(f"the scorers' embeddings do not hold {n} samples")
+    groups = _check_groups(groups, n)
+    perm = np.random.default_rng(seed).permutation(n)
+    half = n // 2
+    a, b = perm[0 : 2 * half : 2], perm[1 : 2 * half : 2]
+    if groups is not None:
+        keep = groups[a] != groups[b]
+        a, b = a[keep], b[keep]
+    if n_pairs is not None:
+        if n_pairs < 0:
+            raise ValueError("n_pairs must be >= 0")
+        a, b = a[:n_pairs], b[:n_pairs]
+    i0, i1 = np.minimum(a, b), np.maximum(a, b)
+    order = np.lexsort((i1, i0))
+    i0, i1 = i0[order].astype(np.int64), i1[order].astype(np.int64)
+    scores = pair_scores(scorers, i0, i1, normalise=normalise)
+    mismatched = eq1_mismatch(scores[..., 0], scores[..., 1], scores[..., 2], scores[..., 3])
+    return MinedPairs(
+        method="random",
+        seed=seed,
+        n_samples=n,
+        i0=i0,
+        i1=i1,
+        scores=scores,
+        mismatched=mismatched,
+        partner=np.full(n, -1, dtype=np.int64),
+        n_mismatched_pairs=None,
+    )
