@@ -1,6 +1,13 @@
 from django.contrib import admin
 
-from .models import Benchmark, BenchmarkVersion, EvaluatedModel, MetricResult, ModelRun
+from .models import (
+    Benchmark,
+    BenchmarkVersion,
+    EvaluatedModel,
+    JudgmentSet,
+    MetricResult,
+    ModelRun,
+)
 
 
 @admin.register(Benchmark)
@@ -30,3 +37,10 @@ class ModelRunAdmin(admin.ModelAdmin):
 class MetricResultAdmin(admin.ModelAdmin):
     list_display = ["run", "metric", "value", "interval_low", "interval_high", "n", "code_version"]
     list_filter = ["metric"]
+
+
+@admin.register(JudgmentSet)
+class JudgmentSetAdmin(admin.ModelAdmin):
+    list_display = ["label", "version", "kind", "judge", "pair_count", "status", "created_at"]
+    list_filter = ["kind", "status", "source"]
+    readonly_fields = ["results", "results_computed_at", "code_version", "pair_count"]

@@ -3,7 +3,7 @@ imports for curators. One view per operation; refusals answer like missing objec
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -12,8 +12,8 @@ from rest_framework.response import Response
 from annotator.roles import CURATOR, RESEARCHER, RolePermission
 from annotator.serializers import ErrorOut
 
-from . import selectors, services
-from .models import Benchmark, BenchmarkVersion, Family, MetricResult, ModelRun
+from . import pairwise, selectors, services
+from .models import Benchmark, BenchmarkVersion, Family, JudgmentSet, MetricResult, ModelRun
 
 READERS = (CURATOR, RESEARCHER)
 WRITERS = (CURATOR,)
@@ -109,6 +109,71 @@ class RunImportIn(serializers.Serializer):
     seed = serializers.IntegerField(required=False, default=0)
     content = serializers.CharField(required=False, trim_whitespace=False)
     file = serializers.FileField(required=False)
+
+
+class EvalJudgmentSetOut(serializers.ModelSerializer):
+    kind = serializers.CharField(read_only=True, help_text="llm or human")
+    results = serializers.JSONField(
+        read_only=True,
+        help_text="players (Elo median, interval, online Elo, Bradley–Terry, matches, win-rate "
+        "vs reference), counts and seeds; for crowd sets also agreement per metric and stratum",
+    )
+
+    class Meta:
+        model = JudgmentSet
+        fields = [
+            "id",
+            "version",
+            "kind",
+            "label",
+            "judge",
+            "with_reference",
+            "reference_player",
+            "source",
+            "status",
+            "seed",
+            "bootstrap_seed",
+            "pair_count",
+            "provenance",
+            "results",
+            "results_computed_at",
+            "code_version",
+            "created_at",
+        ]
+
+
+class JudgmentImportIn(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=JudgmentSet.Kind.choices)
+    label = serializers.CharField(max_length=120)
+    judge = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+    with_reference = serializers.BooleanField(default=False)
+    reference_player = serializers.CharField(
+        max_length=200, required=False, default="human_verified_reference"
+    )
+    aliases = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="one rename per line: name in the file = name to show",
+    )
+    content = serializers.CharField(required=False, trim_whitespace=False)
+    file = serializers.FileField(required=False)
+
+
+class RankingOut(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()
+    systems = serializers.IntegerField()
+
+
+class RankCorrelationOut(serializers.Serializer):
+    a = serializers.CharField()
+    b = serializers.CharField()
+    n = serializers.IntegerField()
+    rho = serializers.FloatField(allow_null=True)
+    p_value = serializers.FloatField(allow_null=True)
+    reason = serializers.CharField()
+    rows = serializers.ListField(child=serializers.DictField())
 
 
 class EvalJobOut(serializers.Serializer):
@@ -242,3 +307,89 @@ class RunComputeApi(GenericAPIView):
         run = selectors.run_get(run_id)
         job = services.compute_enqueue(run=run, created_by=request.user)
         return Response({"job_id": job.pk, "rows": run.prediction_count}, status=202)
+
+
+class JudgmentSetsApi(GenericAPIView):
+    roles = READERS
+    permission_classes = [RolePermission]
+    serializer_class = EvalJudgmentSetOut
+
+    @extend_schema(responses={200: EvalJudgmentSetOut(many=True), **ERRORS})
+    def get(self, request, version_id: int):
+        version = selectors.version_get(version_id)
+        return Response(EvalJudgmentSetOut(selectors.judgment_sets(version), many=True).data)
+
+
+class JudgmentImportApi(VersionImportApi):
+    """Validate a judge's head-to-head file or the crowd votes CSV against a VisIT-Bench version
+    synchronously, then import it and compute ratings and agreement in a job."""
+
+    serializer_class = JudgmentImportIn
+
+    @extend_schema(request=JudgmentImportIn, responses={202: EvalJobOut, **ERRORS})
+    def post(self, request, version_id: int):
+        version = selectors.version_get(version_id)
+        data = self._validated(request)
+        content, filename = _content(data)
+        job, rows = services.judgments_import_start(
+            version=version,
+            kind=data["kind"],
+            label=data["label"],
+            judge=data["judge"],
+            with_reference=data["with_reference"],
+            reference_player=data["reference_player"],
+            aliases=data["aliases"],
+            content=content,
+            filename=filename,
+            created_by=request.user,
+        )
+        return Response({"job_id": job.pk, "rows": rows}, status=status.HTTP_202_ACCEPTED)
+
+
+class JudgmentComputeApi(GenericAPIView):
+    roles = WRITERS
+    permission_classes = [RolePermission]
+    serializer_class = EvalJobOut
+
+    @extend_schema(request=None, responses={202: EvalJobOut, **ERRORS})
+    def post(self, request, version_id: int):
+        version = selectors.version_get(version_id)
+        job = services.judgments_compute_enqueue(version=version, created_by=request.user)
+        return Response({"job_id": job.pk, "rows": version.judgment_sets.count()}, status=202)
+
+
+class RankingsApi(GenericAPIView):
+    """The rankings of a version's systems, and Spearman ρ between two of them (?a=…&b=…)."""
+
+    roles = READERS
+    permission_classes = [RolePermission]
+    serializer_class = RankCorrelationOut
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("a", str, description="key of ranking A (omit both to list keys)"),
+            OpenApiParameter("b", str, description="key of ranking B"),
+        ],
+        responses={200: RankCorrelationOut, **ERRORS},
+    )
+    def get(self, request, version_id: int):
+        version = selectors.version_get(version_id)
+        options = {r.key: r for r in selectors.rankings(version)}
+        key_a, key_b = request.query_params.get("a"), request.query_params.get("b")
+        if not key_a and not key_b:
+            return Response(
+                RankingOut(
+                    [
+                        {"key": r.key, "label": r.label, "systems": len(r.values)}
+                        for r in options.values()
+                    ],
+                    many=True,
+                ).data
+            )
+        unknown = [k for k in (key_a, key_b) if k not in options]
+        if unknown:
+            raise serializers.ValidationError(
+                {"detail": f"unknown ranking: {', '.join(map(str, unknown))}"}
+            )
+        result = pairwise.correlate(options[key_a], options[key_b])
+        return Response(RankCorrelationOut(result).data)

@@ -12,6 +12,24 @@ urlpatterns = [
     path(
         "versions/<int:version_id>/import/", api.RunImportApi.as_view(), name="api-eval-run-import"
     ),
+    path(
+        "versions/<int:version_id>/judgments/",
+        api.JudgmentSetsApi.as_view(),
+        name="api-eval-judgments",
+    ),
+    path(
+        "versions/<int:version_id>/judgments/import/",
+        api.JudgmentImportApi.as_view(),
+        name="api-eval-judgments-import",
+    ),
+    path(
+        "versions/<int:version_id>/judgments/compute/",
+        api.JudgmentComputeApi.as_view(),
+        name="api-eval-judgments-compute",
+    ),
+    path(
+        "versions/<int:version_id>/rankings/", api.RankingsApi.as_view(), name="api-eval-rankings"
+    ),
     path("runs/<int:run_id>/", api.RunDetailApi.as_view(), name="api-eval-run"),
     path("runs/<int:run_id>/metrics/", api.RunMetricsApi.as_view(), name="api-eval-metrics"),
     path("runs/<int:run_id>/compute/", api.RunComputeApi.as_view(), name="api-eval-compute"),

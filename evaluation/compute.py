@@ -136,6 +136,50 @@ PRIMARY = {
 }
 
 
+@dataclass(frozen=True)
+class ReferenceRow:
+    """A row for comparison on a leaderboard, not a run: chance, or a paper's human figures."""
+
+    label: str
+    values: dict[str, float]
+    note: str
+
+
+REFERENCE_ROWS: dict[str, list[ReferenceRow]] = {
+    "naturalbench": [
+        ReferenceRow(
+            "Random chance",
+            dict(nb.RANDOM_CHANCE),
+            "a uniform random guesser (NaturalBench paper, Table 1)",
+        ),
+        ReferenceRow(
+            "Human (paper)",
+            dict(nb.HUMAN_PAPER),
+            "three annotators on the published NaturalBench (paper, Table 1); not measured on "
+            "this version",
+        ),
+    ],
+    "naturalbench_retrieval": [
+        ReferenceRow(
+            "Random chance",
+            dict(retrieval.RANDOM_CHANCE),
+            "random scores: Winoground chance (NaturalBench paper, App. B)",
+        ),
+    ],
+    "vhexpansion": [
+        ReferenceRow(
+            "Random guess, P(yes) = 0.5",
+            {
+                "accuracy": vhexpansion.random_guess_accuracy(0.5, 0.5),
+                "symmetric_accuracy": vhexpansion.random_guess_symmetric_accuracy(0.5),
+            },
+            "E[acc] = 1 + (2p − 1)q − p = 0.5 for p = 0.5 whatever q; E[sym-acc] = p(1 − p) "
+            "(Theorems 1-2)",
+        ),
+    ],
+}
+
+
 def spec_map(family: str) -> dict[str, MetricSpec]:
     return {s.key: s for s in SPECS.get(family, [])}
 
@@ -197,7 +241,8 @@ def naturalbench_rows(
         else:
             samples.append(list(prediction.parsed_answer or [None] * 4))
     options = {"seed": seed, "rounds": rounds}
-    overall = nb.naturalbench_scores(samples, **options)
+    codes = nb.encode_answers(samples)
+    overall = nb.naturalbench_scores(codes, **options)
     keys = [
         " × ".join(
             (
@@ -208,7 +253,7 @@ def naturalbench_rows(
         )
         for item in kept
     ]
-    by_subset = nb.naturalbench_scores_by_group(samples, keys, **options) if kept else {}
+    by_subset = nb.naturalbench_scores_by_group(codes, keys, **options) if kept else {}
     rows = []
     for name in ("acc", "q_acc", "i_acc", "g_acc"):
         breakdown = {
@@ -228,14 +273,12 @@ def naturalbench_rows(
             )
         )
     # Per-skill Q-Acc over the questions carrying the tag (App. C).
-    tagged = [
-        (s, item.data["skills"])
-        for s, item in zip(samples, kept, strict=True)
-        if item.data.get("skills")
-    ]
+    tagged = [k for k, item in enumerate(kept) if item.data.get("skills")]
     if tagged:
         skills = nb.skill_question_accuracy(
-            [t[0] for t in tagged], [t[1] for t in tagged], **options
+            nb.AnswerCodes(codes.codes[tagged]),
+            [kept[k].data["skills"] for k in tagged],
+            **options,
         )
         rows[1].breakdown["skill"] = {
             name: _cell(s.q_acc, s.interval, s.n_questions) for name, s in skills.items()

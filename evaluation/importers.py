@@ -17,7 +17,7 @@ from typing import Any
 
 from annotator.services import Invalid
 from evaluation.metrics import naturalbench as nb
-from evaluation.metrics import vlind
+from evaluation.metrics import visit, vlind
 from evaluation.models import Family
 
 MAX_ERRORS = 200
@@ -649,6 +649,257 @@ def parse_visit_predictions(
         predictions.append(PredictionRow(item_id=item_id, raw_output=row[column], line=line))
     errors.raise_if_any("The model output CSV has errors; nothing was imported.")
     return predictions
+
+
+def visit_prediction_column(content: str, option: str = "") -> str:
+    """The column a VisIT-Bench model output CSV's responses come from (named or detected): the
+    model's name in the official judgment files (make_pairs.py)."""
+    if option:
+        return option
+    header, _ = read_csv(content.split("\n", 1)[0] + "\n", Errors())
+    return visit_output_column(header) or ""
+
+
+# --- VisIT-Bench pairwise judgments (Sec. 4.2-4.3; official sandbox and human preferences) -------
+
+OFFICIAL_REFERENCE_PLAYER = "human_verified_reference"
+MAX_PLAYER_NAME = 200
+
+
+@dataclass
+class JudgmentRow:
+    """One judged pair, before it is matched to an item: the winner of each order for an LLM
+    judge (model name or "tie"), the vote counts for crowd judgments."""
+
+    line: int
+    image: str
+    instruction: str
+    model_a: str
+    model_b: str
+    response_a: str = ""
+    response_b: str = ""
+    order_winners: list[str] = field(default_factory=list)
+    outputs: list[dict] = field(default_factory=list)
+    votes_a: int = 0
+    votes_b: int = 0
+    winner: str = "tie"
+
+    @property
+    def pair_key(self) -> str:
+        return pair_key(self.model_a, self.model_b)
+
+
+def pair_key(model_a: str, model_b: str) -> str:
+    """The unordered pair as one string (the official de-duplication key, App. E)."""
+    return "\x1f".join(sorted((model_a, model_b)))
+
+
+@dataclass
+class JudgmentFile:
+    rows: list[JudgmentRow]
+    duplicates: int = 0  # repeated (pair, instance): the first is kept, as elo_analysis.py does
+    engines: list[str] = field(default_factory=list)
+    with_reference: bool | None = None
+    votes: int = 0
+
+
+def parse_aliases(text: str) -> dict[str, str]:
+    """Player renames, one "name in file = name to show" per line (e.g. the output column of a
+    model CSV = the model's name on the leaderboard)."""
+    aliases: dict[str, str] = {}
+    errors = Errors()
+    for number, line in enumerate((text or "").splitlines(), start=1):
+        if not line.strip():
+            continue
+        old, sep, new = line.partition("=")
+        if not sep or not old.strip() or not new.strip():
+            errors.add(number, "write one rename per line as: name in the file = new name")
+            continue
+        if len(new.strip()) > MAX_PLAYER_NAME:
+            errors.add(number, f"the new name is longer than {MAX_PLAYER_NAME} characters")
+            continue
+        aliases[old.strip()] = new.strip()
+    errors.raise_if_any("The player renames have errors; nothing was imported.")
+    return aliases
+
+
+def _player(obj: dict, key: str, line: int, errors: Errors, aliases: dict[str, str]) -> str:
+    name = _text(obj, key, line, errors).strip()
+    name = aliases.get(name, name)
+    if len(name) > MAX_PLAYER_NAME:
+        errors.add(line, f"{key!r} is longer than {MAX_PLAYER_NAME} characters")
+    return name
+
+
+def _keep_first(rows: list[JudgmentRow]) -> tuple[list[JudgmentRow], int]:
+    seen: set[tuple[str, str, str]] = set()
+    kept = []
+    for row in rows:
+        key = (row.pair_key, row.image, row.instruction)
+        if key not in seen:
+            seen.add(key)
+            kept.append(row)
+    return kept, len(rows) - len(kept)
+
+
+def parse_llm_judgments(
+    content: str, filename: str = "", *, aliases: dict[str, str] | None = None
+) -> JudgmentFile:
+    """The official head-to-head file of the VisIT-Bench sandbox (``gpt-4_head2head.json``, a JSON
+    array, or the per-submission JSONL): A_model, B_model, A, B, image_url, instruction and
+    auto_evaluation_result = [winner of order A-B, winner of order B-A] (a model or "tie"), with
+    the judge's chains of thought in auto_evaluation_cot. A pair is won only when both orders
+    agree (two-order aggregation, Sec. 4.3)."""
+    aliases = aliases or {}
+    errors = Errors()
+    rows: list[JudgmentRow] = []
+    engines: list[str] = []
+    references: set[bool] = set()
+    for line, obj in read_jsonl(content, errors):
+        model_a = _player(obj, "A_model", line, errors, aliases)
+        model_b = _player(obj, "B_model", line, errors, aliases)
+        image = _text(obj, "image_url", line, errors)
+        instruction = _text(obj, "instruction", line, errors)
+        if not (model_a and model_b and image and instruction):
+            continue
+        if model_a == model_b:
+            errors.add(line, f"a model cannot be judged against itself ({model_a!r})")
+            continue
+        result = obj.get("auto_evaluation_result")
+        if not isinstance(result, list) or len(result) != 2:
+            errors.add(line, "'auto_evaluation_result' must list the winner of both orders")
+            continue
+        winners = [aliases.get(w, w) if isinstance(w, str) else w for w in result]
+        allowed = (model_a, model_b, visit.TIE)
+        if not all(isinstance(w, str) and w in allowed for w in winners):
+            errors.add(
+                line,
+                f"each winner in 'auto_evaluation_result' must be {model_a!r}, {model_b!r} "
+                "or 'tie'",
+            )
+            continue
+        outputs = []
+        cot = obj.get("auto_evaluation_cot")
+        if isinstance(cot, list):
+            for entry in cot[:2]:
+                if isinstance(entry, dict):
+                    shown = [entry.get("A_model_in_cot"), entry.get("B_model_in_cot")]
+                    shown = [aliases.get(n, n) if isinstance(n, str) else "" for n in shown]
+                    text = entry.get("cot")
+                    outputs.append(
+                        {
+                            "shown_a": shown[0],
+                            "shown_b": shown[1],
+                            "judge_output": text if isinstance(text, str) else "",
+                        }
+                    )
+        engine = obj.get("engine")
+        if isinstance(engine, str) and engine and engine not in engines:
+            engines.append(engine)
+        if isinstance(obj.get("evaluated_with_reference"), bool):
+            references.add(obj["evaluated_with_reference"])
+        rows.append(
+            JudgmentRow(
+                line=line,
+                image=image,
+                instruction=instruction,
+                model_a=model_a,
+                model_b=model_b,
+                response_a=obj.get("A") if isinstance(obj.get("A"), str) else "",
+                response_b=obj.get("B") if isinstance(obj.get("B"), str) else "",
+                order_winners=winners,
+                outputs=outputs,
+                winner=visit.aggregate_two_orders(winners[0], winners[1]),
+            )
+        )
+    if len(references) > 1:
+        errors.add(0, "the file mixes reference-free and reference-backed judgments")
+    errors.raise_if_any("The judgment file has errors; nothing was imported.")
+    kept, duplicates = _keep_first(rows)
+    return JudgmentFile(
+        rows=kept,
+        duplicates=duplicates,
+        engines=engines,
+        with_reference=references.pop() if references else None,
+    )
+
+
+HUMAN_COLUMNS = ("image_url", "instruction", "A", "B", "A_model", "B_model")
+SELECTION_COLUMNS = ("model_selection.A", "model_selection.B")
+
+
+def parse_human_judgments(
+    content: str, filename: str = "", *, aliases: dict[str, str] | None = None
+) -> JudgmentFile:
+    """The published crowd preferences (``visit_bench_human_preferences.csv``): image_url,
+    instruction, A, B, A_model, B_model and the forced choice model_selection.A /
+    model_selection.B, one row per crowd vote. Votes are counted per response for each
+    (instance, unordered pair); the winner is the majority (Sec. 4.2-4.3)."""
+    aliases = aliases or {}
+    errors = Errors()
+    header, records = read_csv(content, errors)
+    missing = [c for c in (*HUMAN_COLUMNS, *SELECTION_COLUMNS) if c not in header]
+    if header and missing:
+        errors.add(1, f"missing columns: {', '.join(missing)}")
+    errors.raise_if_any("The human judgment CSV has errors; nothing was imported.")
+    pairs: dict[tuple[str, str, str], JudgmentRow] = {}
+    votes = 0
+    for line, obj in records:
+        model_a = _player(obj, "A_model", line, errors, aliases)
+        model_b = _player(obj, "B_model", line, errors, aliases)
+        image = _text(obj, "image_url", line, errors)
+        instruction = _text(obj, "instruction", line, errors)
+        if not (model_a and model_b and image and instruction):
+            continue
+        if model_a == model_b:
+            errors.add(line, f"a model cannot be judged against itself ({model_a!r})")
+            continue
+        picked_a = _truthy(obj["model_selection.A"])
+        picked_b = _truthy(obj["model_selection.B"])
+        if picked_a is None or picked_b is None or picked_a == picked_b:
+            errors.add(
+                line,
+                "forced choice: exactly one of model_selection.A and model_selection.B is TRUE",
+            )
+            continue
+        chosen = model_a if picked_a else model_b
+        key = (pair_key(model_a, model_b), image, instruction)
+        row = pairs.get(key)
+        if row is None:
+            row = pairs[key] = JudgmentRow(
+                line=line,
+                image=image,
+                instruction=instruction,
+                model_a=model_a,
+                model_b=model_b,
+                response_a=obj["A"],
+                response_b=obj["B"],
+            )
+        if chosen == row.model_a:
+            row.votes_a += 1
+        else:
+            row.votes_b += 1
+        votes += 1
+    errors.raise_if_any("The human judgment CSV has errors; nothing was imported.")
+    rows = list(pairs.values())
+    for row in rows:
+        if row.votes_a != row.votes_b:
+            row.winner = row.model_a if row.votes_a > row.votes_b else row.model_b
+    return JudgmentFile(rows=rows, votes=votes)
+
+
+JUDGMENT_PARSERS = {"llm": parse_llm_judgments, "human": parse_human_judgments}
+
+
+def parse_judgments(
+    kind: str, content: str, filename: str = "", *, aliases: dict[str, str] | None = None
+) -> JudgmentFile:
+    if kind not in JUDGMENT_PARSERS:
+        raise Invalid(f"Unknown judgment kind {kind!r}: use 'llm' or 'human'.")
+    parsed = JUDGMENT_PARSERS[kind](content, filename, aliases=aliases)
+    if not parsed.rows:
+        raise Invalid("The file holds no judgments.", [{"line": 0, "error": "no judgments"}])
+    return parsed
 
 
 ITEM_PARSERS = {

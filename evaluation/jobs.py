@@ -9,7 +9,7 @@ from annotator.models import Job
 from annotator.services import job_progress
 
 from . import services
-from .models import ModelRun
+from .models import BenchmarkVersion, ModelRun
 
 
 @shared_task(name=services.IMPORT_JOB, **JOB_OPTIONS)
@@ -37,5 +37,23 @@ def compute_metrics(self, job_id: int) -> None:
 
         values = services.metrics_compute(run=run, progress=progress)
         return {"run_id": run.pk, "metrics": values}
+
+    run_job(self, job_id, work)
+
+
+@shared_task(name=services.JUDGMENTS_JOB, **JOB_OPTIONS)
+def compute_judgments(self, job_id: int) -> None:
+    """Rate every judgment set of one VisIT-Bench version and measure agreement with the crowd."""
+
+    def work(job: Job) -> dict:
+        version = BenchmarkVersion.objects.select_related("benchmark").get(
+            pk=job.params["version_id"]
+        )
+
+        def progress(done: int, total: int, message: str) -> None:
+            job_progress(job_id=job.pk, done=done, total=total, message=message)
+
+        results = services.judgments_compute(version=version, progress=progress)
+        return {"version_id": version.pk, "sets": len(results)}
 
     run_job(self, job_id, work)

@@ -208,3 +208,106 @@ class MetricResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.metric}={self.value}"
+
+
+class JudgmentSet(models.Model):
+    """Pairwise judgments of one VisIT-Bench version by one judge: crowd votes or an LLM judge
+    (both orders, App. F). Ratings, win-rates and agreement are computed into ``results``."""
+
+    class Kind(models.TextChoices):
+        HUMAN = "human", _("Human votes")
+        LLM = "llm", _("LLM judge")
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+
+    class Source(models.TextChoices):
+        IMPORTED = "imported", _("Imported")
+        RUNNER = "runner", _("Judge runner")
+
+    version = models.ForeignKey(
+        BenchmarkVersion, on_delete=models.PROTECT, related_name="judgment_sets"
+    )
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    label = models.CharField(max_length=120)
+    # The LLM engine (e.g. "gpt-4") or who voted (e.g. "crowd").
+    judge = models.CharField(max_length=200, blank=True)
+    # Reference-backed judge prompt (App. F, Table 17); reference-free is the default.
+    with_reference = models.BooleanField(default=False)
+    reference_player = models.CharField(max_length=200, default="human_verified_reference")
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.IMPORTED)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.SUCCEEDED)
+    # Seed of the online-Elo shuffle (1 = the official elo_analysis) and of the bootstrap.
+    seed = models.IntegerField(default=1)
+    bootstrap_seed = models.IntegerField(default=0)
+    # File, dropped duplicates, aliases; for runner sets the prompt templates and provider.
+    provenance = models.JSONField(default=dict, blank=True)
+    pair_count = models.PositiveIntegerField(default=0)
+    results = models.JSONField(default=dict, blank=True)
+    results_computed_at = models.DateTimeField(null=True, blank=True)
+    code_version = models.CharField(max_length=40, blank=True)
+    job = models.ForeignKey(
+        "annotator.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["version", "kind", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "label"], name="judgment_set_label_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return self.label
+
+
+class PairJudgment(models.Model):
+    """One judged pair of responses to one instance. An LLM judge records the winner of each
+    order and its outputs; crowd votes are counted per response. ``winner`` is model_a,
+    model_b or "tie" (two-order aggregation for a judge, majority for votes)."""
+
+    judgment_set = models.ForeignKey(
+        JudgmentSet, on_delete=models.CASCADE, related_name="judgments"
+    )
+    item = models.ForeignKey(BenchmarkItem, on_delete=models.CASCADE, related_name="+")
+    # File order: online Elo keeps the first of repeated battles, then shuffles (App. E).
+    position = models.PositiveIntegerField()
+    model_a = models.CharField(max_length=200)
+    model_b = models.CharField(max_length=200)
+    # The two names sorted and joined: one judgment per unordered pair and instance.
+    pair_key = models.CharField(max_length=401)
+    response_a = models.TextField(blank=True)
+    response_b = models.TextField(blank=True)
+    order_winners = models.JSONField(default=list, blank=True)
+    outputs = models.JSONField(default=list, blank=True)
+    votes_a = models.PositiveSmallIntegerField(default=0)
+    votes_b = models.PositiveSmallIntegerField(default=0)
+    winner = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["judgment_set", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judgment_set", "position"], name="pair_judgment_position_uniq"
+            ),
+            models.UniqueConstraint(
+                fields=["judgment_set", "item", "pair_key"], name="pair_judgment_pair_uniq"
+            ),
+            models.CheckConstraint(
+                condition=~Q(model_a=F("model_b")), name="pair_judgment_two_models"
+            ),
+            models.CheckConstraint(
+                condition=Q(winner=F("model_a")) | Q(winner=F("model_b")) | Q(winner="tie"),
+                name="pair_judgment_winner_known",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_a} vs {self.model_b}: {self.winner}"

@@ -353,3 +353,60 @@ def scatter_chart(
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def rank_chart(
+    points: Sequence[tuple[str, float, float]],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    width: int = 520,
+    height: int = 420,
+) -> str:
+    """Rank under one ranking vs rank under another (1 = best, at the top left); points on the
+    dashed diagonal are ranked alike (Spearman ρ = 1 when all are)."""
+    top, bottom, left, right = 48, 46, 56, 24
+    plot_w, plot_h = width - left - right, height - top - bottom
+    n = max([1.0] + [max(a, b) for _, a, b in points])
+    span = max(n - 1.0, 1.0)
+
+    def x_of(rank: float) -> float:
+        return left + plot_w * (rank - 1.0) / span
+
+    def y_of(rank: float) -> float:
+        return top + plot_h * (rank - 1.0) / span
+
+    parts = _open(width, height, title)
+    parts.append(f'<text x="{left}" y="18" font-weight="600" fill="#1c2230">{escape(title)}</text>')
+    ticks = range(1, int(n) + 1) if n <= 12 else sorted({1, int(n), *range(5, int(n), 5)})
+    for rank in ticks:
+        parts.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{y_of(rank):.1f}" y2="{y_of(rank):.1f}" '
+            f'stroke="#e4e7ed"/><line x1="{x_of(rank):.1f}" x2="{x_of(rank):.1f}" y1="{top}" '
+            f'y2="{top + plot_h}" stroke="#e4e7ed"/>'
+            f'<text x="{left - 6}" y="{y_of(rank) + 4:.1f}" text-anchor="end" fill="#5d6678">'
+            f"{rank}</text>"
+            f'<text x="{x_of(rank):.1f}" y="{top + plot_h + 16}" text-anchor="middle" '
+            f'fill="#5d6678">{rank}</text>'
+        )
+    parts.append(
+        f'<line x1="{x_of(1):.1f}" y1="{y_of(1):.1f}" x2="{x_of(n):.1f}" y2="{y_of(n):.1f}" '
+        f'stroke="#9aa3b2" stroke-dasharray="4 4"/>'
+        f'<text x="{left + plot_w / 2:.1f}" y="{height - 8}" text-anchor="middle" '
+        f'fill="#5d6678">{escape(x_label[:70])}</text>'
+        f'<text transform="translate(14 {top + plot_h / 2:.1f}) rotate(-90)" '
+        f'text-anchor="middle" fill="#5d6678">{escape(y_label[:60])}</text>'
+    )
+    for k, (label, a, b) in enumerate(points):
+        color = PALETTE[k % len(PALETTE)]
+        anchor = "end" if x_of(a) > left + plot_w * 0.7 else "start"
+        dx = -9 if anchor == "end" else 9
+        parts.append(
+            f'<circle cx="{x_of(a):.1f}" cy="{y_of(b):.1f}" r="6" fill="{color}">'
+            f"<title>{escape(label)}: {a:g}, {b:g}</title></circle>"
+            f'<text x="{x_of(a) + dx:.1f}" y="{y_of(b) - 7:.1f}" text-anchor="{anchor}" '
+            f'fill="#1c2230">{escape(label[:28])}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)

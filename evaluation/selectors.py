@@ -8,8 +8,15 @@ from collections import defaultdict
 from django.db.models import Count, Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 
-from . import compute
-from .models import Benchmark, BenchmarkItem, BenchmarkVersion, MetricResult, ModelRun
+from . import compute, pairwise
+from .models import (
+    Benchmark,
+    BenchmarkItem,
+    BenchmarkVersion,
+    JudgmentSet,
+    MetricResult,
+    ModelRun,
+)
 
 
 def benchmarks_list() -> QuerySet[Benchmark]:
@@ -80,11 +87,22 @@ def leaderboard(version: BenchmarkVersion, *, sort: str = "", descending: bool =
     used_extra = [s for s in extra if any(r["results"].get(s.key) for r in ordered)]
     for row in ordered:
         row["extra_cells"] = [(s, row["results"].get(s.key)) for s in used_extra]
+    references = [
+        {
+            "label": ref.label,
+            "note": ref.note,
+            "cells": [
+                (s, {"value": ref.values[s.key]} if s.key in ref.values else None) for s in specs
+            ],
+        }
+        for ref in compute.REFERENCE_ROWS.get(family, [])
+    ]
     return {
         "family": family,
         "columns": specs,
         "extra_columns": used_extra,
         "rows": ordered,
+        "references": references,
         "sort": sort,
         "descending": descending,
     }
@@ -121,4 +139,59 @@ def breakdowns(board: dict) -> list[dict]:
         out.append(table)
     order = defaultdict(lambda: 99, {s.key: k for k, s in enumerate(specs.values())})
     out.sort(key=lambda t: (order[t["metric"]], t["dimension"]))
+    return out
+
+
+def judgment_sets(version: BenchmarkVersion) -> QuerySet[JudgmentSet]:
+    return version.judgment_sets.select_related("job").order_by("kind", "id")
+
+
+def _system(run: ModelRun) -> str:
+    return run.model.name + (f" ({run.label})" if run.label else "")
+
+
+def rankings(
+    version: BenchmarkVersion, board: dict | None = None, sets: list[JudgmentSet] | None = None
+) -> list[pairwise.Ranking]:
+    """Every ranking of the version's systems: each leaderboard metric over runs (by model name)
+    and, on VisIT-Bench, each judgment set's Elo, online Elo, Bradley–Terry and win-rate vs the
+    reference over its players (a player matched to a run is named like the run's model)."""
+    board = board if board is not None else leaderboard(version)
+    specs = board["columns"] + board["extra_columns"]
+    out = []
+    for spec in specs:
+        values = {
+            _system(row["run"]): row["results"][spec.key].value
+            for row in board["rows"]
+            if row["results"].get(spec.key) and row["results"][spec.key].value is not None
+        }
+        if values:
+            out.append(
+                pairwise.Ranking(f"metric:{spec.key}", str(spec.label), values, kind=spec.kind)
+            )
+    sets = sets if sets is not None else list(judgment_sets(version))
+    for judgment_set in sets:
+        players = (judgment_set.results or {}).get("players") or []
+        for field, name in (
+            ("elo", "Elo"),
+            ("online", "online Elo"),
+            ("bt", "Bradley–Terry"),
+            ("win_rate", "win-rate vs reference"),
+        ):
+            values = {}
+            for p in players:
+                value = p.get(field)
+                if field == "win_rate":
+                    value = (value or {}).get("value")
+                if value is not None:
+                    values[p.get("model") or p["player"]] = float(value)
+            if values:
+                out.append(
+                    pairwise.Ranking(
+                        f"set:{judgment_set.pk}:{field}",
+                        f"{judgment_set.label} · {name}",
+                        values,
+                        kind="share" if field == "win_rate" else "rating",
+                    )
+                )
     return out

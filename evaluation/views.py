@@ -13,7 +13,7 @@ import json
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.utils.translation import gettext as _
@@ -23,7 +23,8 @@ from django.views.decorators.http import require_POST
 from annotator import roles
 from annotator.services import ServiceError
 
-from . import compute, plots, selectors, services
+from . import compute, pairwise, plots, selectors, services
+from .metrics import visit
 from .models import BenchmarkVersion, Family
 
 READERS = (roles.CURATOR, roles.RESEARCHER)
@@ -94,6 +95,59 @@ class RunImportForm(ImportForm):
     field_order = ["model", "label", "file", "text", "option", "seed"]
 
 
+class JudgmentImportForm(ImportForm):
+    kind = forms.ChoiceField(
+        label=gettext_lazy("Judgments"),
+        choices=[
+            ("llm", gettext_lazy("LLM judge battles (head-to-head JSON / JSONL)")),
+            ("human", gettext_lazy("Crowd votes (human preferences CSV)")),
+        ],
+    )
+    label = forms.CharField(
+        label=gettext_lazy("Label"),
+        max_length=120,
+        help_text=gettext_lazy("e.g. “GPT-4 judge, reference-free” or “Crowd, 5 votes per pair”."),
+    )
+    judge = forms.CharField(
+        label=gettext_lazy("Judge"),
+        max_length=200,
+        required=False,
+        help_text=gettext_lazy("The engine (read from the file when it names one) or “crowd”."),
+    )
+    with_reference = forms.BooleanField(
+        label=gettext_lazy("Reference-backed judge prompt (when the file does not say)"),
+        required=False,
+    )
+    reference_player = forms.CharField(
+        label=gettext_lazy("Name of the reference in the file"),
+        max_length=200,
+        required=False,
+        initial="human_verified_reference",
+        help_text=gettext_lazy(
+            "Win-rates are computed against this player (blank: human_verified_reference)."
+        ),
+    )
+    aliases = forms.CharField(
+        label=gettext_lazy("Rename players (optional)"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "class": "mono", "spellcheck": "false"}),
+        help_text=gettext_lazy(
+            "One per line: name in the file = name to show. A player named like a run's model "
+            "or its output column is linked to that run."
+        ),
+    )
+    field_order = [
+        "kind",
+        "label",
+        "file",
+        "text",
+        "judge",
+        "reference_player",
+        "aliases",
+        "with_reference",
+    ]
+
+
 FORMATS = {
     Family.NATURALBENCH: {
         "items": '{"Index": 1, "Image_0": "img/1a.jpg", "Image_1": "img/1b.jpg", '
@@ -127,6 +181,18 @@ FORMATS = {
         "predictions": "the model output CSV: the dataset columns plus one column with the "
         "response (e.g. llava13b_output)",
     },
+}
+
+
+JUDGMENT_FORMATS = {
+    "LLM judge": '[{"A_model": "llava13b_output", "B_model": "human_verified_reference", '
+    '"A": "…", "B": "…", "image_url": "https://…/visit_images/….png", "instruction": "…", '
+    '"auto_evaluation_result": ["human_verified_reference", "tie"], '
+    '"auto_evaluation_cot": [{"A_model_in_cot": "…", "B_model_in_cot": "…", "cot": "…"}, …], '
+    '"engine": "gpt-4", "evaluated_with_reference": false}, …]  — the sandbox’s '
+    "gpt-4_head2head.json (or one object per line)",
+    "Crowd votes": "image_url,instruction,A,B,A_model,B_model,model_selection.A,"
+    "model_selection.B — visit_bench_human_preferences.csv, one row per vote (forced choice)",
 }
 
 
@@ -318,7 +384,8 @@ def leaderboard_plots(board: dict) -> list[dict]:
                     ),
                     "caption": _(
                         "Battles where the longer response wins: a baseline, not a quality "
-                        "judgment. Judge or human battles are needed for the real leaderboard."
+                        "judgment. Elo from judge or crowd battles is on the pairwise "
+                        "judgments page."
                     ),
                 }
             )
@@ -359,7 +426,9 @@ def leaderboard(request: HttpRequest, version_id: int) -> HttpResponse:
             "plots": leaderboard_plots(board),
             "tables": selectors.breakdowns(board),
             "family": board["family"],
-            "missing_judgments": board["family"] == Family.VISIT,
+            "judgment_count": version.judgment_sets.count()
+            if board["family"] == Family.VISIT
+            else 0,
         },
     )
 
@@ -373,6 +442,14 @@ def _leaderboard_json(version: BenchmarkVersion, board: dict) -> dict:
         "items": version.item_count,
         "kept": version.kept_count,
         "code_version": compute.CODE_VERSION,
+        "reference_rows": [
+            {
+                "label": ref["label"],
+                "note": ref["note"],
+                "metrics": {spec.key: cell["value"] for spec, cell in ref["cells"] if cell},
+            }
+            for ref in board["references"]
+        ],
         "rows": [
             {
                 "rank": row["rank"],
@@ -528,6 +605,199 @@ def run_compute(request: HttpRequest, run_id: int) -> HttpResponse:
     return redirect("curator-job", job.pk)
 
 
+def _visit_version(version_id: int) -> BenchmarkVersion:
+    version = selectors.version_get(version_id)
+    if version.benchmark.family != Family.VISIT:
+        raise Http404("Pairwise judgments belong to VisIT-Bench versions.")
+    return version
+
+
+def judgment_plots(sets: list) -> dict[int, str]:
+    """An Elo whisker chart per judgment set with results (bootstrap median and 95% interval)."""
+    out = {}
+    for judgment_set in sets:
+        results = judgment_set.results or {}
+        players = results.get("players") or []
+        if not players:
+            continue
+        out[judgment_set.pk] = plots.whisker_chart(
+            [p["model"] for p in players],
+            [float(p["elo"]) for p in players],
+            [p["low"] for p in players],
+            [p["high"] for p in players],
+            title=_("%(label)s: Elo with bootstrap 95%% interval") % {"label": judgment_set.label},
+            x_label=_("Elo (median of %(n)d bootstrap rounds)") % {"n": results.get("rounds", 0)},
+            reference=results.get("reference_elo"),
+            reference_label=_("reference"),
+        )
+    return out
+
+
+def agreement_plot(agreement: dict) -> str:
+    rows = [m for m in agreement.get("metrics", []) if not m.get("unavailable")]
+    if not rows:
+        return ""
+    groups = [_("all")] + list(visit.STRATA)
+    series = [
+        plots.Series(
+            m["name"],
+            [m["overall"]["value"]] + [m["strata"][s]["value"] for s in visit.STRATA],
+            [m["overall"]["low"]] + [m["strata"][s]["low"] for s in visit.STRATA],
+            [m["overall"]["high"]] + [m["strata"][s]["high"] for s in visit.STRATA],
+        )
+        for m in rows
+    ]
+    return plots.bar_chart(
+        groups,
+        series,
+        title=_("Agreement with the crowd majority, by agreement stratum"),
+        y_max=1.0,
+        reference=0.5,
+        reference_label=_("chance 50"),
+    )
+
+
+@roles.roles_required(*READERS)
+def judgments(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = _visit_version(version_id)
+    sets = list(selectors.judgment_sets(version))
+    for judgment_set in sets:
+        judgment_set.rows = [
+            {
+                "p": p,
+                "elo": {"value": p["elo"], "low": p["low"], "high": p["high"], "n": p["matches"]},
+            }
+            for p in (judgment_set.results or {}).get("players", [])
+        ]
+    agreement = [
+        {"set": s, "data": s.results["agreement"], "svg": agreement_plot(s.results["agreement"])}
+        for s in sets
+        if (s.results or {}).get("agreement")
+    ]
+    return render(
+        request,
+        "evaluation/judgments.html",
+        {
+            "version": version,
+            "sets": sets,
+            "plots": judgment_plots(sets),
+            "agreement": agreement,
+            "strata": visit.STRATA,
+            "pending": any(s.results_computed_at is None for s in sets),
+        },
+    )
+
+
+@roles.roles_required(*WRITERS)
+def judgments_import(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = _visit_version(version_id)
+    form = JudgmentImportForm(request.POST or None, request.FILES or None)
+    error = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            content, filename = form.content()
+            data = form.cleaned_data
+            job, n = services.judgments_import_start(
+                version=version,
+                kind=data["kind"],
+                label=data["label"],
+                judge=data["judge"],
+                with_reference=data["with_reference"],
+                reference_player=data["reference_player"],
+                aliases=data["aliases"],
+                content=content,
+                filename=filename,
+                created_by=request.user,
+            )
+            messages.success(
+                request, _("%(n)d judged pairs checked; importing and rating them.") % {"n": n}
+            )
+            return redirect("curator-job", job.pk)
+        except forms.ValidationError as exc:
+            form.add_error(None, exc)
+        except ServiceError as exc:
+            error = _error_context(exc)
+    return render(
+        request,
+        "evaluation/import.html",
+        {
+            "form": form,
+            "error": error,
+            "formats": JUDGMENT_FORMATS,
+            "target": "judgments",
+            "version": version,
+        },
+        status=400 if error or form.errors else 200,
+    )
+
+
+@require_POST
+@roles.roles_required(*WRITERS)
+def judgments_compute(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = _visit_version(version_id)
+    try:
+        job = services.judgments_compute_enqueue(version=version, created_by=request.user)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        return redirect("eval-judgments", version.pk)
+    messages.success(request, _("Rating the judgment sets again."))
+    return redirect("curator-job", job.pk)
+
+
+def _default_pair(options: list) -> tuple[str, str]:
+    """The paper's system-level check when there is one: crowd Elo vs an LLM judge's Elo."""
+    elo = [r.key for r in options if r.key.startswith("set:") and r.key.endswith(":elo")]
+    if len(elo) >= 2:
+        return elo[0], elo[1]
+    keys = [r.key for r in options]
+    return (keys[0], keys[1]) if len(keys) >= 2 else ("", "")
+
+
+@roles.roles_required(*READERS)
+def rankings(request: HttpRequest, version_id: int) -> HttpResponse:
+    """Spearman ρ between two rankings of the version's systems (visit-bench.txt Sec. 4.3)."""
+    version = selectors.version_get(version_id)
+    sets = (
+        list(selectors.judgment_sets(version)) if version.benchmark.family == Family.VISIT else []
+    )
+    options = selectors.rankings(version, sets=sets)
+    by_key = {r.key: r for r in options}
+    default_a, default_b = _default_pair(options)
+    key_a = request.GET.get("a") or default_a
+    key_b = request.GET.get("b") or default_b
+    unknown = [k for k in (key_a, key_b) if k and k not in by_key]
+    result = None
+    if key_a in by_key and key_b in by_key:
+        result = pairwise.correlate(by_key[key_a], by_key[key_b])
+    if request.GET.get("format") == "json":
+        if result is None:
+            return JsonResponse(
+                {"detail": "Choose two rankings.", "rankings": [r.key for r in options]},
+                status=400,
+            )
+        return JsonResponse({"a": key_a, "b": key_b, **result}, json_dumps_params={"indent": 2})
+    context = {
+        "version": version,
+        "options": options,
+        "key_a": key_a,
+        "key_b": key_b,
+        "result": result,
+        "unknown": unknown,
+        "plot": _rank_plot(result) if result and result["rows"] else "",
+    }
+    template = "evaluation/_rank_result.html" if request.htmx else "evaluation/rankings.html"
+    return render(request, template, context, status=400 if unknown else 200)
+
+
+def _rank_plot(result: dict) -> str:
+    return plots.rank_chart(
+        [(row["system"], row["rank_a"], row["rank_b"]) for row in result["rows"]],
+        title=_("Rank under each ranking (1 = best)"),
+        x_label=result["a"],
+        y_label=result["b"],
+    )
+
+
 @require_POST
 @roles.roles_required(*WRITERS)
 def version_publish(request: HttpRequest, version_id: int) -> HttpResponse:
@@ -544,6 +814,18 @@ urlpatterns = [
     path("versions/<int:version_id>/leaderboard/", leaderboard, name="eval-leaderboard"),
     path("versions/<int:version_id>/import/", run_import, name="eval-run-import"),
     path("versions/<int:version_id>/publish/", version_publish, name="eval-version-publish"),
+    path("versions/<int:version_id>/judgments/", judgments, name="eval-judgments"),
+    path(
+        "versions/<int:version_id>/judgments/import/",
+        judgments_import,
+        name="eval-judgments-import",
+    ),
+    path(
+        "versions/<int:version_id>/judgments/compute/",
+        judgments_compute,
+        name="eval-judgments-compute",
+    ),
+    path("versions/<int:version_id>/rankings/", rankings, name="eval-rankings"),
     path("runs/<int:run_id>/", run_detail, name="eval-run"),
     path("runs/<int:run_id>/compute/", run_compute, name="eval-run-compute"),
 ]

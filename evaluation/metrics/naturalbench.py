@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from evaluation.metrics.bootstrap import (
     DEFAULT_SEED,
     Interval,
     bootstrap_mean_interval,
+    bootstrap_mean_intervals,
     percentile_interval,
     resample_indices,
 )
@@ -44,6 +45,8 @@ _ANSWER_WORDS = {YES_NO: ("yes", "no"), MULTIPLE_CHOICE: ("A", "B")}
 
 # Random-chance rows (naturalbench.txt Table 1; METRICS.md Sec. 1), as fractions.
 RANDOM_CHANCE = {"acc": 0.5, "q_acc": 0.25, "i_acc": 0.25, "g_acc": 0.0625}
+# Human performance on the published NaturalBench: three annotators (naturalbench.txt Table 1).
+HUMAN_PAPER = {"acc": 0.975, "q_acc": 0.946, "i_acc": 0.950, "g_acc": 0.921}
 
 MultiAnswer = Sequence[str | None]
 
@@ -155,55 +158,201 @@ def aggregate_scores(
     """Acc = Σbinary/4N, Q-Acc = Σquestion/2N, I-Acc = Σimage/2N, G-Acc = Σgroup/N (Sec. 4)."""
     if not scores:
         return NaturalBenchScores(0, None, None, None, None, unparseable=unparseable)
-    arrays = _score_arrays(scores)
-    intervals = (
-        {name: bootstrap_mean_interval(v, seed=seed, rounds=rounds) for name, v in arrays.items()}
-        if with_intervals
-        else {}
-    )
-    return NaturalBenchScores(
-        n_samples=len(scores),
-        acc=float(arrays["acc"].mean()),
-        q_acc=float(arrays["q_acc"].mean()),
-        i_acc=float(arrays["i_acc"].mean()),
-        g_acc=float(arrays["g_acc"].mean()),
+    return _aggregate(
+        _score_arrays(scores),
         unparseable=unparseable,
+        with_intervals=with_intervals,
+        seed=seed,
+        rounds=rounds,
+    )
+
+
+def _aggregate(
+    arrays: dict[str, np.ndarray],
+    *,
+    unparseable: int = 0,
+    with_intervals: bool,
+    seed: int,
+    rounds: int,
+    tau: float | None = None,
+) -> NaturalBenchScores:
+    """Means of per-sample values (one array per defined metric) with their intervals."""
+    n = next(iter(arrays.values())).size
+    if n == 0:
+        return NaturalBenchScores(0, None, None, None, None, unparseable=unparseable, tau=tau)
+    intervals = bootstrap_mean_intervals(arrays, seed=seed, rounds=rounds) if with_intervals else {}
+    means = {name: float(v.mean()) for name, v in arrays.items()}
+    return NaturalBenchScores(
+        n_samples=n,
+        acc=means.get("acc"),
+        q_acc=means.get("q_acc"),
+        i_acc=means.get("i_acc"),
+        g_acc=means.get("g_acc"),
+        unparseable=unparseable,
+        tau=tau,
         intervals=intervals,
     )
 
 
+# --- Vectorised scoring -----------------------------------------------------------------------
+# Parsed answers become an (N, 4) int8 array, so every metric is a few numpy operations instead
+# of Python work per sample. The results equal the per-sample definitions above bit for bit
+# (tests/evaluation/test_metrics_vectorised.py checks them against the first implementation).
+
+CODE_A0, CODE_A1, CODE_UNPARSEABLE, CODE_OTHER = 0, 1, 2, 3
+_CODES = {A0: CODE_A0, A1: CODE_A1, None: CODE_UNPARSEABLE}
+GROUND_TRUTH_CODES = np.array([_CODES[a] for a in GROUND_TRUTH], dtype=np.int8)
+
+
+@dataclass(frozen=True, eq=False)
+class AnswerCodes:
+    """Parsed answers of N samples as int8 codes, shape (N, 4): 0 = a0, 1 = a1,
+    2 = unparseable (None), 3 = anything else (wrong, but not counted as unparseable)."""
+
+    codes: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.codes.ndim != 2 or self.codes.shape[1] != 4:
+            raise ValueError("a NaturalBench sample has exactly four answers")
+
+    def __len__(self) -> int:
+        return int(self.codes.shape[0])
+
+
+Samples = Sequence[MultiAnswer] | AnswerCodes
+
+
+def _code_of(answer: object) -> int:
+    try:
+        return _CODES.get(answer, CODE_OTHER)  # type: ignore[call-overload]
+    except TypeError:  # unhashable: never equal to "a0"/"a1" and not None
+        return CODE_OTHER
+
+
+def encode_answers(samples: Samples) -> AnswerCodes:
+    """Codes of parsed answers (a0 / a1 / None per position), checked for four per sample."""
+    if isinstance(samples, AnswerCodes):
+        return samples
+    if set(map(len, samples)) - {4}:
+        raise ValueError("a NaturalBench sample has exactly four answers")
+    flat = list(chain.from_iterable(samples))
+    try:
+        codes = np.fromiter(
+            map(_CODES.get, flat, repeat(CODE_OTHER)), dtype=np.int8, count=len(flat)
+        )
+    except TypeError:
+        codes = np.fromiter(map(_code_of, flat), dtype=np.int8, count=len(flat))
+    return AnswerCodes(codes.reshape(-1, 4))
+
+
+def _correct(codes: AnswerCodes) -> np.ndarray:
+    """c(x) per answer, shape (N, 4) (METRICS.md Sec. 1)."""
+    return codes.codes == GROUND_TRUTH_CODES
+
+
+def _value_arrays(correct: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-sample binary/4, question/2, image/2 and group scores (naturalbench.txt Sec. 4)."""
+    c00, c01, c10, c11 = correct[:, 0], correct[:, 1], correct[:, 2], correct[:, 3]
+    question = (c00 & c01).astype(np.int64) + (c10 & c11)
+    image = (c00 & c10).astype(np.int64) + (c01 & c11)
+    binary = correct.sum(axis=1, dtype=np.int64)
+    group = (question == 2) & (image == 2)
+    return {
+        "acc": binary / 4,
+        "q_acc": question / 2,
+        "i_acc": image / 2,
+        "g_acc": group.astype(float),
+    }
+
+
+def _scores_of_codes(
+    codes: AnswerCodes,
+    *,
+    with_intervals: bool,
+    seed: int,
+    rounds: int,
+    tau: float | None = None,
+) -> NaturalBenchScores:
+    unparseable = int(np.count_nonzero(codes.codes == CODE_UNPARSEABLE))
+    return _aggregate(
+        _value_arrays(_correct(codes)),
+        unparseable=unparseable,
+        with_intervals=with_intervals,
+        seed=seed,
+        rounds=rounds,
+        tau=tau,
+    )
+
+
 def naturalbench_scores(
-    samples: Sequence[MultiAnswer],
+    samples: Samples,
     *,
     with_intervals: bool = True,
     seed: int = DEFAULT_SEED,
     rounds: int = DEFAULT_ROUNDS,
 ) -> NaturalBenchScores:
     """Headline metrics from parsed answers (a0/a1/None) per sample (naturalbench.txt Sec. 4)."""
-    scores = [sample_score(correctness(answers)) for answers in samples]
-    unparseable = sum(answer is None for answers in samples for answer in answers)
-    return aggregate_scores(
-        scores, unparseable=unparseable, with_intervals=with_intervals, seed=seed, rounds=rounds
+    return _scores_of_codes(
+        encode_answers(samples), with_intervals=with_intervals, seed=seed, rounds=rounds
     )
 
 
 def naturalbench_scores_by_group(
-    samples: Sequence[MultiAnswer],
+    samples: Samples,
     keys: Sequence[Hashable],
     *,
     with_intervals: bool = True,
     seed: int = DEFAULT_SEED,
     rounds: int = DEFAULT_ROUNDS,
 ) -> dict[Hashable, NaturalBenchScores]:
-    """Metrics per subset, e.g. key = (source, question type, language) (naturalbench Tab. 4)."""
+    """Metrics per subset, e.g. key = (source, question type, language) (naturalbench Tab. 4).
+
+    Groups come in the order their key first appears; each keeps its samples' order.
+    """
     if len(samples) != len(keys):
         raise ValueError("one key per sample is required")
-    grouped: dict[Hashable, list[MultiAnswer]] = defaultdict(list)
-    for answers, key in zip(samples, keys, strict=True):
-        grouped[key].append(answers)
+    codes = encode_answers(samples)
+    first_seen = {key: k for k, key in enumerate(dict.fromkeys(keys))}
+    group_of = np.fromiter(map(first_seen.__getitem__, keys), dtype=np.intp, count=len(keys))
+    order = np.argsort(group_of, kind="stable")
+    ends = np.cumsum(np.bincount(group_of, minlength=len(first_seen)))
+    result = {}
+    start = 0
+    for key, end in zip(first_seen, ends, strict=True):
+        rows = order[start:end]
+        result[key] = _scores_of_codes(
+            AnswerCodes(codes.codes[rows]), with_intervals=with_intervals, seed=seed, rounds=rounds
+        )
+        start = end
+    return result
+
+
+def _skill_positions(
+    question_skills: Sequence[tuple[Iterable[str], Iterable[str]]],
+) -> dict[str, np.ndarray]:
+    """For each tag, the flat positions (2k for q0, 2k + 1 for q1 of sample k) of the questions
+    carrying it, ascending; a tag repeated within one question counts once (as a set would)."""
+    if set(map(len, question_skills)) - {2}:
+        raise ValueError("each sample needs a pair of tag sets: (q0 tags, q1 tags)")
+    per_question = list(chain.from_iterable(question_skills))  # q0, q1, q0, q1, …
+    tags = list(chain.from_iterable(per_question))
+    if not tags:
+        return {}
+    names = list(dict.fromkeys(tags))
+    code_of = {tag: k for k, tag in enumerate(names)}
+    tag_codes = np.fromiter(map(code_of.__getitem__, tags), dtype=np.intp, count=len(tags))
+    lengths = np.fromiter(map(len, per_question), dtype=np.intp, count=len(per_question))
+    question = np.repeat(np.arange(len(per_question), dtype=np.intp), lengths)
+    # One entry per (question, tag), sorted by question; then grouped by tag, order kept.
+    pairs = np.sort(question * len(names) + tag_codes, kind="stable")  # nearly sorted already
+    pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]
+    question, tag_codes = np.divmod(pairs, len(names))
+    order = np.argsort(tag_codes, kind="stable")
+    ends = np.cumsum(np.bincount(tag_codes, minlength=len(names)))
+    starts = ends - np.bincount(tag_codes, minlength=len(names))
     return {
-        key: naturalbench_scores(group, with_intervals=with_intervals, seed=seed, rounds=rounds)
-        for key, group in grouped.items()
+        name: question[order[start:end]]
+        for name, start, end in zip(names, starts, ends, strict=True)
     }
 
 
@@ -218,7 +367,7 @@ class SkillScore:
 
 
 def skill_question_accuracy(
-    samples: Sequence[MultiAnswer],
+    samples: Samples,
     question_skills: Sequence[tuple[Iterable[str], Iterable[str]]],
     *,
     with_intervals: bool = True,
@@ -231,19 +380,19 @@ def skill_question_accuracy(
     """
     if len(samples) != len(question_skills):
         raise ValueError("one pair of tag sets per sample is required")
-    per_skill: dict[str, list[float]] = defaultdict(list)
-    for answers, (tags_q0, tags_q1) in zip(samples, question_skills, strict=True):
-        c00, c01, c10, c11 = correctness(answers)
-        for tags, solved in ((tags_q0, c00 and c01), (tags_q1, c10 and c11)):
-            for tag in set(tags):
-                per_skill[tag].append(float(solved))
+    correct = _correct(encode_answers(samples))
+    # Questions in sample order, q0 before q1: 1.0 when right on both images.
+    solved = np.empty(2 * correct.shape[0])
+    solved[0::2] = correct[:, 0] & correct[:, 1]
+    solved[1::2] = correct[:, 2] & correct[:, 3]
+    positions = _skill_positions(question_skills)
     result = {}
-    for skill in sorted(per_skill):
-        values = per_skill[skill]
+    for skill in sorted(positions):
+        values = solved[positions[skill]]
         interval = (
             bootstrap_mean_interval(values, seed=seed, rounds=rounds) if with_intervals else None
         )
-        result[skill] = SkillScore(skill, len(values), float(np.mean(values)), interval)
+        result[skill] = SkillScore(skill, values.size, float(np.mean(values)), interval)
     return result
 
 
@@ -269,6 +418,11 @@ def answers_at_threshold(d: np.ndarray, tau: float = 0.0) -> list[list[str]]:
     return [[A0 if value > tau else A1 for value in row] for row in _as_samples(d)]
 
 
+def _codes_at_threshold(d: np.ndarray, tau: float) -> AnswerCodes:
+    """`answers_at_threshold` as codes: a0 iff d > τ (a NaN never exceeds τ, so it reads a1)."""
+    return AnswerCodes(np.where(d > tau, CODE_A0, CODE_A1).astype(np.int8))
+
+
 def deterministic_scores(
     p_a0: Sequence[Sequence[float]] | np.ndarray,
     p_a1: Sequence[Sequence[float]] | np.ndarray,
@@ -279,22 +433,8 @@ def deterministic_scores(
     rounds: int = DEFAULT_ROUNDS,
 ) -> NaturalBenchScores:
     """Metrics from answer likelihoods with a fixed threshold τ (default 0) (App. D, Eq. 4)."""
-    answers = answers_at_threshold(score_differences(p_a0, p_a1), tau)
-    result = naturalbench_scores(answers, with_intervals=with_intervals, seed=seed, rounds=rounds)
-    return _with_tau(result, tau)
-
-
-def _with_tau(result: NaturalBenchScores, tau: float) -> NaturalBenchScores:
-    return NaturalBenchScores(
-        n_samples=result.n_samples,
-        acc=result.acc,
-        q_acc=result.q_acc,
-        i_acc=result.i_acc,
-        g_acc=result.g_acc,
-        unparseable=result.unparseable,
-        tau=tau,
-        intervals=result.intervals,
-    )
+    codes = _codes_at_threshold(score_differences(p_a0, p_a1), tau)
+    return _scores_of_codes(codes, with_intervals=with_intervals, seed=seed, rounds=rounds, tau=tau)
 
 
 def sample_optimal_score(d: Sequence[float]) -> SampleScore:
@@ -321,17 +461,16 @@ def sample_optimal_scores(
 ) -> NaturalBenchScores:
     """Debiased Q-/I-/G-Acc with the sample-optimal (oracle) τ; Acc is None (Sec. 5, Table 2)."""
     d = score_differences(p_a0, p_a1)
-    scores = [sample_optimal_score(row) for row in d]
-    result = aggregate_scores(scores, with_intervals=with_intervals, seed=seed, rounds=rounds)
-    intervals = {k: v for k, v in result.intervals.items() if k != "acc"}
-    return NaturalBenchScores(
-        n_samples=result.n_samples,
-        acc=None,
-        q_acc=result.q_acc,
-        i_acc=result.i_acc,
-        g_acc=result.g_acc,
-        intervals=intervals,
-    )
+    d00, d01, d10, d11 = d[:, 0], d[:, 1], d[:, 2], d[:, 3]
+    question = (d00 > d01).astype(np.int64) + (d11 > d10)
+    image = (d00 > d10).astype(np.int64) + (d11 > d01)
+    # Python's min(d00, d11) and max(d01, d10), NaN handling included (a NaN first argument
+    # wins, a NaN second argument loses), as `sample_optimal_score` computes them.
+    low_of_right = np.where(d11 < d00, d11, d00)
+    high_of_wrong = np.where(d10 > d01, d10, d01)
+    group = low_of_right > high_of_wrong
+    arrays = {"q_acc": question / 2, "i_acc": image / 2, "g_acc": group.astype(float)}
+    return _aggregate(arrays, with_intervals=with_intervals, seed=seed, rounds=rounds)
 
 
 def global_optimal_tau(d: Sequence[Sequence[float]] | np.ndarray) -> tuple[float, int]:
@@ -353,9 +492,8 @@ def global_optimal_tau(d: Sequence[Sequence[float]] | np.ndarray) -> tuple[float
     low, high = low[feasible], high[feasible]
     starts = np.searchsorted(candidates, low, side="left")
     ends = np.searchsorted(candidates, high, side="left")
-    delta = np.zeros(candidates.size + 1, dtype=np.int64)
-    np.add.at(delta, starts, 1)
-    np.add.at(delta, ends, -1)
+    size = candidates.size + 1
+    delta = np.bincount(starts, minlength=size) - np.bincount(ends, minlength=size)
     counts = np.cumsum(delta)[:-1]
     best = counts.max()
     tied = candidates[counts == best]
@@ -374,7 +512,9 @@ def global_optimal_scores(
     """Metrics at the global-optimal τ; the interval re-searches τ in each round (App. D)."""
     d = score_differences(p_a0, p_a1)
     tau, _ = global_optimal_tau(d)
-    result = _with_tau(naturalbench_scores(answers_at_threshold(d, tau), with_intervals=False), tau)
+    result = _scores_of_codes(
+        _codes_at_threshold(d, tau), with_intervals=False, seed=seed, rounds=rounds, tau=tau
+    )
     if not with_intervals or d.shape[0] == 0:
         return result
     names = ("acc", "q_acc", "i_acc", "g_acc")
@@ -382,9 +522,9 @@ def global_optimal_scores(
     for row in resample_indices(d.shape[0], rounds=rounds, seed=seed):
         sub = d[row]
         sub_tau, _ = global_optimal_tau(sub)
-        sub_result = naturalbench_scores(answers_at_threshold(sub, sub_tau), with_intervals=False)
+        means = _value_arrays(_correct(_codes_at_threshold(sub, sub_tau)))
         for name in names:
-            draws[name].append(float(getattr(sub_result, name)))
+            draws[name].append(float(means[name].mean()))
     intervals = {name: percentile_interval(draws[name], seed=seed, rounds=rounds) for name in names}
     return NaturalBenchScores(
         n_samples=result.n_samples,
@@ -397,6 +537,13 @@ def global_optimal_scores(
     )
 
 
+def _post_hoc_score(p_a0, p_a1, p_a0_blind, p_a1_blind) -> np.ndarray:
+    """P(a0|q,i)/P(a0|q) − P(a1|q,i)/P(a1|q); P(a|q) given per question, shape (N, 2) (Eq. 5)."""
+    blind0 = _as_samples(p_a0_blind, width=2)[:, [0, 0, 1, 1]]
+    blind1 = _as_samples(p_a1_blind, width=2)[:, [0, 0, 1, 1]]
+    return _as_samples(p_a0) / blind0 - _as_samples(p_a1) / blind1
+
+
 def post_hoc_answers(
     p_a0: Sequence[Sequence[float]] | np.ndarray,
     p_a1: Sequence[Sequence[float]] | np.ndarray,
@@ -407,10 +554,7 @@ def post_hoc_answers(
 
     The question-only likelihoods P(a|q) are given per question, shape (N, 2) for (q0, q1).
     """
-    blind0 = _as_samples(p_a0_blind, width=2)[:, [0, 0, 1, 1]]
-    blind1 = _as_samples(p_a1_blind, width=2)[:, [0, 0, 1, 1]]
-    score = _as_samples(p_a0) / blind0 - _as_samples(p_a1) / blind1
-    return answers_at_threshold(score, 0.0)
+    return answers_at_threshold(_post_hoc_score(p_a0, p_a1, p_a0_blind, p_a1_blind), 0.0)
 
 
 def post_hoc_scores(
@@ -424,8 +568,8 @@ def post_hoc_scores(
     rounds: int = DEFAULT_ROUNDS,
 ) -> NaturalBenchScores:
     """Metrics after post-hoc debiasing (naturalbench.txt App. D, Eq. 5, after [88])."""
-    answers = post_hoc_answers(p_a0, p_a1, p_a0_blind, p_a1_blind)
-    return naturalbench_scores(answers, with_intervals=with_intervals, seed=seed, rounds=rounds)
+    codes = _codes_at_threshold(_post_hoc_score(p_a0, p_a1, p_a0_blind, p_a1_blind), 0.0)
+    return _scores_of_codes(codes, with_intervals=with_intervals, seed=seed, rounds=rounds)
 
 
 def random_chance_row() -> NaturalBenchScores:

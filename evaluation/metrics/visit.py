@@ -71,6 +71,26 @@ def judge_vote(judge_output: str, extract: Callable[[str], str] | None = None) -
     return parse_extraction_output(extract(judge_output)) or TIE
 
 
+def needs_extraction(judge_output: str) -> bool:
+    """True when the judge output names no single winner, so the extraction call is due (App. F)."""
+    return parse_judge_output(judge_output) is None
+
+
+def order_winner(
+    judge_output: str,
+    shown_a: str,
+    shown_b: str,
+    *,
+    extraction_output: str | None = None,
+) -> str:
+    """Winner of one judged order from the recorded outputs: the direct parse, else the reply of
+    the one extraction call, else "tie" (visit-bench.txt App. F; official pairwise_eval)."""
+    vote = parse_judge_output(judge_output)
+    if vote is None and extraction_output is not None:
+        vote = parse_extraction_output(extraction_output)
+    return vote_winner(vote or TIE, shown_a, shown_b)
+
+
 def vote_winner(vote: str, model_a: str, model_b: str) -> str:
     """Model shown as Response A / B in this order, or "tie" (Sec. 4.3)."""
     if vote == VOTE_A:
@@ -162,19 +182,25 @@ class EloResult:
     n_battles: int
 
 
+def _battles_used(battles: Sequence[Battle], deduplicate: bool) -> list[Battle]:
+    return deduplicate_battles(battles) if deduplicate else list(battles)
+
+
 def online_elo(
     battles: Sequence[Battle],
     *,
     seed: int = 1,
     k: float = ELO_K,
     initial: float = ELO_INITIAL,
+    deduplicate: bool = True,
 ) -> EloResult:
     """Leaderboard Elo: de-duplicate, shuffle with a recorded seed, one pass (Sec. 4.2, App. E).
 
     The shuffle is numpy's legacy RandomState(seed) permutation, so seed 1 reproduces the order of
-    the official `np.random.seed(1); np.random.shuffle(battles)`.
+    the official `np.random.seed(1); np.random.shuffle(battles)`. `deduplicate=False` keeps
+    repeated battles: each crowd vote is its own match in the human Elo (Sec. 4.2).
     """
-    unique = deduplicate_battles(battles)
+    unique = _battles_used(battles, deduplicate)
     order = np.random.RandomState(seed).permutation(len(unique))
     shuffled = [unique[i] for i in order]
     matches: Counter[str] = Counter()
@@ -206,6 +232,11 @@ class BootstrapEloResult:
     n_battles: int
 
 
+# Steps per block of the across-rounds Elo pass: small blocks of (step × round) indices stay in
+# cache, where full matrices (12k battles × 1000 rounds) would cost more to build than to run.
+_ELO_BLOCK = 64
+
+
 def bootstrap_elo(
     battles: Sequence[Battle],
     *,
@@ -213,50 +244,65 @@ def bootstrap_elo(
     seed: int = DEFAULT_SEED,
     k: float = ELO_K,
     initial: float = ELO_INITIAL,
+    deduplicate: bool = True,
 ) -> BootstrapEloResult:
     """Bootstrap Elo: each round resamples battles with replacement and runs one online pass in
     the drawn order; per model the median (rounded) and 2.5 / 97.5 percentiles (App. E, FastChat).
 
     Vectorised across rounds: step t updates battle t of every round at once, which gives the
-    same numbers as `bootstrap_elo_loop` (one Python pass per round) for the same seed.
-    A model absent from a round is left out of that round's statistics.
+    same numbers as `bootstrap_elo_loop` (one Python pass per round) for the same seed, up to the
+    last bits (see below). A model absent from a round is left out of that round's statistics.
     """
-    unique = deduplicate_battles(battles)
+    unique = _battles_used(battles, deduplicate)
     if not unique:
         return BootstrapEloResult(ratings={}, seed=seed, rounds=rounds, n_battles=0)
     models = sorted({m for b in unique for m in (b.model_a, b.model_b)})
     index = {m: i for i, m in enumerate(models)}
     n_models = len(models)
-    first = np.array([index[b.model_a] for b in unique], dtype=np.int64)
-    second = np.array([index[b.model_b] for b in unique], dtype=np.int64)
+    first = np.array([index[b.model_a] for b in unique], dtype=np.intp)
+    second = np.array([index[b.model_b] for b in unique], dtype=np.intp)
     score = np.array([b.score_a for b in unique], dtype=float)
-    draws = resample_indices(len(unique), rounds=rounds, seed=seed)  # rounds × n
-    offsets = (np.arange(rounds, dtype=np.int64) * n_models)[:, None]
-    # Step-major, contiguous: row t holds battle t of every round (flat rating indices).
-    flat_a = np.ascontiguousarray((first[draws] + offsets).T)
-    flat_b = np.ascontiguousarray((second[draws] + offsets).T)
-    score_t = np.ascontiguousarray(score[draws].T)
+    small = len(unique) < 2**31
+    draws = resample_indices(  # rounds × n
+        len(unique), rounds=rounds, seed=seed, dtype=np.int32 if small else np.int64
+    )
+    offsets = np.arange(rounds, dtype=np.intp) * n_models
     present = np.zeros(rounds * n_models, dtype=bool)
-    present[flat_a.ravel()] = True
-    present[flat_b.ravel()] = True
     rating = np.full(rounds * n_models, float(initial))
+    # Row t of `pair_index` holds the flat rating indices of battle t in every round: the A side
+    # of rounds 0..R-1, then the B side, so one take and one put move both ratings.
+    block = min(_ELO_BLOCK, len(unique))
+    pair_index = np.empty((block, 2 * rounds), dtype=np.intp)
+    scores = np.empty((block, rounds))
+    pair = np.empty(2 * rounds)
+    updated = np.empty(2 * rounds)
+    gap = np.empty(rounds)
+    ra, rb = pair[:rounds], pair[rounds:]
+    new_a, new_b = updated[:rounds], updated[rounds:]
     # E_a = 1 / (1 + 10^((R_b − R_a)/400)) and E_b = 1 − E_a, so one update is zero-sum:
     # R_a += K(S_a − E_a), R_b −= K(S_a − E_a). 10^x is computed as exp(x·ln 10); the two
     # rewrites change results only in the last bits (tested against `bootstrap_elo_loop`).
     log_scale = math.log(ELO_BASE) / ELO_SCALE
-    gap = np.empty(rounds)
-    for ia, ib, sa in zip(flat_a, flat_b, score_t, strict=True):
-        ra = rating.take(ia)
-        rb = rating.take(ib)
-        np.subtract(rb, ra, out=gap)
-        gap *= log_scale
-        np.exp(gap, out=gap)
-        gap += 1.0
-        np.divide(1.0, gap, out=gap)  # E_a
-        np.subtract(sa, gap, out=gap)
-        gap *= k
-        rating.put(ia, ra + gap)
-        rating.put(ib, rb - gap)
+    for start in range(0, len(unique), block):
+        steps = draws[:, start : start + block].T  # steps × rounds
+        size = steps.shape[0]
+        np.add(first[steps], offsets, out=pair_index[:size, :rounds])
+        np.add(second[steps], offsets, out=pair_index[:size, rounds:])
+        np.take(score, steps, out=scores[:size])
+        present[pair_index[:size].ravel()] = True
+        for flat, sa in zip(pair_index[:size], scores[:size], strict=True):
+            rating.take(flat, out=pair)
+            np.subtract(rb, ra, out=gap)
+            gap *= log_scale
+            np.exp(gap, out=gap)
+            gap += 1.0
+            np.divide(1.0, gap, out=gap)  # E_a
+            np.subtract(sa, gap, out=gap)
+            gap *= k
+            np.add(ra, gap, out=new_a)
+            np.subtract(rb, gap, out=new_b)
+            # With model_a == model_b the B write lands last, as in the one-pass loop.
+            rating.put(flat, updated)
     rating = rating.reshape(rounds, n_models)
     present = present.reshape(rounds, n_models)
     result = {}
@@ -300,6 +346,7 @@ def bradley_terry(
     *,
     scale: float = ELO_SCALE,
     initial: float = ELO_INITIAL,
+    deduplicate: bool = True,
 ) -> dict[str, float]:
     """Order-free Bradley-Terry ratings by maximum likelihood (METRICS.md Sec. 2; FastChat MLE).
 
@@ -308,7 +355,7 @@ def bradley_terry(
     an unpenalised logistic fit started at zero reaches). A model that never loses (or never
     wins) has no finite MLE; its rating is then only as large as the optimiser's tolerance allows.
     """
-    unique = deduplicate_battles(battles)
+    unique = _battles_used(battles, deduplicate)
     models = sorted({m for b in unique for m in (b.model_a, b.model_b)})
     if not models:
         return {}
@@ -383,12 +430,13 @@ def win_rate_vs_reference(
     with_interval: bool = True,
     seed: int = DEFAULT_SEED,
     rounds: int = DEFAULT_ROUNDS,
+    deduplicate: bool = True,
 ) -> WinRate:
     """Battles `model` won against `reference` ÷ decisive battles between them, shown as
     "18.53% (n=475)" (visit-bench.txt Sec. 4.2, Table 3; official elo_analysis)."""
     outcomes = [
         float(b.winner == model)
-        for b in deduplicate_battles(battles)
+        for b in _battles_used(battles, deduplicate)
         if {b.model_a, b.model_b} == {model, reference} and b.winner != TIE
     ]
     if not outcomes:

@@ -15,8 +15,7 @@ from evaluation.metrics.bootstrap import (
     DEFAULT_ROUNDS,
     DEFAULT_SEED,
     Interval,
-    bootstrap_mean_interval,
-    bootstrap_ratio_interval,
+    bootstrap_intervals,
 )
 
 NOT_AVAILABLE = "n/a"
@@ -100,7 +99,8 @@ class VLindInstance:
 
     @property
     def lp_mean(self) -> float:
-        return float(np.mean(self.lp)) if self.lp else 0.0
+        # Σ of 0/1 values is exact, so this equals np.mean(self.lp) bit for bit, much faster.
+        return sum(self.lp) / len(self.lp) if self.lp else 0.0
 
 
 @dataclass(frozen=True)
@@ -152,15 +152,13 @@ def vlind_scores(
     )
     if not with_intervals:
         return scores
-    options = {"seed": seed, "rounds": rounds}
-    intervals = {
-        "s_ck": bootstrap_mean_interval(a, **options),
-        "s_vp": bootstrap_mean_interval(b, **options),
-        "s_cb": bootstrap_ratio_interval(a * c, a, **options),
-        "s_lp": bootstrap_ratio_interval(abc * d, abc, **options),
-        "cb": bootstrap_mean_interval(c, **options),
-        "lp": bootstrap_mean_interval(d, **options),
-    }
+    shared = bootstrap_intervals(
+        means={"s_ck": a, "s_vp": b, "cb": c, "lp": d},
+        ratios={"s_cb": (a * c, a), "s_lp": (abc * d, abc)},
+        seed=seed,
+        rounds=rounds,
+    )
+    intervals = {name: shared[name] for name in ("s_ck", "s_vp", "s_cb", "s_lp", "cb", "lp")}
     return VLindScores(**{**scores.__dict__, "intervals": intervals})
 
 

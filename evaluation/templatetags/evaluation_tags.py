@@ -1,8 +1,12 @@
 """Formatting of metric values: shares ×100 with one decimal, counts as integers, ratings
 rounded; "n/a" for an undefined value (an empty denominator)."""
 
+import math
+from decimal import ROUND_HALF_UP, Decimal
+
 from django import template
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 register = template.Library()
 
@@ -11,7 +15,10 @@ def _number(value, kind: str) -> str:
     if value is None:
         return "n/a"
     if kind == "share":
-        return f"{value * 100:.1f}"
+        if not math.isfinite(value):
+            return f"{value * 100:.1f}"
+        # Half up, as the papers print (chance G-Acc 6.25 → 6.3), not Python's half to even.
+        return str(Decimal(repr(value * 100)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
     if kind == "count":
         return f"{value:.0f}"
     if kind == "tokens":
@@ -24,7 +31,7 @@ def metric_cell(result, spec=None, kind: str = ""):
     """Value with its 95% interval underneath; accepts a MetricResult or a breakdown dict."""
     kind = kind or (spec.kind if spec else "share")
     if result is None:
-        return format_html('<span class="muted">—</span>')
+        return mark_safe('<span class="muted">—</span>')
     if isinstance(result, dict):
         value, low, high, n = (
             result.get("value"),
@@ -53,3 +60,9 @@ def metric_cell(result, spec=None, kind: str = ""):
 @register.filter
 def lookup(mapping, key):
     return (mapping or {}).get(key)
+
+
+@register.filter
+def metric_number(value, kind: str = "share") -> str:
+    """A bare value formatted like the cells: shares ×100, ratings rounded, "n/a" for None."""
+    return _number(value, kind or "share")

@@ -4,7 +4,6 @@ import io
 import json
 
 import pytest
-from celery import current_app
 from django.core.management import call_command
 from django.urls import reverse
 
@@ -13,15 +12,6 @@ from annotator.models import Job
 from evaluation import demo, importers, services
 from evaluation.models import BenchmarkVersion, MetricResult, ModelRun
 from tests.factories import UserFactory
-
-
-@pytest.fixture
-def eager(settings, tmp_path):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    settings.MEDIA_ROOT = str(tmp_path)
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = False
 
 
 @pytest.fixture
@@ -302,3 +292,28 @@ def test_cli_import_compute_and_leaderboard(tmp_path):
     out = io.StringIO()
     call_command("evaluate", "leaderboard", str(version.pk), "--format", "json", stdout=out)
     assert json.loads(out.getvalue())["rows"][0]["model"] == "CLI"
+
+
+@pytest.mark.django_db
+def test_leaderboard_shows_chance_and_paper_human_rows_for_reference(client, nb_version):
+    # Given a NaturalBench leaderboard
+    login(client, roles.RESEARCHER)
+    url = reverse("eval-leaderboard", args=[nb_version.pk])
+    text = client.get(url).content.decode()
+    # Then chance (50 / 25 / 25 / 6.25) and the paper's human row (Table 1) follow the runs,
+    # without a rank
+    assert text.count('class="reference-row"') == 2
+    rows = text[text.index('class="reference-row"') :]
+    assert "Random chance" in rows and "Human (paper)" in rows
+    for value in ("50.0", "25.0", "6.3", "97.5", "94.6", "95.0", "92.1"):  # 6.25 half up
+        assert f'<span class="v">{value}</span>' in rows
+    # And the JSON export lists them apart from the runs
+    data = client.get(url, {"format": "json"}).json()
+    assert [r["label"] for r in data["reference_rows"]] == ["Random chance", "Human (paper)"]
+    assert data["reference_rows"][1]["metrics"] == {
+        "acc": 0.975,
+        "q_acc": 0.946,
+        "i_acc": 0.95,
+        "g_acc": 0.921,
+    }
+    assert all(r["rank"] for r in data["rows"])

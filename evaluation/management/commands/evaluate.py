@@ -5,6 +5,11 @@ manage.py evaluate import-version visit single_image_full_dataset.csv \
 manage.py evaluate import-run 3 llava13b_output.csv --model LLaVA-13B
 manage.py evaluate compute 7
 manage.py evaluate leaderboard 3 [--sort rouge_l] [--format csv|json]
+manage.py evaluate import-judgments 3 gpt-4_head2head.json --kind llm --label "GPT-4 judge"
+manage.py evaluate import-judgments 3 visit_bench_human_preferences.csv --kind human \
+        --label Crowd --alias "llava13b_output=LLaVA-13B"
+manage.py evaluate judgments 3    # Elo, win-rates and agreement of every judgment set
+manage.py evaluate rank-correlation 3 [A B]   # Spearman rho between two rankings (or list them)
 manage.py evaluate list
 manage.py evaluate demo           # synthetic versions and runs for every family
 """
@@ -17,7 +22,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.services import ServiceError
-from evaluation import compute, demo, selectors, services
+from evaluation import compute, demo, importers, pairwise, selectors, services
 from evaluation.models import BenchmarkVersion, Family, ModelRun
 
 
@@ -71,6 +76,29 @@ class Command(BaseCommand):
         p.add_argument("version", type=int)
         p.add_argument("--sort", default="")
         p.add_argument("--format", choices=["table", "csv", "json"], default="table")
+        p = sub.add_parser("import-judgments", help="VisIT-Bench judge battles or crowd votes")
+        p.add_argument("version", type=int)
+        p.add_argument("file")
+        p.add_argument("--kind", choices=["llm", "human"], required=True)
+        p.add_argument("--label", required=True)
+        p.add_argument("--judge", default="")
+        p.add_argument("--with-reference", action="store_true")
+        p.add_argument("--reference-player", default="human_verified_reference")
+        p.add_argument(
+            "--alias", action="append", default=[], help="rename a player: 'name in file=new'"
+        )
+        p.add_argument("--no-compute", action="store_true")
+        p.add_argument("--no-text-metrics", action="store_true")
+        p.add_argument("--rounds", type=int, default=1000)
+        p = sub.add_parser("judgments", help="ratings and agreement of a version's judgment sets")
+        p.add_argument("version", type=int)
+        p.add_argument("--compute", action="store_true", help="recompute first")
+        p.add_argument("--no-text-metrics", action="store_true")
+        p.add_argument("--rounds", type=int, default=1000)
+        p = sub.add_parser("rank-correlation", help="Spearman rho between two rankings")
+        p.add_argument("version", type=int)
+        p.add_argument("a", nargs="?", default="")
+        p.add_argument("b", nargs="?", default="")
         sub.add_parser("list", help="benchmarks, versions and runs")
         sub.add_parser("demo", help="synthetic versions and runs for every family")
 
@@ -180,6 +208,94 @@ class Command(BaseCommand):
         self.stdout.write("  ".join("-" * w for w in widths))
         for row in rows:
             self.stdout.write("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+
+    def _version(self, pk: int) -> BenchmarkVersion:
+        version = BenchmarkVersion.objects.select_related("benchmark").filter(pk=pk).first()
+        if version is None:
+            raise CommandError(f"No version {pk}")
+        return version
+
+    def do_import_judgments(self, o):
+        version = self._version(o["version"])
+        params = {
+            "target": "judgments",
+            "version_id": version.pk,
+            "kind": o["kind"],
+            "label": o["label"],
+            "judge": o["judge"],
+            "with_reference": o["with_reference"],
+            "reference_player": o["reference_player"],
+            "aliases": importers.parse_aliases("\n".join(o["alias"])),
+            "filename": Path(o["file"]).name,
+            "content": self._read(o["file"]),
+            "compute": not o["no_compute"],
+            "text_metrics": not o["no_text_metrics"],
+            "rounds": o["rounds"],
+        }
+        result = services.import_run(params)
+        self.stdout.write(f"judgment set {result['judgment_set_id']}: {result['pairs']} pairs")
+        if result.get("computed"):
+            self._print_judgments(version)
+
+    def do_judgments(self, o):
+        version = self._version(o["version"])
+        if o["compute"]:
+            services.judgments_compute(
+                version=version, rounds=o["rounds"], text_metrics=not o["no_text_metrics"]
+            )
+        self._print_judgments(version)
+
+    def _print_judgments(self, version: BenchmarkVersion) -> None:
+        sets = list(selectors.judgment_sets(version))
+        if not sets:
+            self.stdout.write("No judgments on this version: use import-judgments.")
+        for judgment_set in sets:
+            results = judgment_set.results or {}
+            self.stdout.write(
+                f"\n{judgment_set.label} [{judgment_set.kind}] — {judgment_set.pair_count} pairs, "
+                f"{results.get('battles', 0)} battles (bootstrap {results.get('rounds', 0)} rounds,"
+                f" seed {judgment_set.bootstrap_seed}; online seed {judgment_set.seed})"
+            )
+            for k, p in enumerate(results.get("players", []), start=1):
+                win = (p.get("win_rate") or {}).get("text", "—")
+                self.stdout.write(
+                    f"{k:3}  {p['model'][:32]:32}  Elo {p['elo']:5d} [{p['low']:.0f}, "
+                    f"{p['high']:.0f}]  matches {p['matches']:5d}  vs reference {win}"
+                )
+            agreement = results.get("agreement")
+            if agreement:
+                self.stdout.write(
+                    f"  agreement with the crowd majority on {agreement['pairs']} pairs "
+                    "(all / 5/5 / 4/5 / 3/5):"
+                )
+                for m in agreement["metrics"]:
+                    if m.get("unavailable"):
+                        self.stdout.write(f"    {m['name'][:30]:30}  n/a ({m['unavailable']})")
+                        continue
+                    cells = [m["overall"]] + [m["strata"][s] for s in ("5/5", "4/5", "3/5")]
+                    text = "  ".join(
+                        "  n/a" if c["value"] is None else f"{100 * c['value']:5.1f}" for c in cells
+                    )
+                    self.stdout.write(f"    {m['name'][:30]:30}  {text}")
+
+    def do_rank_correlation(self, o):
+        version = self._version(o["version"])
+        options = {r.key: r for r in selectors.rankings(version)}
+        if not o["a"] or not o["b"]:
+            for r in options.values():
+                self.stdout.write(f"{r.key:32} {r.label} ({len(r.values)} systems)")
+            return
+        for key in (o["a"], o["b"]):
+            if key not in options:
+                raise CommandError(f"Unknown ranking {key!r}; run without A and B to list them.")
+        result = pairwise.correlate(options[o["a"]], options[o["b"]])
+        rho = "n/a" if result["rho"] is None else f"{result['rho']:.3f}"
+        p_value = "" if result["p_value"] is None else f" (p = {result['p_value']:.4f})"
+        self.stdout.write(f"Spearman rho = {rho}{p_value} over {result['n']} systems")
+        if result["reason"]:
+            self.stdout.write(result["reason"])
+        for row in result["rows"]:
+            self.stdout.write(f"  {row['system'][:40]:40} {row['rank_a']:5g} {row['rank_b']:5g}")
 
     def do_list(self, o):
         for version in BenchmarkVersion.objects.select_related("benchmark").order_by("id"):

@@ -1,0 +1,52 @@
+"""Fixtures for the VisIT-Bench judgment tests: the real files (first instances) and a version
+with three imported runs."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from celery import current_app
+
+from evaluation import importers, services
+from tests.evaluation.judgment_files import COLUMNS, first_instances, read
+
+
+@pytest.fixture(scope="session")
+def files():
+    dataset = first_instances(read("single_image_full_dataset.csv"))
+    keys = {(r["image"], r["instruction"]) for r in csv.DictReader(io.StringIO(dataset))}
+    models = {column: first_instances(read(name), keys) for name, (_, column) in COLUMNS.items()}
+    return dataset, models
+
+
+@pytest.fixture
+def visit_version(db, files):
+    dataset, models = files
+    benchmark = services.benchmark_get_or_create(family="visit", name="VisIT-Bench")
+    rows = importers.parse_visit_items(dataset)
+    version = services.version_create(benchmark=benchmark, label="single-image", rows=rows)
+    for name, (model, column) in COLUMNS.items():
+        services.import_run(
+            {
+                "target": "predictions",
+                "family": "visit",
+                "version_id": version.pk,
+                "model": model,
+                "content": models[column],
+                "filename": name,
+                "compute": False,
+            }
+        )
+    return version
+
+
+@pytest.fixture
+def eager(settings, tmp_path):
+    """Celery jobs run in-process; uploads land in a temporary MEDIA_ROOT."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.MEDIA_ROOT = str(tmp_path)
+    current_app.conf.task_always_eager = True
+    yield
+    current_app.conf.task_always_eager = False
