@@ -1,3 +1,25 @@
 """Celery jobs of the curation scorers area (thin, id-taking, idempotent)."""
 
-__all__: list[str] = []
+from __future__ import annotations
+
+from celery import shared_task
+
+from annotator.jobs import JOB_OPTIONS, run_job
+from annotator.models import Job
+
+__all__ = ["embed_corpus_job"]
+
+
+@shared_task(name="curation.embed_corpus", **JOB_OPTIONS)
+def embed_corpus_job(self, job_id: int) -> None:
+    """Embed a corpus's images and texts with a scorer; a redelivery resumes from the cache."""
+
+    def work(job: Job) -> dict:
+        from .embeddings import embed_corpus
+        from .models import Corpus, Scorer
+
+        scorer = Scorer.objects.get(pk=job.params["scorer_id"])
+        corpus = Corpus.objects.get(pk=job.params["corpus_id"])
+        return embed_corpus(scorer=scorer, corpus=corpus, job_id=job.pk)
+
+    run_job(self, job_id, work)

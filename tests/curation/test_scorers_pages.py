@@ -1,0 +1,250 @@
+"""Scorer pages: who may use them (refusals change nothing), what they show, forms, embed button."""
+
+import pytest
+from celery import current_app
+from django.test import Client
+from django.urls import reverse
+
+from annotator import roles
+from annotator.models import Job
+from curation.embeddings import embed_corpus
+from curation.models import Scorer
+from curation.scorers import scorer_tiny
+from tests.curation.test_embeddings import COLOURS, make_corpus
+from tests.factories import ProjectFactory, UserFactory
+
+
+@pytest.fixture
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.BLINDSPOT_EMBEDDINGS_DIR = str(tmp_path / "embeddings")
+    settings.BLINDSPOT_CLIP_CACHE_DIR = str(tmp_path / "empty-clip-cache")
+    return tmp_path
+
+
+@pytest.fixture
+def world(db, media, curator, researcher, crowdworker, project):
+    admin = UserFactory(username="boss", role=roles.ADMIN)
+    tiny = scorer_tiny()
+    corpus = make_corpus(project, COLOURS[:2])
+    hidden = make_corpus(ProjectFactory(), COLOURS[2:4], name="Hidden")
+    return {
+        "users": {
+            "curator": curator,
+            "researcher": researcher,
+            "crowdworker": crowdworker,
+            "admin": admin,
+        },
+        "tiny": tiny,
+        "corpus": corpus,
+        "hidden": hidden,
+    }
+
+
+def client_as(user) -> Client:
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+def requests(world):
+    tiny, corpus = world["tiny"], world["corpus"]
+    return [
+        ("get", reverse("curator-scorers"), {}),
+        ("get", reverse("curator-scorer-new"), {}),
+        ("get", reverse("curator-scorer-edit", args=[tiny.pk]), {}),
+        (
+            "post",
+            reverse("curator-scorer-new"),
+            {
+                "label": "B/32",
+                "model_name": "ViT-B-32",
+                "random_weights": "on",
+                "dtype": "fp32",
+                "device": "auto",
+                "batch_size": "8",
+            },
+        ),
+        ("post", reverse("curator-scorer-default"), {}),
+        ("post", reverse("curator-scorer-tiny"), {}),
+        ("post", reverse("curator-scorer-embed", args=[tiny.pk]), {"corpus": corpus.pk}),
+    ]
+
+
+@pytest.mark.parametrize("who", ["anonymous", "crowdworker", "researcher"])
+def test_only_curators_and_admins_reach_the_scorer_pages(world, who):
+    user = world["users"].get(who)
+    client = client_as(user)
+    before = (Scorer.objects.count(), Job.objects.count())
+    for method, url, data in requests(world):
+        response = getattr(client, method)(url, data)
+        if who == "anonymous":
+            assert response.status_code == 302 and response.url.startswith("/login/?next=")
+        else:
+            assert response.status_code == 404, url
+    assert (Scorer.objects.count(), Job.objects.count()) == before
+
+
+@pytest.mark.parametrize("who", ["curator", "admin"])
+def test_curators_and_admins_get_every_page(world, who):
+    client = client_as(world["users"][who])
+    codes = [getattr(client, m)(url, data).status_code for m, url, data in requests(world)]
+    assert codes == [200, 200, 200, 302, 302, 302, 302]
+
+
+def test_the_list_shows_models_status_and_cache_counts(world, media, django_assert_num_queries):
+    # Given the tiny scorer with a cached corpus (one caption cut at the context length),
+    # the NaturalBench default without weights and a scorer whose checkpoint exists
+    tiny, corpus = world["tiny"], world["corpus"]
+    caption = corpus.samples.first().captions.first()
+    caption.text = "word " * 100
+    caption.save()
+    embed_corpus(scorer=tiny, corpus=corpus)
+    client = client_as(world["users"]["curator"])
+    client.post(reverse("curator-scorer-default"))
+    path = str(media / "b32.pt")
+    (media / "b32.pt").write_bytes(b"not read by the list page")
+    Scorer.objects.create(label="B/32 from file", model_name="ViT-B-32", checkpoint_path=path)
+
+    # When a curator opens the list
+    with django_assert_num_queries(7):
+        response = client.get(reverse("curator-scorers"))
+
+    # Then each scorer's status is spelled out, with cache counts and truncations
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.count("random weights — scores are not meaningful") == 1
+    assert "weights missing — set HF_HUB_CACHE or checkpoint_path" in html
+    assert "weights found" in html and path in html
+    texts_row = '<td>Texts</td><td class="num">4</td><td class="num">32</td><td class="num">1</td>'
+    assert texts_row in html
+    assert '<td>Images</td><td class="num">2</td><td class="num">32</td>' in html
+    # … the embed form offers the curator's corpora only
+    assert f'<option value="{corpus.pk}"' in html
+    assert f'<option value="{world["hidden"].pk}"' not in html
+    # … and the weights-missing scorer's embed button is disabled
+    assert html.count("disabled") == 1
+
+
+def test_the_list_page_scales_without_extra_queries(world, django_assert_num_queries):
+    for k in range(6):
+        Scorer.objects.create(label=f"r{k}", model_name="ViT-B-32", random_weights=True)
+    client = client_as(world["users"]["curator"])
+    with django_assert_num_queries(7):
+        assert client.get(reverse("curator-scorers")).status_code == 200
+
+
+def test_empty_registry_says_what_to_do(db, media, curator):
+    response = client_as(curator).get(reverse("curator-scorers"))
+    html = response.content.decode()
+    assert "No scorer yet." in html
+    assert reverse("curator-scorer-default") in html and reverse("curator-scorer-tiny") in html
+
+
+def test_adding_a_scorer_through_the_form(world):
+    client = client_as(world["users"]["curator"])
+    data = {
+        "label": "CLIP B/32",
+        "model_name": "ViT-B-32",
+        "pretrained": "openai",
+        "dtype": "fp16",
+        "device": "cpu",
+        "batch_size": "64",
+    }
+    response = client.post(reverse("curator-scorer-new"), data)
+    assert response.status_code == 302 and response.url == reverse("curator-scorers")
+    scorer = Scorer.objects.get(label="CLIP B/32")
+    assert (scorer.pretrained, scorer.dtype, scorer.device, scorer.batch_size) == (
+        "openai",
+        "fp16",
+        "cpu",
+        64,
+    )
+
+
+def test_a_bad_scorer_form_saves_nothing_and_marks_the_field(world):
+    client = client_as(world["users"]["curator"])
+    data = {
+        "label": "both",
+        "model_name": "ViT-B-32",
+        "pretrained": "openai",
+        "checkpoint_path": "/m/b32.pt",
+        "dtype": "fp32",
+        "device": "auto",
+        "batch_size": "32",
+    }
+    response = client.post(reverse("curator-scorer-new"), data)
+    assert response.status_code == 400
+    assert response.context["form"].errors == {
+        "checkpoint_path": ["Give a pretrained tag or a checkpoint path, not both."]
+    }
+    assert not Scorer.objects.filter(label="both").exists()
+
+
+def test_embed_button_starts_the_job_and_returns_its_progress_card(
+    world, settings, django_capture_on_commit_callbacks
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    current_app.conf.task_always_eager = True
+    client = client_as(world["users"]["curator"])
+    url = reverse("curator-scorer-embed", args=[world["tiny"].pk])
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(url, {"corpus": world["corpus"].pk}, HTTP_HX_REQUEST="true")
+    finally:
+        current_app.conf.task_always_eager = False
+    job = Job.objects.get()
+    assert response.status_code == 200
+    assert 'id="job-card"' in response.content.decode()
+    assert response.context["job"].pk == job.pk
+    job.refresh_from_db()
+    assert (job.status, job.done, job.total) == ("succeeded", 6, 6)
+
+
+def test_embed_without_htmx_redirects_to_the_job_page(world):
+    client = client_as(world["users"]["curator"])
+    response = client.post(
+        reverse("curator-scorer-embed", args=[world["tiny"].pk]), {"corpus": world["corpus"].pk}
+    )
+    job = Job.objects.get()
+    assert response.status_code == 302 and response.url == reverse("curator-job", args=[job.pk])
+
+
+@pytest.mark.parametrize("corpus", ["hidden", "missing", "junk"])
+def test_a_corpus_outside_reach_looks_like_a_missing_one(world, corpus):
+    ids = {"hidden": world["hidden"].pk, "missing": 999999, "junk": "x"}
+    client = client_as(world["users"]["curator"])
+    response = client.post(
+        reverse("curator-scorer-embed", args=[world["tiny"].pk]),
+        {"corpus": ids[corpus]},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    assert response.content.decode().strip() == (
+        '<div class="flash flash-error" role="alert" dir="auto">'
+        "Choose a corpus of one of your projects.</div>"
+    )
+    assert Job.objects.count() == 0
+
+
+def test_embed_with_missing_weights_explains_and_queues_nothing(world):
+    client = client_as(world["users"]["curator"])
+    client.post(reverse("curator-scorer-default"))
+    default = Scorer.objects.get(pretrained="laion400m_e32")
+    response = client.post(
+        reverse("curator-scorer-embed", args=[default.pk]),
+        {"corpus": world["corpus"].pk},
+        HTTP_HX_REQUEST="true",
+    )
+    assert (
+        "weights for ViT-L-14 / laion400m_e32 are not on this machine" in response.content.decode()
+    )
+    assert Job.objects.count() == 0
+
+
+def test_unknown_scorer_is_404(world):
+    client = client_as(world["users"]["curator"])
+    assert client.get(reverse("curator-scorer-edit", args=[999999])).status_code == 404
+    response = client.post(reverse("curator-scorer-embed", args=[999999]), {"corpus": 1})
+    assert response.status_code == 404
