@@ -6,4 +6,5 @@ urlpatterns = [
     path("curate/", include("curation.urls_assets")),
     path("curate/", include("curation.urls_scorers")),
     path("curate/", include("curation.urls_llm")),
+    path("curate/", include("curation.recipes.vhexpansion.urls")),
 ]

@@ -7,6 +7,7 @@ One module per area so each stays small; everything is importable from ``curatio
 from .assets import Caption, Corpus, Image, Sample
 from .llm import Generation, LLMProvider, PromptTemplate
 from .scorers import EmbeddingCache, Scorer
+from .vhexpansion import VHCase, VHCaseSet, VHNegation, VHVariant  # noqa: F401
 
 __all__ = [
     "Caption",

@@ -1,0 +1,246 @@
+"""The expanded set (vhexpansion.txt Sec. 3, Sec. 5.4): originals + accepted negations + every
+perturbed variant, as (case, negated case) pairs per perturbation.
+
+Three outlets, one row builder (``expanded_set``):
+- a zip with ``vhexpansion.jsonl`` and ``images/`` — the evaluation app's VH item layout
+  (``evaluation.importers.parse_vh_items``: id, pair_id, image, question, answer, negated,
+  perturbation, source) plus the links (case_id, negation_of, variant_of, image_sha256);
+- a zip with ``llava.json`` and ``images/`` — LLaVA-style conversations for fine-tuning (Sec. 5.4);
+- ``expanded_publish``: a published evaluation BenchmarkVersion of family ``vhexpansion``, made
+  through the evaluation services, so accuracy, symmetric accuracy and new successful VH cases
+  come out per perturbation (Tables 3–5).
+
+Only negations people accepted are ever read here: a rejected, discarded or unreviewed negation
+cannot reach any outlet, and a case without an accepted negation is left out (symmetric
+accuracy needs the pair).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import zipfile
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import IO
+
+from annotator.services import Invalid
+
+from ...models import Image
+from ...models.vhexpansion import VHCaseSet, VHNegation, VHVariant
+from .services import ORIGINAL, perturbation_sort_key
+
+JSONL_NAME = "vhexpansion.jsonl"
+LLAVA_NAME = "llava.json"
+FORMATS = ("jsonl", "llava")
+_EXT = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp"}
+# Item fields beyond the evaluation layout, kept in the published version's item data.
+LINK_FIELDS = ("case_id", "category", "image_sha256", "negation_of", "variant_of", "derivation")
+README = """VHExpansion expanded test set (Blindspot).
+
+vhexpansion.jsonl: one test case per line.
+  id            item id: <case id>:<perturbation>:q (original question) or :neg (negation)
+  pair_id       <case id>:<perturbation>; each pair holds the case and its negation
+  image         path of the image in this archive
+  question      the yes/no question (negated for negated = true)
+  answer        yes / no
+  negated       true for the negation of the case (Sec. 3.1: question and answer flipped)
+  perturbation  original, gaussian_noise, brightness, defocus_blur, jpeg_compression,
+                ifgsm or pgd (Sec. 3.2, App. C)
+  source        the source dataset of the case
+  case_id       the original test case this row comes from
+  negation_of   (negated rows) the id of the row it negates
+  variant_of    (perturbed rows) the id of the same question on the original image
+  image_sha256  SHA-256 of the image file; derivation: the perturbation and its parameters
+
+Import it on the evaluation app's import page as family "VHExpansion", then import a model's
+predictions ({"id": ..., "output": "..."} per line) to get accuracy, symmetric accuracy and the
+number of new successful VH test cases per perturbation.
+"""
+
+
+def item_id(external_id: str, perturbation: str, *, negated: bool) -> str:
+    return f"{external_id}:{perturbation}:{'neg' if negated else 'q'}"
+
+
+def pair_id(external_id: str, perturbation: str) -> str:
+    return f"{external_id}:{perturbation}"
+
+
+def image_path(image: Image) -> str:
+    return f"images/{image.sha256}.{_EXT.get(image.format, image.format.lower())}"
+
+
+@dataclass
+class Expanded:
+    rows: list[dict] = field(default_factory=list)
+    images: dict[str, Image] = field(default_factory=dict)  # archive path → Image
+    cases: int = 0  # cases in the set
+    paired: int = 0  # cases with an accepted negation (the ones exported)
+    pairs: Counter = field(default_factory=Counter)  # pairs per perturbation
+
+    @property
+    def left_out(self) -> int:
+        return self.cases - self.paired
+
+
+def expanded_set(*, case_set: VHCaseSet, perturbations: Sequence[str] | None = None) -> Expanded:
+    """Rows of the expanded set in case order; per case the original image first, then each
+    perturbation in table order. ``perturbations`` limits the variants (None: all there are)."""
+    out = Expanded(cases=case_set.cases.count())
+    accepted = {
+        n.case_id: n
+        for n in VHNegation.objects.filter(
+            case__case_set=case_set, status=VHNegation.Status.ACCEPTED
+        ).select_related("case__image")
+    }
+    variants_qs = VHVariant.objects.filter(case_id__in=list(accepted)).select_related("image")
+    if perturbations is not None:
+        variants_qs = variants_qs.filter(perturbation__in=list(perturbations))
+    variants: dict[int, list[VHVariant]] = {}
+    for variant in variants_qs:
+        variants.setdefault(variant.case_id, []).append(variant)
+    for negation in sorted(accepted.values(), key=lambda n: n.case.position):
+        case = negation.case
+        out.paired += 1
+        images = [(ORIGINAL, case.image, None)] + [
+            (v.perturbation, v.image, v.params)
+            for v in sorted(
+                variants.get(case.pk, []), key=lambda v: perturbation_sort_key(v.perturbation)
+            )
+        ]
+        for perturbation, image, derivation in images:
+            path = image_path(image)
+            out.images[path] = image
+            out.pairs[perturbation] += 1
+            common = {
+                "pair_id": pair_id(case.external_id, perturbation),
+                "image": path,
+                "perturbation": perturbation,
+                "source": case.source_dataset,
+                "category": case.category,
+                "case_id": case.external_id,
+                "image_sha256": image.sha256,
+            }
+            original_row = item_id(case.external_id, perturbation, negated=False)
+            if perturbation != ORIGINAL:
+                common["variant_of"] = item_id(case.external_id, ORIGINAL, negated=False)
+                common["derivation"] = derivation or {}
+            out.rows.append(
+                {
+                    "id": original_row,
+                    **common,
+                    "question": case.question,
+                    "answer": case.answer,
+                    "negated": False,
+                }
+            )
+            out.rows.append(
+                {
+                    "id": item_id(case.external_id, perturbation, negated=True),
+                    **common,
+                    "question": negation.question,
+                    "answer": negation.answer,
+                    "negated": True,
+                    "negation_of": original_row,
+                }
+            )
+    return out
+
+
+def jsonl_text(rows: Sequence[dict]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def llava_conversations(rows: Sequence[dict], *, suffix: str = "") -> list[dict]:
+    """LLaVA's fine-tuning layout (Sec. 5.4): one human turn with the image token and the
+    question, one model turn with the answer."""
+    return [
+        {
+            "id": row["id"],
+            "image": row["image"],
+            "conversations": [
+                {"from": "human", "value": f"<image>\n{row['question']}{suffix}"},
+                {"from": "gpt", "value": row["answer"].capitalize()},
+            ],
+        }
+        for row in rows
+    ]
+
+
+def _write_images(zf: zipfile.ZipFile, images: dict[str, Image]) -> None:
+    for path, image in sorted(images.items()):
+        with image.file.storage.open(image.file.name, "rb") as handle:
+            # Images are compressed already: stored, not deflated.
+            zf.writestr(path, handle.read(), compress_type=zipfile.ZIP_STORED)
+
+
+def export_zip(*, case_set: VHCaseSet, fmt: str = "jsonl", suffix: str = "") -> IO[bytes]:
+    """A zip of the expanded set with its images, in a temporary file positioned at 0."""
+    if fmt not in FORMATS:
+        raise Invalid(f"Unknown export format {fmt!r}; choose jsonl or llava.")
+    expanded = expanded_set(case_set=case_set)
+    if not expanded.rows:
+        raise Invalid(
+            "Nothing to export yet: no case has an accepted negation. Draft negations and let "
+            "people review them first."
+        )
+    tmp = tempfile.SpooledTemporaryFile(max_size=32 * 2**20)
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        if fmt == "jsonl":
+            zf.writestr(JSONL_NAME, jsonl_text(expanded.rows))
+            zf.writestr("README.txt", README)
+        else:
+            data = llava_conversations(expanded.rows, suffix=suffix)
+            zf.writestr(LLAVA_NAME, json.dumps(data, ensure_ascii=False, indent=1))
+        _write_images(zf, expanded.images)
+    tmp.seek(0)
+    return tmp
+
+
+def benchmark_name(case_set: VHCaseSet) -> str:
+    """The evaluation benchmark a set publishes to (names are unique per family)."""
+    return f"{case_set.name} · {case_set.project.slug}"[:200]
+
+
+def expanded_publish(*, case_set: VHCaseSet, label: str, created_by=None):
+    """The expanded set as a published evaluation BenchmarkVersion (family vhexpansion), built
+    from the same JSONL an export holds and parsed by the evaluation app's own importer."""
+    from evaluation import importers
+    from evaluation import services as evaluation_services
+    from evaluation.models import Family
+
+    expanded = expanded_set(case_set=case_set)
+    if not expanded.rows:
+        raise Invalid(
+            "Nothing to publish yet: no case has an accepted negation.",
+            [{"line": 0, "error": "no accepted negation"}],
+        )
+    items = importers.parse_items(Family.VHEXPANSION, jsonl_text(expanded.rows), JSONL_NAME)
+    by_id = {row["id"]: row for row in expanded.rows}
+    for item in items:
+        row = by_id[item.item_id]
+        item.data.update({key: row[key] for key in LINK_FIELDS if key in row})
+    benchmark = evaluation_services.benchmark_get_or_create(
+        family=Family.VHEXPANSION,
+        name=benchmark_name(case_set),
+        project=case_set.project,
+        created_by=created_by,
+    )
+    return evaluation_services.version_create(
+        benchmark=benchmark,
+        label=label,
+        rows=items,
+        publish=True,
+        source=f"vhexpansion set {case_set.pk}: {case_set.name}",
+        created_by=created_by,
+    )
+
+
+def published_versions(case_set: VHCaseSet):
+    from evaluation.models import BenchmarkVersion, Family
+
+    return BenchmarkVersion.objects.filter(
+        benchmark__family=Family.VHEXPANSION, benchmark__name=benchmark_name(case_set)
+    ).order_by("-created_at", "-id")

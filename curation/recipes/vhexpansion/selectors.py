@@ -1,0 +1,174 @@
+"""Reads for the VHExpansion pages, scoped like ``annotator.selectors``: curators (and admins)
+see the sets of their projects; anything else answers like a missing object (404)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from django.db.models import Count, Prefetch, Q, QuerySet
+from django.http import Http404
+
+from annotator import roles
+from annotator.models import Job
+from annotator.selectors import projects_for
+
+from ...models.vhexpansion import VHCase, VHCaseSet, VHNegation, VHVariant
+from . import services
+
+
+def case_sets_for(user) -> QuerySet[VHCaseSet]:
+    if not roles.has_role(user, [roles.CURATOR]):
+        return VHCaseSet.objects.none()
+    return VHCaseSet.objects.select_related("project", "review_queue").filter(
+        project__in=projects_for(user)
+    )
+
+
+def case_set_or_404(user, pk: int) -> VHCaseSet:
+    case_set = case_sets_for(user).filter(pk=pk).first()
+    if case_set is None:
+        raise Http404
+    return case_set
+
+
+def curated_project_or_404(user, pk: int):
+    if not roles.has_role(user, [roles.CURATOR]):
+        raise Http404
+    project = projects_for(user).filter(pk=pk).first()
+    if project is None:
+        raise Http404
+    return project
+
+
+def case_sets_with_counts(user) -> QuerySet[VHCaseSet]:
+    return case_sets_for(user).annotate(
+        n_cases=Count("cases", distinct=True),
+        n_accepted=Count(
+            "cases", filter=Q(cases__negation_state=VHCase.NegationState.ACCEPTED), distinct=True
+        ),
+    )
+
+
+def funnel(case_set: VHCaseSet) -> dict:
+    """Counts of the expansion funnel: cases → negations drafted → accepted → variants per
+    perturbation → adversarial done. Five aggregate queries whatever the set's size."""
+    states = Counter(
+        dict(case_set.cases.values_list("negation_state").annotate(n=Count("id")).order_by())
+    )
+    cases = sum(states.values())
+    yes = case_set.cases.filter(answer=VHCase.Answer.YES).count()
+    negations = Counter(
+        dict(
+            VHNegation.objects.filter(case__case_set=case_set)
+            .values_list("status")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+    )
+    drafted_cases = (
+        VHNegation.objects.filter(case__case_set=case_set).values("case_id").distinct().count()
+    )
+    per_perturbation: dict[str, dict[str, int]] = {}
+    for name, accepted, total in (
+        VHVariant.objects.filter(case__case_set=case_set)
+        .values_list("perturbation")
+        .annotate(
+            accepted=Count("id", filter=Q(case__negation_state=VHCase.NegationState.ACCEPTED)),
+            total=Count("id"),
+        )
+        .order_by()
+    ):
+        per_perturbation[name] = {"cases": total, "paired": accepted}
+    decided = negations[VHNegation.Status.ACCEPTED] + negations[VHNegation.Status.REJECTED]
+    accepted = states[VHCase.NegationState.ACCEPTED]
+    common = services.common_perturbations()
+    rows = [
+        {
+            "name": name,
+            "label": services.perturbation_label(name),
+            "kind": "adversarial" if name in services.ADVERSARIAL_METHODS else "common",
+            "cases": per_perturbation.get(name, {}).get("cases", 0),
+            "paired": per_perturbation.get(name, {}).get("paired", 0),
+        }
+        for name in [*common, *services.ADVERSARIAL_METHODS]
+    ]
+    extra = sorted(set(per_perturbation) - {r["name"] for r in rows})
+    rows += [
+        {
+            "name": name,
+            "label": services.perturbation_label(name),
+            "kind": "common",
+            **per_perturbation[name],
+        }
+        for name in extra
+    ]
+    return {
+        "cases": cases,
+        "yes": yes,
+        "yes_share": yes / cases if cases else None,
+        "states": {s: states[s] for s in VHCase.NegationState.values},
+        "drafted": drafted_cases,
+        "negations": {s: negations[s] for s in VHNegation.Status.values},
+        "accepted": accepted,
+        "reviewed": decided,
+        "acceptance_rate": negations[VHNegation.Status.ACCEPTED] / decided if decided else None,
+        "perturbations": rows,
+        "common_done": sum(r["cases"] for r in rows if r["kind"] == "common"),
+        "adversarial_done": sum(r["cases"] for r in rows if r["kind"] == "adversarial"),
+        "pairs": accepted + sum(r["paired"] for r in rows),
+    }
+
+
+def sample_cases(case_set: VHCaseSet, *, limit: int = 6) -> list[VHCase]:
+    """Cases to show side by side with their variants: ones with variants first. Three queries."""
+    with_variants = case_set.cases.filter(variants__isnull=False).distinct()
+    ids = list(with_variants.order_by("position").values_list("pk", flat=True)[:limit])
+    if len(ids) < limit:
+        ids += list(
+            case_set.cases.exclude(pk__in=ids)
+            .order_by("position")
+            .values_list("pk", flat=True)[: limit - len(ids)]
+        )
+    cases = list(
+        VHCase.objects.filter(pk__in=ids)
+        .select_related("image")
+        .prefetch_related(
+            Prefetch("variants", queryset=VHVariant.objects.select_related("image")),
+            Prefetch(
+                "negations",
+                queryset=VHNegation.objects.exclude(status=VHNegation.Status.DISCARDED).order_by(
+                    "-attempt"
+                ),
+            ),
+        )
+        .order_by("position")
+    )
+    for case in cases:
+        case.sorted_variants = sorted(
+            case.variants.all(), key=lambda v: services.perturbation_sort_key(v.perturbation)
+        )
+        for variant in case.sorted_variants:
+            variant.label = services.perturbation_label(variant.perturbation)
+            variant.linf_255 = variant.linf * 255 if variant.linf is not None else None
+        negations = list(case.negations.all())
+        case.latest_negation = negations[0] if negations else None
+    return cases
+
+
+def cases_page(case_set: VHCaseSet, *, state: str = "") -> QuerySet[VHCase]:
+    qs = case_set.cases.select_related("image").prefetch_related(
+        Prefetch("negations", queryset=VHNegation.objects.order_by("attempt"))
+    )
+    if state in VHCase.NegationState.values:
+        qs = qs.filter(negation_state=state)
+    return qs.order_by("position")
+
+
+def latest_jobs(case_set: VHCaseSet) -> dict[str, Job]:
+    """The newest job of each recipe kind for this set (one query)."""
+    jobs: dict[str, Job] = {}
+    for job in Job.objects.filter(
+        kind__in=services.JOB_KINDS, params__case_set_id=case_set.pk
+    ).order_by("-created_at", "-id")[:40]:
+        jobs.setdefault(job.kind, job)
+    return jobs

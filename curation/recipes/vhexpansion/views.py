@@ -1,0 +1,461 @@
+"""VHExpansion pages (curators and admins): the sets of each project, a set's import, and its
+expansion funnel (cases → negations drafted → accepted → variants per perturbation →
+adversarial done) with the buttons that start each job, sample thumbnails and the exports.
+
+Reads go through ``selectors`` (project membership): a set out of reach answers 404 exactly like
+a missing one. Every POST either starts a job (its card polls on the funnel page) or changes one
+setting, then redirects back.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_POST
+
+from annotator import roles
+from annotator.models import Job
+from annotator.selectors import projects_for
+from annotator.services import Invalid, ServiceError
+
+from ... import gateway
+from ...models import Scorer
+from ...models.vhexpansion import VHCase
+from . import export, selectors, services
+
+CURATOR = (roles.CURATOR,)  # admins pass every role check
+PAGE_SIZE = 25
+SAMPLES = 6
+JOB_LABELS = {
+    services.IMPORT_JOB: gettext_lazy("Import"),
+    services.NEGATE_JOB: gettext_lazy("Negations"),
+    services.PERTURB_JOB: gettext_lazy("Common perturbations"),
+    services.ADVERSARIAL_JOB: gettext_lazy("Adversarial"),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# forms: shape only; the services check the meaning
+# --------------------------------------------------------------------------------------------
+class ImportForm(forms.Form):
+    name = forms.CharField(max_length=200, label=gettext_lazy("Name of the set"))
+    table = forms.FileField(
+        label=gettext_lazy("Test cases (JSONL or CSV)"),
+        help_text=gettext_lazy(
+            "One case per line: id, image, question, answer (yes/no), optional source, category "
+            "and triggers_vh. image is a file of the archive, or sha256:<hex> of a stored image "
+            "(or give image_id)."
+        ),
+        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.json,.csv"}),
+    )
+    archive = forms.FileField(
+        required=False,
+        label=gettext_lazy("Images (zip or tar archive, optional)"),
+        help_text=gettext_lazy("Not needed when every row names a stored image."),
+        widget=forms.ClearableFileInput(attrs={"accept": ".zip,.tar,.gz,.tgz,.bz2,.xz"}),
+    )
+    description = forms.CharField(
+        required=False,
+        label=gettext_lazy("Description"),
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+
+
+class NaturalBenchForm(forms.Form):
+    name = forms.CharField(max_length=200, label=gettext_lazy("Name of the set"))
+    version = forms.ModelChoiceField(
+        queryset=None, label=gettext_lazy("NaturalBench version"), empty_label=None
+    )
+
+    def __init__(self, *args, versions=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["version"].queryset = versions
+
+
+class SettingsForm(forms.Form):
+    reviewers = forms.IntegerField(
+        min_value=1,
+        max_value=services.MAX_REVIEWERS,
+        label=gettext_lazy("Reviewers per negation (N)"),
+        help_text=gettext_lazy(
+            "The paper used four annotators; an even N breaks ties with one more."
+        ),
+    )
+    max_attempts = forms.IntegerField(
+        min_value=1,
+        max_value=services.MAX_ATTEMPTS,
+        label=gettext_lazy("Drafts per case"),
+        help_text=gettext_lazy(
+            "A rejected negation is drafted again until this many, then dropped."
+        ),
+    )
+
+
+class PerturbForm(forms.Form):
+    perturbations = forms.MultipleChoiceField(
+        choices=(), widget=forms.CheckboxSelectMultiple, label=gettext_lazy("Perturbations")
+    )
+    seed = forms.IntegerField(initial=0, min_value=0, label=gettext_lazy("Seed (noise)"))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["perturbations"].choices = [
+            (name, services.perturbation_label(name)) for name in services.common_perturbations()
+        ]
+
+
+class AdversarialForm(forms.Form):
+    scorer = forms.ModelChoiceField(
+        queryset=Scorer.objects.all(),
+        label=gettext_lazy("Vision encoder (scorer)"),
+        empty_label=None,
+    )
+    method = forms.ChoiceField(
+        choices=[("ifgsm", "I-FGSM"), ("pgd", "PGD")], label=gettext_lazy("Method")
+    )
+    branch = forms.ChoiceField(
+        choices=[
+            (services.BRANCH_CASE, gettext_lazy("Per case (import column)")),
+            (services.BRANCH_RUN, gettext_lazy("From a model run")),
+            (services.BRANCH_NONE, gettext_lazy("No case triggers VH")),
+            (services.BRANCH_ALL, gettext_lazy("Every case triggers VH")),
+        ],
+        label=gettext_lazy("Which branch of Eq. 1"),
+        help_text=gettext_lazy(
+            "A case that triggers VH is pulled close (100 steps); one that does not is pushed "
+            "away (500 steps). Per case: the import's triggers_vh column, unknown counts as no."
+        ),
+    )
+    run = forms.ModelChoiceField(
+        queryset=None, required=False, label=gettext_lazy("Model run"), empty_label="—"
+    )
+    steps = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=5000,
+        label=gettext_lazy("Steps (empty: the paper's 500 / 100)"),
+    )
+    seed = forms.IntegerField(initial=0, min_value=0, label=gettext_lazy("Seed"))
+
+    def __init__(self, *args, runs=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["run"].queryset = runs
+
+
+class PublishForm(forms.Form):
+    label = forms.CharField(max_length=60, label=gettext_lazy("Version label"), initial="v1")
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+def _error(exc: Invalid) -> dict:
+    return {"message": exc.message, "errors": exc.errors}
+
+
+def _runs_for(case_set):
+    from evaluation.models import ModelRun
+
+    return (
+        ModelRun.objects.filter(version__in=export.published_versions(case_set))
+        .select_related("model", "version")
+        .order_by("-created_at")
+    )
+
+
+def _naturalbench_versions(user):
+    from evaluation.models import BenchmarkVersion, Family
+
+    mine = Q(benchmark__project__in=projects_for(user)) | Q(benchmark__project__isnull=True)
+    return (
+        BenchmarkVersion.objects.filter(mine, benchmark__family=Family.NATURALBENCH)
+        .select_related("benchmark")
+        .order_by("benchmark__name", "-created_at")
+    )
+
+
+def _back(case_set) -> HttpResponse:
+    return redirect("curator-vhx-set", case_set.pk)
+
+
+def _started(request: HttpRequest, case_set, job: Job, what: str) -> HttpResponse:
+    messages.success(request, _("%(what)s started.") % {"what": what})
+    return redirect(reverse("curator-vhx-set", args=[case_set.pk]) + f"#job-{job.pk}")
+
+
+# --------------------------------------------------------------------------------------------
+# pages
+# --------------------------------------------------------------------------------------------
+@roles.roles_required(*CURATOR)
+@require_GET
+def case_sets(request: HttpRequest) -> HttpResponse:
+    """Every set in reach, grouped by project."""
+    projects = list(projects_for(request.user).order_by("name", "id"))
+    by_project: dict[int, list] = {p.pk: [] for p in projects}
+    for case_set in selectors.case_sets_with_counts(request.user).order_by("name", "id"):
+        by_project.setdefault(case_set.project_id, []).append(case_set)
+    groups = [{"project": p, "sets": by_project[p.pk]} for p in projects]
+    return render(request, "curation/vhexpansion/sets.html", {"groups": groups})
+
+
+def _new_page(request, project, form, nb_form, error=None, status=200) -> HttpResponse:
+    recent = Job.objects.filter(kind=services.IMPORT_JOB, project=project).order_by("-id")[:3]
+    return render(
+        request,
+        "curation/vhexpansion/new.html",
+        {
+            "project": project,
+            "form": form,
+            "nb_form": nb_form,
+            "error": error,
+            "recent_jobs": recent,
+        },
+        status=status,
+    )
+
+
+@roles.roles_required(*CURATOR)
+def case_set_new(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Import a set from a JSONL/CSV file (+ image archive): checked now, imported in a job."""
+    project = selectors.curated_project_or_404(request.user, project_id)
+    nb_form = NaturalBenchForm(versions=_naturalbench_versions(request.user))
+    if request.method != "POST":
+        return _new_page(request, project, ImportForm(), nb_form)
+    form = ImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _new_page(request, project, form, nb_form, status=400)
+    try:
+        job, n = services.case_set_import_start(
+            project=project,
+            name=form.cleaned_data["name"],
+            table=form.cleaned_data["table"],
+            archive=form.cleaned_data.get("archive"),
+            description=form.cleaned_data.get("description", ""),
+            created_by=request.user,
+        )
+    except Invalid as exc:
+        return _new_page(request, project, form, nb_form, error=_error(exc), status=400)
+    messages.success(
+        request,
+        _("%(n)d test cases checked; job #%(job)d is importing them.") % {"n": n, "job": job.pk},
+    )
+    return redirect("curator-vhx-new", project.pk)
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def case_set_from_naturalbench(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = selectors.curated_project_or_404(request.user, project_id)
+    nb_form = NaturalBenchForm(request.POST, versions=_naturalbench_versions(request.user))
+    if not nb_form.is_valid():
+        return _new_page(request, project, ImportForm(), nb_form, status=400)
+    try:
+        case_set = services.case_set_from_naturalbench(
+            project=project,
+            name=nb_form.cleaned_data["name"],
+            version=nb_form.cleaned_data["version"],
+            created_by=request.user,
+        )
+    except Invalid as exc:
+        return _new_page(request, project, ImportForm(), nb_form, error=_error(exc), status=400)
+    messages.success(request, _("Test cases created from NaturalBench."))
+    return _back(case_set)
+
+
+def _detail_context(request: HttpRequest, case_set) -> dict:
+    funnel = selectors.funnel(case_set)
+    jobs = selectors.latest_jobs(case_set)
+    queue = case_set.review_queue
+    runs = _runs_for(case_set)
+    scorers = list(Scorer.objects.all())
+    perturb_form = PerturbForm(initial={"perturbations": services.common_perturbations()})
+    return {
+        "case_set": case_set,
+        "funnel": funnel,
+        "jobs": [(JOB_LABELS[k], jobs[k]) for k in services.JOB_KINDS if k in jobs],
+        "review_question": services.REVIEW_QUESTION,
+        "running": any(not j.is_finished for j in jobs.values()),
+        "samples": selectors.sample_cases(case_set, limit=SAMPLES),
+        "settings_form": SettingsForm(
+            initial={
+                "reviewers": queue.redundancy if queue else services.DEFAULT_REVIEWERS,
+                "max_attempts": case_set.max_attempts,
+            }
+        ),
+        "perturb_form": perturb_form,
+        "adversarial_form": AdversarialForm(
+            runs=runs, initial={"scorer": next((s.pk for s in scorers if s.is_default), None)}
+        ),
+        "has_scorers": bool(scorers),
+        "publish_form": PublishForm(
+            initial={"label": f"v{export.published_versions(case_set).count() + 1}"}
+        ),
+        "versions": list(export.published_versions(case_set).select_related("benchmark")[:5]),
+        "queue": queue,
+        "max_bar": max(funnel["cases"], 1),
+        "template": services.negation_template(),
+        "provider": gateway.provider_for(case_set.project),
+    }
+
+
+@roles.roles_required(*CURATOR)
+@require_GET
+def case_set_detail(request: HttpRequest, set_id: int) -> HttpResponse:
+    """The expansion funnel; ``?part=funnel`` is the fragment htmx polls while a job runs."""
+    case_set = selectors.case_set_or_404(request.user, set_id)
+    if request.GET.get("part") == "funnel":
+        funnel = selectors.funnel(case_set)
+        jobs = selectors.latest_jobs(case_set)
+        context = {
+            "case_set": case_set,
+            "funnel": funnel,
+            "running": any(not j.is_finished for j in jobs.values()),
+            "max_bar": max(funnel["cases"], 1),
+        }
+        return render(request, "curation/vhexpansion/_funnel.html", context)
+    return render(request, "curation/vhexpansion/set.html", _detail_context(request, case_set))
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def case_set_settings(request: HttpRequest, set_id: int) -> HttpResponse:
+    case_set = selectors.case_set_or_404(request.user, set_id)
+    form = SettingsForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Reviewers and drafts must be whole numbers from 1 to 10."))
+        return _back(case_set)
+    try:
+        services.case_set_settings(
+            case_set=case_set,
+            reviewers=form.cleaned_data["reviewers"],
+            max_attempts=form.cleaned_data["max_attempts"],
+        )
+    except Invalid as exc:
+        messages.error(request, exc.message)
+        return _back(case_set)
+    messages.success(request, _("Review settings saved."))
+    return _back(case_set)
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def negate(request: HttpRequest, set_id: int) -> HttpResponse:
+    case_set = selectors.case_set_or_404(request.user, set_id)
+    try:
+        job = services.negations_draft_start(case_set=case_set, created_by=request.user)
+    except Invalid as exc:
+        messages.error(request, exc.message)
+        return _back(case_set)
+    return _started(request, case_set, job, _("Drafting negations"))
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def perturb(request: HttpRequest, set_id: int) -> HttpResponse:
+    case_set = selectors.case_set_or_404(request.user, set_id)
+    form = PerturbForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Choose at least one perturbation."))
+        return _back(case_set)
+    try:
+        job = services.variants_perturb_start(
+            case_set=case_set,
+            perturbations=form.cleaned_data["perturbations"],
+            seed=form.cleaned_data["seed"] or 0,
+            created_by=request.user,
+        )
+    except Invalid as exc:
+        messages.error(request, exc.message)
+        return _back(case_set)
+    return _started(request, case_set, job, _("Common perturbations"))
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def adversarial(request: HttpRequest, set_id: int) -> HttpResponse:
+    case_set = selectors.case_set_or_404(request.user, set_id)
+    form = AdversarialForm(request.POST, runs=_runs_for(case_set))
+    if not form.is_valid():
+        first = next(iter(form.errors.values()))[0]
+        messages.error(request, _("The attack settings are not valid: %(e)s") % {"e": first})
+        return _back(case_set)
+    data = form.cleaned_data
+    try:
+        job = services.variants_adversarial_start(
+            case_set=case_set,
+            scorer=data["scorer"],
+            method=data["method"],
+            branch=data["branch"],
+            run_id=data["run"].pk if data.get("run") else None,
+            steps=data.get("steps"),
+            seed=data.get("seed") or 0,
+            created_by=request.user,
+        )
+    except Invalid as exc:
+        messages.error(request, exc.message)
+        return _back(case_set)
+    return _started(request, case_set, job, _("Adversarial perturbation"))
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def publish(request: HttpRequest, set_id: int) -> HttpResponse:
+    case_set = selectors.case_set_or_404(request.user, set_id)
+    form = PublishForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Give the version a label (at most 60 characters)."))
+        return _back(case_set)
+    try:
+        version = export.expanded_publish(
+            case_set=case_set, label=form.cleaned_data["label"], created_by=request.user
+        )
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        return _back(case_set)
+    messages.success(
+        request,
+        _("Published %(n)d test cases as %(label)s.") % {"n": version.item_count, "label": version},
+    )
+    return _back(case_set)
+
+
+@roles.roles_required(*CURATOR)
+@require_GET
+def download(request: HttpRequest, set_id: int, fmt: str) -> HttpResponse:
+    """The expanded set as a zip with its images: JSONL (evaluation layout) or LLaVA JSON."""
+    case_set = selectors.case_set_or_404(request.user, set_id)
+    try:
+        archive = export.export_zip(case_set=case_set, fmt=fmt)
+    except Invalid as exc:
+        messages.error(request, exc.message)
+        return _back(case_set)
+    name = f"vhexpansion-{case_set.pk}-{fmt}.zip"
+    return FileResponse(archive, as_attachment=True, filename=name, content_type="application/zip")
+
+
+@roles.roles_required(*CURATOR)
+@require_GET
+def cases(request: HttpRequest, set_id: int) -> HttpResponse:
+    """Every case with its negation attempts and their review, filtered by state."""
+    case_set = selectors.case_set_or_404(request.user, set_id)
+    state = request.GET.get("state", "")
+    page = Paginator(selectors.cases_page(case_set, state=state), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    funnel = selectors.funnel(case_set)
+    chips = [
+        {"value": value, "label": label, "n": funnel["states"][value]}
+        for value, label in VHCase.NegationState.choices
+    ]
+    return render(
+        request,
+        "curation/vhexpansion/cases.html",
+        {"case_set": case_set, "page": page, "state": state, "chips": chips, "funnel": funnel},
+    )

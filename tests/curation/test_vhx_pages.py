@@ -1,0 +1,267 @@
+"""The VHExpansion pages: list, import (good and bad uploads), the funnel with its job buttons,
+exports, and the role matrix (crowdworkers and other projects' curators: 404, nothing changes)."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pytest
+from celery import current_app
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotator import roles
+from annotator.models import Job
+from curation.models import VHCaseSet, VHNegation, VHVariant
+from curation.recipes.vhexpansion import services
+from evaluation.models import BenchmarkVersion
+from tests.curation import test_vhx_helpers as helpers
+from tests.curation.test_vhx_helpers import (
+    archive_for,
+    case_rows,
+    jsonl,
+    review,
+    reviewers,
+    zip_bytes,
+)
+from tests.factories import ProjectFactory, UserFactory
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.curation.test_vhx_helpers")]
+media = helpers.media
+case_set = helpers.case_set
+
+
+@pytest.fixture
+def eager(settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    current_app.conf.task_always_eager = True
+    yield
+    current_app.conf.task_always_eager = False
+
+
+@pytest.fixture
+def curator_client(client, curator):
+    client.force_login(curator)
+    return client
+
+
+def _accept_all(case_set):
+    services.case_set_settings(case_set=case_set, reviewers=1)
+    services.negations_draft(case_set=case_set)
+    case_set.refresh_from_db()
+    review(case_set.review_queue, reviewers(1), {"c1": "accept", "c2": "accept", "c3": "accept"})
+
+
+def test_sets_page_empty_state_says_what_to_do(curator_client, project):
+    response = curator_client.get(reverse("curator-vhx-sets"))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "No test-case set yet: import a JSONL or CSV file" in html
+    assert reverse("curator-vhx-new", args=[project.pk]) in html
+
+
+def test_good_upload_is_checked_then_imported_by_a_job(
+    curator_client,
+    project,
+    media,
+    eager,
+    django_capture_on_commit_callbacks,
+):
+    rows = case_rows()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = curator_client.post(
+            reverse("curator-vhx-new", args=[project.pk]),
+            {
+                "name": "MMVP",
+                "table": SimpleUploadedFile("cases.jsonl", jsonl(rows).encode()),
+                "archive": SimpleUploadedFile("images.zip", zip_bytes(archive_for(rows))),
+            },
+        )
+    job = Job.objects.get(kind=services.IMPORT_JOB)
+    assert response.status_code == 302
+    assert response.url == reverse("curator-vhx-new", args=[project.pk])
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    case_set = VHCaseSet.objects.get()
+    assert job.result == {"case_set_id": case_set.pk, "cases": 3}
+    assert (case_set.name, case_set.project_id, case_set.created_by.username) == (
+        "MMVP",
+        project.pk,
+        "curator",
+    )
+    page = curator_client.get(response.url)
+    assert reverse("curator-vhx-set", args=[case_set.pk]) in page.content.decode()
+
+
+def test_bad_upload_lists_line_errors_and_creates_nothing(curator_client, project, media):
+    content = jsonl([{"id": "a", "image": "a.png", "question": "Is it?", "answer": "perhaps"}])
+    response = curator_client.post(
+        reverse("curator-vhx-new", args=[project.pk]),
+        {"name": "bad", "table": SimpleUploadedFile("cases.jsonl", content.encode())},
+    )
+    assert response.status_code == 400
+    assert response.context["error"]["errors"] == [
+        {"line": 1, "error": "'answer' must be yes or no, got 'perhaps'"}
+    ]
+    assert "&#x27;answer&#x27; must be yes or no" in response.content.decode()
+    assert (VHCaseSet.objects.count(), Job.objects.count()) == (0, 0)
+
+
+def test_funnel_page_shows_counts_buttons_and_samples(
+    curator_client,
+    case_set,
+    django_assert_max_num_queries,
+):
+    # given two negations accepted, one in review, and brightness variants
+    services.case_set_settings(case_set=case_set, reviewers=1)
+    services.negations_draft(case_set=case_set)
+    case_set.refresh_from_db()
+    review(case_set.review_queue, reviewers(1), {"c1": "accept", "c2": "reject", "c3": "accept"})
+    services.variants_perturb(case_set=case_set, perturbations=["brightness"])
+    url = reverse("curator-vhx-set", args=[case_set.pk])
+    with django_assert_max_num_queries(25):
+        response = curator_client.get(url)
+    assert response.status_code == 200
+    funnel = response.context["funnel"]
+    assert (funnel["cases"], funnel["drafted"], funnel["accepted"]) == (3, 3, 2)
+    assert funnel["pairs"] == 4  # two accepted cases × (original + brightness)
+    brightness = next(p for p in funnel["perturbations"] if p["name"] == "brightness")
+    assert (brightness["cases"], brightness["paired"]) == (3, 2)
+    html = response.content.decode()
+    assert 'data-testid="acceptance-rate">67%' in html
+    assert reverse("curator-vhx-export", args=[case_set.pk, "jsonl"]) in html
+    assert "No scorer yet: the attack needs a vision encoder." in html
+    assert html.count('class="card vh-sample"') == 3
+    with django_assert_max_num_queries(10):
+        fragment = curator_client.get(url + "?part=funnel")
+    assert fragment.status_code == 200
+    assert fragment.content.decode().lstrip().startswith('<section id="funnel"')
+
+
+def test_buttons_start_jobs(curator_client, case_set, eager, django_capture_on_commit_callbacks):
+    url = reverse("curator-vhx-perturb", args=[case_set.pk])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = curator_client.post(url, {"perturbations": ["jpeg_compression"], "seed": "0"})
+    job = Job.objects.get(kind=services.PERTURB_JOB)
+    assert response.status_code == 302
+    assert response.url == reverse("curator-vhx-set", args=[case_set.pk]) + f"#job-{job.pk}"
+    job.refresh_from_db()
+    assert job.status == "succeeded"
+    assert VHVariant.objects.filter(perturbation="jpeg_compression").count() == 3
+    with django_capture_on_commit_callbacks(execute=True):
+        curator_client.post(reverse("curator-vhx-negate", args=[case_set.pk]))
+    assert VHNegation.objects.filter(status="review").count() == 3
+    page = curator_client.get(reverse("curator-vhx-set", args=[case_set.pk]))
+    assert [label for label, _job in page.context["jobs"]] == ["Negations", "Common perturbations"]
+
+
+def test_adversarial_button_with_the_tiny_scorer(
+    curator_client,
+    case_set,
+    eager,
+    django_capture_on_commit_callbacks,
+):
+    from curation.scorers import scorer_tiny
+
+    scorer = scorer_tiny()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = curator_client.post(
+            reverse("curator-vhx-adversarial", args=[case_set.pk]),
+            {"scorer": scorer.pk, "method": "pgd", "branch": "all", "steps": "3", "seed": "1"},
+        )
+    assert response.status_code == 302
+    job = Job.objects.get(kind=services.ADVERSARIAL_JOB)
+    assert job.status == "succeeded", job.error
+    assert set(VHVariant.objects.values_list("perturbation", "triggers_vh")) == {("pgd", True)}
+
+
+def test_a_refused_action_says_why_and_starts_nothing(curator_client, case_set):
+    response = curator_client.post(
+        reverse("curator-vhx-adversarial", args=[case_set.pk]),
+        {"method": "ifgsm", "branch": "case", "seed": "0"},
+        follow=True,
+    )
+    assert "The attack settings are not valid" in response.content.decode()
+    response = curator_client.post(
+        reverse("curator-vhx-publish", args=[case_set.pk]), {"label": "v1"}, follow=True
+    )
+    assert "Nothing to publish yet" in response.content.decode()
+    assert (Job.objects.count(), BenchmarkVersion.objects.count()) == (0, 0)
+
+
+def test_export_downloads_and_publish(curator_client, case_set):
+    _accept_all(case_set)
+    response = curator_client.get(reverse("curator-vhx-export", args=[case_set.pk, "llava"]))
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/zip"
+    with zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))) as zf:
+        assert len(json.loads(zf.read("llava.json"))) == 6
+    response = curator_client.post(
+        reverse("curator-vhx-publish", args=[case_set.pk]), {"label": "v1"}
+    )
+    assert response.status_code == 302
+    version = BenchmarkVersion.objects.get()
+    assert (version.label, version.item_count) == ("v1", 6)
+    bad = curator_client.get(reverse("curator-vhx-export", args=[case_set.pk, "xml"]))
+    assert bad.status_code == 302
+
+
+def test_cases_page_filters_by_state(curator_client, case_set):
+    services.negations_draft(case_set=case_set)
+    url = reverse("curator-vhx-cases", args=[case_set.pk])
+    assert len(curator_client.get(url).context["page"].object_list) == 3
+    assert len(curator_client.get(url + "?state=accepted").context["page"].object_list) == 0
+    assert "No case in this state" in curator_client.get(url + "?state=dropped").content.decode()
+
+
+def _urls(case_set):
+    pk, project = case_set.pk, case_set.project_id
+    return [
+        ("get", reverse("curator-vhx-sets"), {}),
+        ("get", reverse("curator-vhx-new", args=[project]), {}),
+        ("post", reverse("curator-vhx-from-naturalbench", args=[project]), {"name": "x"}),
+        ("get", reverse("curator-vhx-set", args=[pk]), {}),
+        ("get", reverse("curator-vhx-cases", args=[pk]), {}),
+        ("post", reverse("curator-vhx-settings", args=[pk]), {"reviewers": 2, "max_attempts": 2}),
+        ("post", reverse("curator-vhx-negate", args=[pk]), {}),
+        ("post", reverse("curator-vhx-perturb", args=[pk]), {"perturbations": ["brightness"]}),
+        ("post", reverse("curator-vhx-adversarial", args=[pk]), {"method": "ifgsm"}),
+        ("post", reverse("curator-vhx-publish", args=[pk]), {"label": "v9"}),
+        ("get", reverse("curator-vhx-export", args=[pk, "jsonl"]), {}),
+    ]
+
+
+@pytest.mark.parametrize("who", ["crowdworker", "researcher", "stranger"])
+def test_people_out_of_reach_get_404_and_change_nothing(
+    client, case_set, crowdworker, researcher, who
+):
+    # given a member crowdworker, a member researcher, and a curator of another project
+    stranger = UserFactory(username="other-curator", role=roles.CURATOR)
+    ProjectFactory(members=[stranger])
+    user = {"crowdworker": crowdworker, "researcher": researcher, "stranger": stranger}[who]
+    client.force_login(user)
+    _accept_all(case_set)
+    before = (Job.objects.count(), VHNegation.objects.count(), BenchmarkVersion.objects.count())
+    for method, url, data in _urls(case_set):
+        if url == reverse("curator-vhx-sets") and who == "stranger":
+            # the list answers, but shows only the stranger's own project
+            response = client.get(url)
+            assert response.status_code == 200
+            assert case_set.name not in response.content.decode()
+            continue
+        response = getattr(client, method)(url, data)
+        assert response.status_code == 404, (who, url)
+    assert (
+        Job.objects.count(),
+        VHNegation.objects.count(),
+        BenchmarkVersion.objects.count(),
+    ) == before
+    case_set.review_queue.refresh_from_db()
+    assert case_set.review_queue.redundancy == 1
+
+
+def test_anonymous_is_sent_to_log_in(client, case_set):
+    response = client.get(reverse("curator-vhx-set", args=[case_set.pk]))
+    assert response.status_code == 302 and "login" in response.url
