@@ -179,3 +179,44 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }
+
+# --- Curation: image assets, corpora, scorers and the LLM gateway ---------------------------
+# S3-compatible media storage (AWS, MinIO, R2, …) when a bucket is named; local disk otherwise.
+if env.str("AWS_STORAGE_BUCKET_NAME", default=""):
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env.str("AWS_STORAGE_BUCKET_NAME"),
+            "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default=None),
+            "region_name": env.str("AWS_S3_REGION_NAME", default=None),
+            "access_key": env.str("AWS_ACCESS_KEY_ID", default=None),  # None: boto3's own chain
+            "secret_key": env.str("AWS_SECRET_ACCESS_KEY", default=None),
+            "custom_domain": env.str("AWS_S3_CUSTOM_DOMAIN", default=None),
+            "querystring_auth": env.bool("AWS_QUERYSTRING_AUTH", default=True),
+            "file_overwrite": True,  # names are content hashes: same name, same bytes
+            "default_acl": None,
+        },
+    }
+BLINDSPOT_MAX_IMAGE_PIXELS = env.int("BLINDSPOT_MAX_IMAGE_PIXELS", default=40_000_000)
+BLINDSPOT_MAX_IMAGE_BYTES = env.int("BLINDSPOT_MAX_IMAGE_BYTES", default=20 * 1024 * 1024)
+BLINDSPOT_MAX_CORPUS_UPLOAD_BYTES = env.int(
+    "BLINDSPOT_MAX_CORPUS_UPLOAD_BYTES", default=4 * 1024**3
+)
+BLINDSPOT_MAX_MANIFEST_BYTES = env.int("BLINDSPOT_MAX_MANIFEST_BYTES", default=200 * 1024**2)
+BLINDSPOT_MAX_ARCHIVE_MEMBERS = env.int("BLINDSPOT_MAX_ARCHIVE_MEMBERS", default=500_000)
+BLINDSPOT_MAX_ARCHIVE_UNPACKED_BYTES = env.int(
+    "BLINDSPOT_MAX_ARCHIVE_UNPACKED_BYTES", default=16 * 1024**3
+)
+BLINDSPOT_EMBEDDINGS_DIR = Path(
+    env.str("BLINDSPOT_EMBEDDINGS_DIR", default=str(VAR_DIR / "embeddings"))
+)
+BLINDSPOT_CLIP_CACHE_DIR = env.str("BLINDSPOT_CLIP_CACHE_DIR", default="") or None
+BLINDSPOT_TORCH_THREADS = env.int("BLINDSPOT_TORCH_THREADS", default=0)  # 0: torch's default
+# Default OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, …); empty: the offline drafter.
+BLINDSPOT_LLM_BASE_URL = env.str("BLINDSPOT_LLM_BASE_URL", default="")
+BLINDSPOT_LLM_API_KEY = env.str("BLINDSPOT_LLM_API_KEY", default="")
+BLINDSPOT_LLM_MODEL = env.str("BLINDSPOT_LLM_MODEL", default="gpt-4o-mini")
+BLINDSPOT_LLM_BACKOFF_BASE_S = env.float("BLINDSPOT_LLM_BACKOFF_BASE_S", default=1.0)
+BLINDSPOT_LLM_BACKOFF_MAX_S = env.float("BLINDSPOT_LLM_BACKOFF_MAX_S", default=30.0)
+BLINDSPOT_LLM_RETRY_AFTER_MAX_S = env.float("BLINDSPOT_LLM_RETRY_AFTER_MAX_S", default=60.0)
+BLINDSPOT_LLM_ENV_KEYS = env.list("BLINDSPOT_LLM_ENV_KEYS", default=[])
