@@ -6,5 +6,6 @@ urlpatterns = [
     path("curate/", include("curation.urls_assets")),
     path("curate/", include("curation.urls_scorers")),
     path("curate/", include("curation.urls_llm")),
+    path("curate/", include("curation.recipes.naturalbench.urls")),
     path("curate/", include("curation.recipes.vhexpansion.urls")),
 ]

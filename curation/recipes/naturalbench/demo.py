@@ -1,0 +1,194 @@
+"""A small NaturalBench pipeline run end to end on the demo corpus, for the demo project.
+
+Everything goes through the real stages and queues: mining with the tiny random-weights scorer
+(its pairs are arbitrary, and the page says so), questions from the offline drafter, and answers
+from two simulated demo annotators (``nb-demo-annotator-1`` and ``-2``, accounts nobody can log
+in as). They leave work for a visitor: a few pairs, questions and taggings have one answer of the
+two they need, so one visitor's answer decides them and the funnel moves.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.contrib.auth import get_user_model
+
+from annotator import roles
+from annotator.models import Project, Task, TaskQueue
+from annotator.services import annotation_submit, assignment_claim, assignment_skip
+
+from ...demo_corpus import demo_corpus
+from ...gateway import provider_offline
+from ...models import NaturalBenchPipeline, NaturalBenchSample, VQAItem
+from ...scorers import scorer_tiny
+from . import services
+
+NAME = "Demo shapes (tiny random-weights scorer, offline drafter)"
+ANNOTATORS = ("nb-demo-annotator-1", "nb-demo-annotator-2")
+LEFT_FOR_VISITOR = 2  # items per stage that keep one of their two answers open
+
+
+def _annotators(project: Project) -> list:
+    User = get_user_model()
+    users = []
+    for username in ANNOTATORS:
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            user = User.objects.create_user(username=username)
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+            roles.grant_role(user, roles.CROWDWORKER)
+        users.append(user)
+    project.members.add(*users)
+    return users
+
+
+def _work(queue: TaskQueue, annotator, respond) -> int:
+    """Claim and answer as ``annotator`` until the queue has nothing left for them; ``respond``
+    returns a response, or None to skip the task (leaving it for someone else)."""
+    answered = 0
+    claim = assignment_claim(queue=queue, annotator=annotator)
+    while claim.task is not None:
+        response = respond(claim.task)
+        if response is None:
+            assignment_skip(task_id=claim.task.pk, annotator=annotator)
+            claim = assignment_claim(queue=queue, annotator=annotator)
+            continue
+        result = annotation_submit(task_id=claim.task.pk, annotator=annotator, response=response)
+        answered += 1
+        claim = result.next
+    return answered
+
+
+_SHAPES = ("circle", "square", "triangle")
+_COLOURS = ("red", "blue", "green", "yellow", "white", "black", "orange", "purple")
+_NUMBERS = ("two", "three", "four", "five", "one", "circles", "squares", "triangles")
+
+
+def demo_tags(question: str) -> dict:
+    """What the simulated taggers choose for a shapes question (a stand-in for people)."""
+    text = question.lower()
+    words = set(re.findall(r"[a-z]+", text))
+    tags = []
+    if any(s in text for s in _SHAPES):
+        tags += ["others", "shape"]
+    if words & set(_COLOURS):
+        tags.append("color")
+    if words & set(_NUMBERS):
+        tags.append("counting")
+    if "left" in words or "above" in words:
+        tags.append("projective")
+    if "not" in words:
+        tags.append("logic")
+    return {"tags": tags or ["others"]}
+
+
+def _open_for_visitor(task_ids: list[int]) -> set[int]:
+    return set(sorted(task_ids)[-LEFT_FOR_VISITOR:])
+
+
+def naturalbench_demo(*, project: Project, curator) -> NaturalBenchPipeline:
+    """The demo pipeline of ``project`` (made once; later calls return it)."""
+    existing = NaturalBenchPipeline.objects.filter(project=project, name=NAME).first()
+    if existing is not None:
+        return existing
+    corpus = demo_corpus(project=project, created_by=curator)
+    first, second = _annotators(project)
+    pipeline = services.pipeline_create(
+        project=project,
+        name=NAME,
+        corpus=corpus,
+        scorers=[scorer_tiny()],
+        question_types=[services.YES_NO, services.MULTIPLE_CHOICE],
+        language="en",
+        annotators_per_item=2,
+        taggers_per_item=2,
+        max_regenerations=3,
+        seed=0,
+        provider=provider_offline(),
+        # The demo server runs jobs eagerly in the request; drafting again stays a button here.
+        auto_regenerate=False,
+        created_by=curator,
+        demo=True,
+    )
+
+    def run(stage: str) -> None:
+        job = services.stage_run_now(pipeline=pipeline, stage=stage, created_by=curator)
+        if job.status != job.Status.SUCCEEDED:
+            raise RuntimeError(f"The NaturalBench demo's {stage} job #{job.pk} failed: {job.error}")
+
+    run("mine")
+    run("verify")
+    pipeline.refresh_from_db()
+    visitor_pairs = _open_for_visitor(list(pipeline.pairs.values_list("task_id", flat=True)))
+    keep = {"decision": "keep"}
+    _work(pipeline.pair_queue, first, lambda task: keep)
+    _work(pipeline.pair_queue, second, lambda task: None if task.pk in visitor_pairs else keep)
+
+    run("draft")
+    pipeline.refresh_from_db()
+    _answer_items(pipeline, first, second)
+    if pipeline.question_sets.filter(state="pending").exists():
+        run("draft")  # the regeneration of the pair that failed above
+        _answer_items(pipeline, first, second, leave_open=False)
+    run("assemble")
+    run("tag")
+    pipeline.refresh_from_db()
+    tag_tasks = list(
+        pipeline.samples.filter(state=NaturalBenchSample.State.ASSEMBLED).values_list(
+            "tag_task_0", "tag_task_1"
+        )
+    )
+    visitor_tags = _open_for_visitor([t for pair in tag_tasks for t in pair])
+
+    def tags(task: Task, *, leave: bool) -> dict | None:
+        if leave and task.pk in visitor_tags:
+            return None
+        return demo_tags(task.payload["questions"][0])
+
+    _work(pipeline.tag_queue, first, lambda task: tags(task, leave=False))
+    _work(pipeline.tag_queue, second, lambda task: tags(task, leave=True))
+    run("export")
+    pipeline.refresh_from_db()
+    return pipeline
+
+
+def _answer_items(pipeline, first, second, *, leave_open: bool = True) -> None:
+    """Both annotators answer as intended, except: one item of the first draft gets
+    "Unanswerable" (so that pair is drafted again), and the items of the last drafts keep one
+    answer open for a visitor."""
+    items = {
+        item.task_id: item
+        for item in VQAItem.objects.filter(
+            draft__question_set__pipeline=pipeline, state=VQAItem.State.OPEN
+        ).select_related("draft")
+    }
+    drafts = sorted({item.draft_id for item in items.values()})
+    if not drafts:
+        return
+    spoiled = (
+        VQAItem.objects.filter(draft_id=drafts[0], key="q1_i1").values_list("task_id", flat=True)
+        if leave_open
+        else []
+    )
+    spoiled = set(spoiled)
+    visitor = (
+        {t for t, item in items.items() if item.draft_id in drafts[-LEFT_FOR_VISITOR:]}
+        if leave_open and len(drafts) > LEFT_FOR_VISITOR + 1
+        else set()
+    )
+
+    def intended(task: Task) -> dict | None:
+        item = items.get(task.pk)
+        return {"answer": item.intended} if item else None
+
+    def second_opinion(task: Task) -> dict | None:
+        if task.pk in visitor:
+            return None
+        if task.pk in spoiled:
+            return {"answer": "Unanswerable"}
+        return intended(task)
+
+    queue = TaskQueue.objects.get(pk=pipeline.answer_queue_id)
+    _work(queue, first, intended)
+    _work(queue, second, second_opinion)

@@ -1,0 +1,565 @@
+"""Frozen, content-hashed NaturalBench dataset versions (issue 5 §8).
+
+One version = the pipeline's assembled samples at that moment, written once and never edited:
+
+- a zip with ``naturalbench.jsonl`` (NaturalBench's published record layout, METRICS.md Sec. 1:
+  Index, Image_0, Image_1, Question_0, Image_0_Question_0, Image_1_Question_0, Question_1,
+  Image_0_Question_1, Image_1_Question_1, Question_Type, Source — plus Language and Skills
+  [[q0 tags], [q1 tags]]), ``naturalbench_retrieval.jsonl`` (NaturalBench-Retrieval, App. B: the
+  verified pairs in Winoground's layout id, image_0, image_1, caption_0, caption_1), the image
+  files under ``images/<sha256>.<ext>``, ``card.json`` and a README;
+- a Parquet file with the images embedded (Hugging Face ``Image`` features in the schema
+  metadata), readable by ``datasets.load_dataset("parquet", data_files=...)``;
+- a published evaluation BenchmarkVersion (family naturalbench) made from the same JSONL through
+  the evaluation importer, so it is scoreable at once. (curation → evaluation here, like the
+  VHExpansion recipe's publish: the one place the dependency points that way, imported lazily.)
+
+``sha256`` is the hash of the JSONL bytes; images are named by their own SHA-256, so it covers
+them too. Zip members carry a fixed timestamp, so the same content gives the same archive bytes.
+Everything streams: records are read in chunks, images copied file by file, Parquet written in
+row groups of ``PARQUET_ROWS``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import IO, Any
+
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import Count, Q
+
+from annotator.agreement import agreement_summary, canonical_label
+from annotator.kinds import get_kind
+from annotator.models import Annotation
+from annotator.quality import label_of
+from annotator.services import Invalid, ServiceError, job_progress
+from curation import naturalbench as nb
+
+from ...models import (
+    ConfoundingPair,
+    Generation,
+    Image,
+    NaturalBenchPipeline,
+    NaturalBenchSample,
+    NaturalBenchVersion,
+    PromptTemplate,
+)
+from . import prompts, skills
+
+JSONL_NAME = "naturalbench.jsonl"
+RETRIEVAL_NAME = "naturalbench_retrieval.jsonl"
+CARD_NAME = "card.json"
+README_NAME = "README.md"
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+PARQUET_ROWS = 64
+CHUNK = 500
+_EXT = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp"}
+TYPE_LABELS = {nb.YES_NO: "Yes-or-No", nb.MULTIPLE_CHOICE: "Multiple-Choice"}
+EXTRA_FIELDS = ("Language", "Skills")
+FIELDS = (*nb.RECORD_FIELDS, *EXTRA_FIELDS)
+
+README = """NaturalBench dataset version (made with Blindspot).
+
+naturalbench.jsonl          one sample per line, NaturalBench's published layout:
+  Index                     sample number
+  Image_0, Image_1          image files in this archive (images/<sha256>.<ext>)
+  Question_0, Question_1    the two questions (multiple-choice text ends with
+                            "\\nOption: A:<x>; B:<y>;")
+  Image_i_Question_q        ground truth: q0 is Yes/A on image 0 and No/B on image 1, q1 the
+                            reverse, so a blind answer scores at chance
+  Question_Type             yes_no or multiple_choice
+  Source                    the corpus the images and captions come from
+  Language                  the questions' language
+  Skills                    [[skills of question 0], [skills of question 1]] (App. C taxonomy;
+                            an empty list: not tagged)
+naturalbench_retrieval.jsonl  the human-verified pairs as an image-text retrieval benchmark
+                            (NaturalBench-Retrieval, Winoground layout: id, image_0, image_1,
+                            caption_0, caption_1; caption_k describes image_k)
+card.json                   the dataset card: source, question types, language, samples, models
+                            used, mismatched and verified pairs, prompts with their SHA-256,
+                            annotator agreement per stage
+"""
+
+
+def image_path(image: Image) -> str:
+    return f"images/{image.sha256}.{_EXT.get(image.format, image.format.lower())}"
+
+
+def _chunks(queryset, size: int = CHUNK) -> Iterator[list]:
+    """Rows in primary-key chunks (constant memory, stable under concurrent inserts)."""
+    last = 0
+    while True:
+        batch = list(queryset.filter(pk__gt=last).order_by("pk")[:size])
+        if not batch:
+            return
+        yield batch
+        last = batch[-1].pk
+
+
+def _assembled(pipeline: NaturalBenchPipeline):
+    return NaturalBenchSample.objects.filter(
+        pipeline=pipeline, state=NaturalBenchSample.State.ASSEMBLED
+    ).select_related("image_0", "image_1")
+
+
+def sample_row(sample: NaturalBenchSample) -> dict[str, Any]:
+    """The published record of an assembled sample, images as archive paths."""
+    row = {field: sample.record.get(field) for field in nb.RECORD_FIELDS}
+    row["Image_0"] = image_path(sample.image_0)
+    row["Image_1"] = image_path(sample.image_1)
+    row["Language"] = sample.record.get("Language") or sample.pipeline.language
+    row["Skills"] = [skills.labels(tags or []) for tags in (sample.skills or [None, None])]
+    return row
+
+
+def _json_line(row: dict) -> bytes:
+    return (json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
+
+
+def _write_records(pipeline, fh: IO[bytes], images: set[int]) -> tuple[str, int]:
+    """Samples in Index order (chunks by pk keep memory flat; sorted within the export)."""
+    digest = hashlib.sha256()
+    order = list(_assembled(pipeline).order_by("index").values_list("pk", flat=True))
+    n = 0
+    for start in range(0, len(order), CHUNK):
+        ids = order[start : start + CHUNK]
+        by_pk = {s.pk: s for s in _assembled(pipeline).filter(pk__in=ids)}
+        for pk in ids:
+            sample = by_pk[pk]
+            sample.pipeline = pipeline
+            line = _json_line(sample_row(sample))
+            digest.update(line)
+            fh.write(line)
+            images.update((sample.image_0_id, sample.image_1_id))
+            n += 1
+    return digest.hexdigest(), n
+
+
+def _write_retrieval(pipeline, fh: IO[bytes], images: set[int]) -> int:
+    pairs = pipeline.pairs.filter(state=ConfoundingPair.State.VERIFIED).select_related(
+        "sample_0__image", "sample_1__image", "caption_0", "caption_1"
+    )
+    n = 0
+    for batch in _chunks(pairs):
+        for pair in batch:
+            row = {
+                "id": f"pair-{pair.position}",
+                "image_0": image_path(pair.sample_0.image),
+                "image_1": image_path(pair.sample_1.image),
+                "caption_0": pair.caption_0.text,
+                "caption_1": pair.caption_1.text,
+            }
+            fh.write(_json_line(row))
+            images.update((pair.sample_0.image_id, pair.sample_1.image_id))
+            n += 1
+    return n
+
+
+# --------------------------------------------------------------------------------------------
+# The dataset card (Table 3 style)
+# --------------------------------------------------------------------------------------------
+def _agreement(queue, task_ids=None) -> dict | None:
+    """Agreement of the people on one queue (tasks of this pipeline only)."""
+    if queue is None:
+        return None
+    kind = get_kind(queue.kind)
+    ratings: dict[int, dict[int, Any]] = defaultdict(dict)
+    answers = Annotation.objects.filter(queue=queue, is_gold=False)
+    if task_ids is not None:
+        answers = answers.filter(task_id__in=task_ids)
+    for task_id, annotator_id, response in answers.values_list(
+        "task_id", "annotator_id", "response"
+    ).iterator(chunk_size=2000):
+        ratings[task_id][annotator_id] = canonical_label(label_of(kind, response))
+    summary = agreement_summary(ratings)
+    summary.pop("cohen_kappa_pairs", None)
+    summary["answers"] = sum(len(r) for r in ratings.values())
+    return summary
+
+
+def _generations(pipeline) -> Any:
+    return Generation.objects.filter(
+        Q(pk__in=pipeline.question_sets.values("drafts__generation"))
+        | Q(purpose="naturalbench.caption_shorten", project=pipeline.project)
+    )
+
+
+def models_used(pipeline) -> list[str]:
+    """Scorers (flagged when their weights are random) and the LLMs that drafted."""
+    names = []
+    for scorer in pipeline.scorers.order_by("label"):
+        flagged = scorer.random_weights and "random weights" not in scorer.label
+        names.append(f"{scorer.label} (random weights)" if flagged else scorer.label)
+    drafters = (
+        Generation.objects.filter(
+            pk__in=pipeline.question_sets.filter(drafts__status="kept").values("drafts__generation")
+        )
+        .values_list("model", "provider_kind")
+        .distinct()
+    )
+    for model, kind in sorted(set(drafters)):
+        names.append(f"{model} (offline drafter)" if kind == "offline" else model)
+    return names
+
+
+def prompt_records(pipeline) -> list[dict]:
+    used = sorted(
+        set(
+            _generations(pipeline)
+            .exclude(template_name="")
+            .values_list("template_name", "template_version", "template_sha256")
+        )
+    )
+    templates = {
+        (t.name, t.version): t for t in PromptTemplate.objects.filter(name__in={u[0] for u in used})
+    }
+    out = []
+    for name, version, sha in used:
+        template = templates.get((name, version))
+        out.append(
+            {
+                "name": name,
+                "version": version,
+                "sha256": sha,
+                "title": template.title if template else "",
+                "source": template.source if template else "",
+                "system": template.system if template else "",
+                "text": template.text if template else "",
+            }
+        )
+    return out
+
+
+def card_build(pipeline: NaturalBenchPipeline, *, sha256: str, samples: int, pairs: int) -> dict:
+    """The dataset card: Table 3's columns per (source, question type, language), the prompts
+    with their SHA-256, and the annotators' agreement at every stage."""
+    mined = pipeline.pairs.count()
+    verified = pipeline.pairs.filter(state=ConfoundingPair.State.VERIFIED).count()
+    counts = dict(
+        NaturalBenchSample.objects.filter(
+            pipeline=pipeline, state=NaturalBenchSample.State.ASSEMBLED
+        )
+        .values_list("question_type")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    language = prompts.language_name(pipeline.language)
+    used = models_used(pipeline)
+    source = pipeline.corpus.name
+    rows = [
+        {
+            "source": source,
+            "question_type": TYPE_LABELS[qtype],
+            "language": language,
+            "samples": counts.get(qtype, 0),
+            "models_used": used,
+            "mismatched_pairs": mined,
+            "verified_pairs": verified,
+        }
+        for qtype in nb.QUESTION_TYPES
+        if qtype in pipeline.question_types or counts.get(qtype)
+    ]
+    rows.append(
+        {
+            "source": "All",
+            "question_type": ", ".join(r["question_type"] for r in rows),
+            "language": language,
+            "samples": samples,
+            "models_used": None,
+            "mismatched_pairs": None,
+            "verified_pairs": None,
+        }
+    )
+    sample_items = NaturalBenchSample.objects.filter(
+        pipeline=pipeline, state=NaturalBenchSample.State.ASSEMBLED
+    )
+    tag_tasks = [
+        *sample_items.exclude(tag_task_0=None).values_list("tag_task_0", flat=True),
+        *sample_items.exclude(tag_task_1=None).values_list("tag_task_1", flat=True),
+    ]
+    return {
+        "name": pipeline.name,
+        "project": pipeline.project.name,
+        "sha256": sha256,
+        "table3": rows,
+        "samples": samples,
+        "retrieval_pairs": pairs,
+        "question_types": list(pipeline.question_types),
+        "language": pipeline.language,
+        "mining": {
+            "method": pipeline.method,
+            "seed": pipeline.seed,
+            "samples": (pipeline.mining or {}).get("samples"),
+            "mismatches_before_one_per_sample": (pipeline.mining or {}).get("mismatched_pairs"),
+            "caption_max_chars": pipeline.caption_max_chars,
+            "shortened": (pipeline.mining or {}).get("shortened"),
+        },
+        "settings": {
+            "annotators_per_item": pipeline.annotators_per_item,
+            "taggers_per_question": pipeline.taggers_per_item,
+            "max_regenerations": pipeline.max_regenerations,
+        },
+        "prompts": prompt_records(pipeline),
+        "agreement": {
+            "pair_verification": _agreement(pipeline.pair_queue),
+            "answer_verification": _agreement(pipeline.answer_queue),
+            "skill_tagging": _agreement(pipeline.tag_queue, tag_tasks),
+        },
+        "demo": pipeline.demo,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Files
+# --------------------------------------------------------------------------------------------
+def _zip_member(zf: zipfile.ZipFile, name: str, source: IO[bytes], *, store=False) -> None:
+    info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
+    info.compress_type = zipfile.ZIP_STORED if store else zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    with zf.open(info, "w") as out:
+        shutil.copyfileobj(source, out, 1 << 20)
+
+
+def _images(ids: set[int]) -> Iterator[Image]:
+    """The images in SHA-256 order (the archive's member order), loaded a chunk at a time."""
+    ids_ = sorted(ids)
+    keyed = []
+    for start in range(0, len(ids_), CHUNK):
+        chunk = ids_[start : start + CHUNK]
+        keyed += Image.objects.filter(pk__in=chunk).values_list("sha256", "pk")
+    ordered = [pk for _sha, pk in sorted(keyed)]
+    for start in range(0, len(ordered), CHUNK):
+        chunk = ordered[start : start + CHUNK]
+        yield from Image.objects.filter(pk__in=chunk).order_by("sha256")
+
+
+def _write_zip(fh: IO[bytes], *, records, retrieval, card: dict, images: set[int]) -> None:
+    import io
+
+    seen: set[str] = set()
+    with zipfile.ZipFile(fh, "w") as zf:
+        _zip_member(zf, README_NAME, io.BytesIO(README.encode("utf-8")))
+        text = json.dumps(card, ensure_ascii=False, indent=2).encode("utf-8")
+        _zip_member(zf, CARD_NAME, io.BytesIO(text))
+        for name, source in ((JSONL_NAME, records), (RETRIEVAL_NAME, retrieval)):
+            source.seek(0)
+            _zip_member(zf, name, source)
+        for image in _images(images):
+            path = image_path(image)
+            if path in seen:
+                continue
+            seen.add(path)
+            with default_storage.open(image.file.name, "rb") as data:
+                _zip_member(zf, path, data, store=True)
+
+
+def _hf_features() -> dict:
+    value = {"dtype": "string", "_type": "Value"}
+    features: dict[str, Any] = {"Index": {"dtype": "int64", "_type": "Value"}}
+    for field in FIELDS[1:]:
+        features[field] = value
+    for field in ("Image_0", "Image_1"):
+        features[field] = {"_type": "Image"}
+    # "Sequence" is what every datasets release reads (newer ones call it List).
+    features["Skills"] = {"feature": {"feature": value, "_type": "Sequence"}, "_type": "Sequence"}
+    return {field: features[field] for field in FIELDS}
+
+
+def parquet_schema():
+    import pyarrow as pa
+
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    types = {"Index": pa.int64(), "Image_0": image, "Image_1": image}
+    types["Skills"] = pa.list_(pa.list_(pa.string()))
+    fields = [pa.field(f, types.get(f, pa.string())) for f in FIELDS]
+    meta = {"huggingface": json.dumps({"info": {"features": _hf_features()}})}
+    return pa.schema(fields, metadata=meta)
+
+
+def _image_bytes(image: Image) -> bytes:
+    with default_storage.open(image.file.name, "rb") as fh:
+        return fh.read()
+
+
+def _write_parquet(path: str, records: IO[bytes], pipeline) -> None:
+    """Row groups of PARQUET_ROWS samples with their image bytes embedded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = parquet_schema()
+    by_path = {}
+    records.seek(0)
+    with pq.ParquetWriter(path, schema, compression="zstd") as writer:
+        batch: list[dict] = []
+
+        def flush() -> None:
+            if not batch:
+                return
+            paths = {r["Image_0"] for r in batch} | {r["Image_1"] for r in batch}
+            missing = [p for p in paths if p not in by_path]
+            shas = [p.split("/")[1].split(".")[0] for p in missing]
+            for image in Image.objects.filter(sha256__in=shas):
+                by_path[image_path(image)] = image
+            columns = {f: [] for f in FIELDS}
+            for row in batch:
+                for f in FIELDS:
+                    value = row[f]
+                    if f in ("Image_0", "Image_1"):
+                        value = {"bytes": _image_bytes(by_path[value]), "path": value}
+                    columns[f].append(value)
+            writer.write_table(pa.table(columns, schema=schema))
+            batch.clear()
+            by_path.clear()
+
+        for line in records:
+            batch.append(json.loads(line))
+            if len(batch) >= PARQUET_ROWS:
+                flush()
+        flush()
+
+
+def _file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _store(path: str, name: str) -> str:
+    with open(path, "rb") as fh:
+        return default_storage.save(name, File(fh, name=os.path.basename(name)))
+
+
+def _next_label(pipeline) -> str:
+    labels = set(pipeline.versions.values_list("label", flat=True))
+    n = len(labels) + 1
+    while f"v{n}" in labels:
+        n += 1
+    return f"v{n}"
+
+
+def _progress(job_id, done: int, total: int, message: str) -> None:
+    if job_id:
+        job_progress(job_id=job_id, done=done, total=total, message=message)
+
+
+def version_export(
+    *, pipeline: NaturalBenchPipeline, label: str | None = None, job_id=None, created_by=None
+) -> NaturalBenchVersion:
+    """Freeze the assembled samples as a new version (or return the version that already holds
+    exactly this content). Refuses an empty export and a label in use."""
+    label = (label or "").strip() or _next_label(pipeline)
+    if len(label) > 60:
+        raise Invalid("The version label is longer than 60 characters.")
+    if pipeline.versions.filter(label=label).exists():
+        raise Invalid(f"This pipeline already has a version {label!r}.")
+    with tempfile.TemporaryDirectory(prefix="nb-export-") as tmp:
+        records_path = os.path.join(tmp, JSONL_NAME)
+        retrieval_path = os.path.join(tmp, RETRIEVAL_NAME)
+        images: set[int] = set()
+        _progress(job_id, 0, 4, "Writing the records")
+        with open(records_path, "w+b") as records:
+            sha256, n = _write_records(pipeline, records, images)
+        if not n:
+            raise Invalid("No assembled sample to export yet: assemble kept questions first.")
+        existing = pipeline.versions.filter(sha256=sha256).first()
+        if existing is not None:
+            return existing
+        with open(retrieval_path, "w+b") as retrieval:
+            n_pairs = _write_retrieval(pipeline, retrieval, images)
+        card = card_build(pipeline, sha256=sha256, samples=n, pairs=n_pairs)
+        _progress(job_id, 1, 4, f"Writing the archive ({len(images)} images)")
+        zip_path = os.path.join(tmp, "export.zip")
+        with (
+            open(records_path, "rb") as records,
+            open(retrieval_path, "rb") as retrieval,
+            open(zip_path, "wb") as fh,
+        ):
+            _write_zip(fh, records=records, retrieval=retrieval, card=card, images=images)
+        _progress(job_id, 2, 4, "Writing Parquet")
+        parquet_path = os.path.join(tmp, "export.parquet")
+        try:
+            with open(records_path, "rb") as records:
+                _write_parquet(parquet_path, records, pipeline)
+        except ImportError:
+            parquet_path = ""
+            card["parquet"] = "not written: install pyarrow"
+        stem = f"naturalbench-{pipeline.pk}-{label}-{sha256[:12]}"
+        files = {"archive": (zip_path, f"{stem}.zip")}
+        if parquet_path:
+            files["parquet"] = (parquet_path, f"{stem}.parquet")
+        hashes = {field: _file_sha256(path) for field, (path, _name) in files.items()}
+        _progress(job_id, 3, 4, "Storing the files and the evaluation version")
+        stored = {
+            field: _store(path, f"exports/naturalbench/{pipeline.pk}/{name}")
+            for field, (path, name) in files.items()
+        }
+        with open(records_path, encoding="utf-8") as fh:
+            jsonl_text = fh.read()
+    card["files"] = {field: {"name": stored[field], "sha256": hashes[field]} for field in stored}
+    try:
+        with transaction.atomic():
+            benchmark_version = _evaluation_version(
+                pipeline, label=label, sha256=sha256, jsonl=jsonl_text, created_by=created_by
+            )
+            card["benchmark_version_id"] = benchmark_version.pk
+            version = NaturalBenchVersion.objects.create(
+                pipeline=pipeline,
+                label=label,
+                sha256=sha256,
+                sample_count=n,
+                card=card,
+                archive=stored["archive"],
+                archive_sha256=hashes["archive"],
+                parquet=stored.get("parquet", ""),
+                parquet_sha256=hashes.get("parquet", ""),
+                benchmark_version_id=benchmark_version.pk,
+                job_id=job_id,
+                created_by=created_by,
+            )
+    except BaseException:
+        for name in stored.values():
+            default_storage.delete(name)
+        raise
+    _progress(job_id, 4, 4, f"Version {label}: {n} samples, sha256 {sha256[:12]}")
+    return version
+
+
+def benchmark_name(pipeline: NaturalBenchPipeline) -> str:
+    return f"{pipeline.project.slug} · {pipeline.name}"[:200]
+
+
+def _evaluation_version(pipeline, *, label: str, sha256: str, jsonl: str, created_by=None):
+    """A published BenchmarkVersion of family naturalbench, read through the importer."""
+    from evaluation import importers
+    from evaluation import services as evaluation_services
+    from evaluation.models import Family
+
+    rows = importers.parse_naturalbench_items(jsonl, JSONL_NAME)
+    try:
+        benchmark = evaluation_services.benchmark_get_or_create(
+            family=Family.NATURALBENCH,
+            name=benchmark_name(pipeline),
+            project=pipeline.project,
+            created_by=created_by,
+        )
+        return evaluation_services.version_create(
+            benchmark=benchmark,
+            label=label,
+            rows=rows,
+            publish=True,
+            source=f"Blindspot NaturalBench pipeline {pipeline.pk}, sha256 {sha256}",
+            created_by=created_by,
+        )
+    except ServiceError as exc:
+        raise Invalid(f"The evaluation version could not be made: {exc.message}") from exc

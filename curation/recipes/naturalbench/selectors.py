@@ -1,0 +1,178 @@
+"""Reads for the NaturalBench pages, scoped like ``annotator.selectors``: curators (and admins)
+see the pipelines of their projects; anything else answers like a missing object (404)."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
+from django.http import Http404
+
+from annotator import roles
+from annotator.models import Job, Task
+from annotator.selectors import projects_for
+
+from ...models import (
+    Caption,
+    ConfoundingPair,
+    NaturalBenchPipeline,
+    NaturalBenchSample,
+    NaturalBenchVersion,
+    PairQuestionSet,
+    QuestionDraft,
+    Sample,
+    VQAItem,
+)
+from . import services
+
+FINAL = [Task.State.DECIDED, Task.State.UNDECIDED]
+
+
+def pipelines_for(user) -> QuerySet[NaturalBenchPipeline]:
+    if not roles.has_role(user, [roles.CURATOR]):
+        return NaturalBenchPipeline.objects.none()
+    return NaturalBenchPipeline.objects.select_related(
+        "project", "corpus", "provider", "pair_queue", "answer_queue", "tag_queue", "created_by"
+    ).filter(project__in=projects_for(user))
+
+
+def pipeline_or_404(user, pk: int) -> NaturalBenchPipeline:
+    pipeline = pipelines_for(user).filter(pk=pk).first()
+    if pipeline is None:
+        raise Http404
+    return pipeline
+
+
+def curated_project_or_404(user, pk: int):
+    if not roles.has_role(user, [roles.CURATOR]):
+        raise Http404
+    project = projects_for(user).filter(pk=pk).first()
+    if project is None:
+        raise Http404
+    return project
+
+
+def version_or_404(pipeline: NaturalBenchPipeline, pk: int) -> NaturalBenchVersion:
+    version = pipeline.versions.filter(pk=pk).first()
+    if version is None:
+        raise Http404
+    return version
+
+
+def _by(queryset, field: str) -> dict[str, int]:
+    return dict(queryset.values_list(field).annotate(n=Count("id")).order_by())
+
+
+def funnel(pipeline: NaturalBenchPipeline) -> dict:
+    """Counts at every stage, samples → pairs → verified → drafted → kept → assembled → tagged
+    → exported. A fixed number of aggregate queries whatever the pipeline's size."""
+    samples = (
+        Sample.objects.filter(corpus_id=pipeline.corpus_id)
+        .filter(
+            Exists(
+                Caption.objects.filter(sample=OuterRef("pk")).filter(
+                    services.language_matches(pipeline.language)
+                )
+            )
+        )
+        .count()
+    )
+    pairs = _by(pipeline.pairs.all(), "state")
+    pairs = {state: pairs.get(state, 0) for state in ConfoundingPair.State.values}
+    pairs["all"] = sum(pairs.values())
+    pairs["decided"] = pairs["verified"] + pairs["discarded"]
+
+    sets = _by(pipeline.question_sets.all(), "state")
+    questions = {state: sets.get(state, 0) for state in PairQuestionSet.State.values}
+    questions["sets"] = sum(sets.values())
+    wanted = pairs["verified"] * len(pipeline.question_types)
+    existing = pipeline.question_sets.filter(question_type__in=pipeline.question_types)
+    drafts = QuestionDraft.objects.filter(question_set__pipeline=pipeline).aggregate(
+        all=Count("id"),
+        invalid=Count("id", filter=Q(status=QuestionDraft.Status.INVALID)),
+        rejected=Count("id", filter=Q(status=QuestionDraft.Status.REJECTED)),
+        checked=Count("id", filter=~Q(status=QuestionDraft.Status.INVALID)),
+        regenerations=Count("id", filter=Q(attempt__gt=1)),
+        to_assemble=Count("id", filter=Q(status=QuestionDraft.Status.KEPT, sample__isnull=True)),
+        existing=Count("question_set", distinct=True, filter=Q(question_set__in=existing)),
+    )
+    questions["to_create"] = max(0, wanted - existing.count())
+    questions["drafted"] = drafts["existing"]
+    questions.update(
+        {k: drafts[k] for k in ("invalid", "rejected", "checked", "regenerations", "to_assemble")}
+    )
+    questions["drafts"] = drafts["all"]
+    items = _by(VQAItem.objects.filter(draft__question_set__pipeline=pipeline), "state")
+    items = {state: items.get(state, 0) for state in VQAItem.State.values}
+
+    built = pipeline.samples.aggregate(
+        assembled=Count("id", filter=Q(state=NaturalBenchSample.State.ASSEMBLED)),
+        refused=Count("id", filter=Q(state=NaturalBenchSample.State.REFUSED)),
+        sent=Count("id", filter=Q(tag_task_0__isnull=False)),
+        tagged=Count("id", filter=Q(tag_task_0__state__in=FINAL) & Q(tag_task_1__state__in=FINAL)),
+        yes_no=Count(
+            "id",
+            filter=Q(state=NaturalBenchSample.State.ASSEMBLED, question_type=services.YES_NO),
+        ),
+    )
+    built["untagged"] = built["assembled"] - built["sent"]
+    built["multiple_choice"] = built["assembled"] - built["yes_no"]
+    versions = list(pipeline.versions.order_by("-created_at", "-id")[:5])
+    return {
+        "corpus": {"samples": samples},
+        "pairs": pairs,
+        "questions": questions,
+        "items": items,
+        "samples": built,
+        "versions": versions,
+        "kept_questions": 2 * questions["kept"],
+    }
+
+
+def latest_jobs(pipeline: NaturalBenchPipeline) -> dict[str, Job]:
+    """The newest job of each stage (one query)."""
+    kinds = {kind: stage for stage, kind in services.STAGES.items()}
+    latest: dict[str, Job] = {}
+    for job in (
+        Job.objects.filter(kind__in=list(kinds), params__pipeline_id=pipeline.pk)
+        .select_related("created_by")
+        .order_by("-id")[:50]
+    ):
+        latest.setdefault(kinds[job.kind], job)
+    return latest
+
+
+def pairs_page(pipeline: NaturalBenchPipeline, *, state: str = "") -> QuerySet[ConfoundingPair]:
+    qs = pipeline.pairs.select_related(
+        "sample_0__image", "sample_1__image", "caption_0", "caption_1"
+    ).order_by("position")
+    if state in ConfoundingPair.State.values:
+        qs = qs.filter(state=state)
+    return qs
+
+
+def question_sets_page(pipeline: NaturalBenchPipeline, *, state: str = "") -> QuerySet:
+    qs = (
+        pipeline.question_sets.select_related(
+            "pair__sample_0__image", "pair__sample_1__image", "pair__caption_0", "pair__caption_1"
+        )
+        .prefetch_related(
+            Prefetch(
+                "drafts",
+                queryset=QuestionDraft.objects.select_related("generation").prefetch_related(
+                    Prefetch("items", queryset=VQAItem.objects.order_by("key"))
+                ),
+            )
+        )
+        .order_by("pair__position", "question_type")
+    )
+    if state in PairQuestionSet.State.values:
+        qs = qs.filter(state=state)
+    return qs
+
+
+def samples_page(pipeline: NaturalBenchPipeline, *, state: str = "") -> QuerySet:
+    qs = pipeline.samples.select_related("image_0", "image_1", "draft__generation").order_by(
+        "state", "index", "id"
+    )
+    if state in NaturalBenchSample.State.values:
+        qs = qs.filter(state=state)
+    return qs
