@@ -11,12 +11,17 @@ from rest_framework.response import Response
 
 from annotator.roles import CURATOR, RESEARCHER, RolePermission
 from annotator.serializers import ErrorOut
+from annotator.services import Invalid, NotFound
+from curation.gateway.providers import provider_for
+from curation.gateway.selectors import provider_choices_for
+from curation.models import Scorer
 
-from . import pairwise, selectors, services
+from . import pairwise, runners, selectors, services
 from .models import Benchmark, BenchmarkVersion, Family, JudgmentSet, MetricResult, ModelRun
 
 READERS = (CURATOR, RESEARCHER)
 WRITERS = (CURATOR,)
+RUNNERS = (CURATOR, RESEARCHER)
 ERRORS = {
     400: OpenApiResponse(ErrorOut, description="Invalid input (line-numbered errors)"),
     401: OpenApiResponse(ErrorOut, description="Not signed in"),
@@ -393,3 +398,170 @@ class RankingsApi(GenericAPIView):
             )
         result = pairwise.correlate(options[key_a], options[key_b])
         return Response(RankCorrelationOut(result).data)
+
+
+# --- Model runs and LLM judges through the gateway ------------------------------------------------
+
+
+class RunModelIn(serializers.Serializer):
+    provider_id = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="LLM provider (a VLM); omitted: the project's default, else the offline blind "
+        "baseline, which answers from the question text alone",
+    )
+    scorer_id = serializers.IntegerField(
+        required=False, allow_null=True, help_text="NaturalBench-Retrieval: the scorer"
+    )
+    model_name = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+    label = serializers.CharField(max_length=120, required=False, default="", allow_blank=True)
+    limit = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    seed = serializers.IntegerField(required=False, default=0)
+    space_before_suffix = serializers.BooleanField(required=False, default=False)
+    logprobs = serializers.BooleanField(required=False, default=False)
+    post_hoc = serializers.BooleanField(required=False, default=False)
+
+
+class RunModelOut(serializers.Serializer):
+    job_id = serializers.IntegerField()
+    run_id = serializers.IntegerField()
+    items = serializers.IntegerField(help_text="items that count on the version")
+
+
+class PairIn(serializers.Serializer):
+    instance_id = serializers.CharField(max_length=200)
+    a_model = serializers.CharField(max_length=200)
+    b_model = serializers.CharField(max_length=200)
+
+
+class JudgeIn(serializers.Serializer):
+    provider_id = serializers.IntegerField(required=False, allow_null=True)
+    label = serializers.CharField(max_length=120)
+    model = serializers.CharField(
+        max_length=200,
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="draw pairs for this run's model (ignored when pairs are given)",
+    )
+    pairs = PairIn(many=True, required=False, help_text="explicit (instance, A, B) pairs")
+    instances = serializers.IntegerField(
+        required=False, default=runners.DEFAULT_JUDGE_INSTANCES, min_value=1, max_value=5000
+    )
+    seed = serializers.IntegerField(required=False, default=0)
+    opponents = serializers.BooleanField(required=False, default=True)
+    with_reference = serializers.BooleanField(required=False, default=False)
+
+
+class JudgeOut(serializers.Serializer):
+    job_id = serializers.IntegerField()
+    judgment_set_id = serializers.IntegerField()
+    pairs = serializers.IntegerField()
+
+
+def _provider(request, provider_id, project):
+    """A provider the user may use (others answer like missing ones), else the default."""
+    if provider_id is None:
+        return provider_for(project)
+    provider = provider_choices_for(request.user).filter(pk=provider_id).first()
+    if provider is None:
+        raise NotFound(f"No LLM provider {provider_id}.")
+    return provider
+
+
+class RunModelApi(GenericAPIView):
+    """Start (or resume) a run of a VLM, or of a scorer for NaturalBench-Retrieval, on a
+    version; the job answers every item with the official prompt and computes the metrics."""
+
+    roles = RUNNERS
+    permission_classes = [RolePermission]
+    serializer_class = RunModelIn
+
+    @extend_schema(request=RunModelIn, responses={202: RunModelOut, **ERRORS})
+    def post(self, request, version_id: int):
+        version = selectors.version_get(version_id)
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        common = {
+            "version": version,
+            "created_by": request.user,
+            "limit": data.get("limit"),
+            "label": data["label"],
+            "model_name": data["model_name"],
+        }
+        if version.benchmark.family == Family.NATURALBENCH_RETRIEVAL:
+            scorer = Scorer.objects.filter(pk=data.get("scorer_id") or 0).first()
+            if scorer is None:
+                raise Invalid("Give the scorer_id of the scorer to run.")
+            job = runners.score_model_start(scorer=scorer, **common)
+        else:
+            job = runners.run_model_start(
+                provider=_provider(request, data.get("provider_id"), version.benchmark.project),
+                seed=data["seed"],
+                options={
+                    k: data[k]
+                    for k in ("space_before_suffix", "logprobs", "post_hoc")
+                    if version.benchmark.family == Family.NATURALBENCH or data[k]
+                },
+                **common,
+            )
+        run_id = job.params["run_id"]
+        return Response(
+            {"job_id": job.pk, "run_id": run_id, "items": version.kept_count},
+            status=status.HTTP_202_ACCEPTED,
+        )
+
+
+class JudgeApi(GenericAPIView):
+    """Judge VisIT-Bench pairs in both orders (App. F) in a job: explicit pairs, or pairs drawn
+    with a seed for one model (against the reference and one random other model)."""
+
+    roles = RUNNERS
+    permission_classes = [RolePermission]
+    serializer_class = JudgeIn
+
+    @extend_schema(request=JudgeIn, responses={202: JudgeOut, **ERRORS})
+    def post(self, request, version_id: int):
+        version = selectors.version_get(version_id)
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        services._require_visit(version)
+        pairing = None
+        if data.get("pairs"):
+            pairs = [dict(p) for p in data["pairs"]]
+        elif data["model"]:
+            pairs = runners.judge_pairs_sample(
+                version=version,
+                model=data["model"],
+                n=data["instances"],
+                seed=data["seed"],
+                opponents=data["opponents"],
+            )
+            pairing = {
+                "model": data["model"],
+                "instances": data["instances"],
+                "seed": data["seed"],
+                "opponents": data["opponents"],
+            }
+        else:
+            raise Invalid("Give the pairs to judge, or the model to draw pairs for.")
+        job = runners.judge_start(
+            version=version,
+            judgment_set_name=data["label"],
+            pairs=pairs,
+            provider=_provider(request, data.get("provider_id"), version.benchmark.project),
+            created_by=request.user,
+            seed=data["seed"],
+            with_reference=data["with_reference"],
+            pairing=pairing,
+        )
+        return Response(
+            {
+                "job_id": job.pk,
+                "judgment_set_id": job.params["judgment_set_id"],
+                "pairs": len(pairs),
+            },
+            status=status.HTTP_202_ACCEPTED,
+        )

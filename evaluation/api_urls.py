@@ -30,6 +30,8 @@ urlpatterns = [
     path(
         "versions/<int:version_id>/rankings/", api.RankingsApi.as_view(), name="api-eval-rankings"
     ),
+    path("versions/<int:version_id>/run/", api.RunModelApi.as_view(), name="api-eval-run-model"),
+    path("versions/<int:version_id>/judge/", api.JudgeApi.as_view(), name="api-eval-judge"),
     path("runs/<int:run_id>/", api.RunDetailApi.as_view(), name="api-eval-run"),
     path("runs/<int:run_id>/metrics/", api.RunMetricsApi.as_view(), name="api-eval-metrics"),
     path("runs/<int:run_id>/compute/", api.RunComputeApi.as_view(), name="api-eval-compute"),

@@ -8,7 +8,7 @@ from annotator.jobs import JOB_OPTIONS, run_job
 from annotator.models import Job
 from annotator.services import job_progress
 
-from . import services
+from . import runners, services
 from .models import BenchmarkVersion, ModelRun
 
 
@@ -55,5 +55,42 @@ def compute_judgments(self, job_id: int) -> None:
 
         results = services.judgments_compute(version=version, progress=progress)
         return {"version_id": version.pk, "sets": len(results)}
+
+    run_job(self, job_id, work)
+
+
+@shared_task(name=runners.RUN_JOB, **JOB_OPTIONS)
+def run_model(self, job_id: int) -> None:
+    """Answer a version's items with a VLM (or a scorer) through the gateway; resumable."""
+
+    def work(job: Job) -> dict:
+        params = job.params or {}
+        return runners.run_model(
+            run_id=params["run_id"],
+            job_id=job.pk,
+            limit=params.get("limit"),
+            rounds=int(params.get("rounds", 1000)),
+            text_metrics=bool(params.get("text_metrics", True)),
+        )
+
+    run_job(self, job_id, work)
+
+
+@shared_task(name=runners.JUDGE_JOB, **JOB_OPTIONS)
+def judge(self, job_id: int) -> None:
+    """Judge VisIT-Bench pairs in both orders (App. F) and rate the version."""
+
+    def work(job: Job) -> dict:
+        params = job.params or {}
+        return runners.judge_run(
+            judgment_set_id=params["judgment_set_id"],
+            pairs=params["pairs"],
+            provider_id=params["provider_id"],
+            seed=int(params.get("seed", 0)),
+            with_reference=bool(params.get("with_reference", False)),
+            job_id=job.pk,
+            rounds=int(params.get("rounds", 1000)),
+            text_metrics=bool(params.get("text_metrics", True)),
+        )
 
     run_job(self, job_id, work)

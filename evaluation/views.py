@@ -22,13 +22,18 @@ from django.views.decorators.http import require_POST
 
 from annotator import roles
 from annotator.services import ServiceError
+from curation.gateway.providers import provider_offline
+from curation.gateway.selectors import provider_choices_for
+from curation.models import LLMProvider, Scorer
 
-from . import compute, pairwise, plots, selectors, services
+from . import compute, pairwise, plots, runners, selectors, services
 from .metrics import visit
-from .models import BenchmarkVersion, Family
+from .models import BenchmarkVersion, Family, JudgmentSet, ModelRun
 
 READERS = (roles.CURATOR, roles.RESEARCHER)
 WRITERS = (roles.CURATOR,)
+# Running a model or a judge spends an endpoint's budget, not data: researchers may too.
+RUNNERS = (roles.CURATOR, roles.RESEARCHER)
 MAX_UPLOAD = 50 * 1024 * 1024
 
 
@@ -148,6 +153,160 @@ class JudgmentImportForm(ImportForm):
     ]
 
 
+OFFLINE_CHOICE = "offline"
+
+
+class ProviderChoice(forms.ChoiceField):
+    """The LLM providers the user may use, listed from one query, plus the offline provider
+    named for what it is here (created on first use, so a GET never writes)."""
+
+    def __init__(self, *args, judge: bool = False, **kwargs):
+        self.judge = judge
+        self.user = None
+        super().__init__(*args, **kwargs)
+
+    def setup(self, user, project) -> None:
+        self.user = user
+        providers = [
+            p
+            for p in provider_choices_for(user).order_by("name", "id")
+            if not runners.provider_is_blind(p)
+        ]
+        offline = runners.provider_label(
+            LLMProvider(kind=LLMProvider.Kind.OFFLINE), judge=self.judge
+        )
+        self.choices = [(str(p.pk), runners.provider_label(p, judge=self.judge)) for p in providers]
+        self.choices += [(OFFLINE_CHOICE, offline)]
+        defaults = [
+            p for p in providers if p.is_default and p.project_id == getattr(project, "pk", None)
+        ]
+        defaults += [p for p in providers if p.is_default and p.project_id is None]
+        self.initial = str(defaults[0].pk) if defaults else OFFLINE_CHOICE
+
+    def clean(self, value):
+        value = super().clean(value)
+        if value == OFFLINE_CHOICE:
+            return provider_offline()
+        found = provider_choices_for(self.user).filter(pk=int(value)).first()
+        if found is None:
+            raise forms.ValidationError(_("Choose one of the providers listed."))
+        return found
+
+
+class RunModelForm(forms.Form):
+    provider = ProviderChoice(
+        label=gettext_lazy("Model (LLM provider)"),
+        help_text=gettext_lazy(
+            "A vision endpoint answers every item with the benchmark's official prompt. The "
+            "offline blind baseline never sees the images: it answers from the question text "
+            "alone, so it shows what a benchmark gives away without looking."
+        ),
+    )
+    model_name = forms.CharField(
+        label=gettext_lazy("Name on the leaderboard"),
+        max_length=200,
+        required=False,
+        help_text=gettext_lazy("Blank: the provider's model name."),
+    )
+    label = forms.CharField(
+        label=gettext_lazy("Run label"),
+        max_length=120,
+        required=False,
+        help_text=gettext_lazy(
+            "The same model and label again resumes the run: only missing or failed answers "
+            "are asked again."
+        ),
+    )
+    limit = forms.IntegerField(
+        label=gettext_lazy("Only the first N items"),
+        min_value=1,
+        required=False,
+        help_text=gettext_lazy("For a quick check; unanswered items count as missing."),
+    )
+    seed = forms.IntegerField(label=gettext_lazy("Seed (calls and bootstrap)"), initial=0)
+    space_before_suffix = forms.BooleanField(
+        label=gettext_lazy("Space between question and answer suffix (official code: none)"),
+        required=False,
+    )
+    logprobs = forms.BooleanField(
+        label=gettext_lazy("Ask for log-probabilities (debiased metrics)"), required=False
+    )
+    post_hoc = forms.BooleanField(
+        label=gettext_lazy("Also ask each question without its image (post-hoc debiasing)"),
+        required=False,
+    )
+
+    NB_ONLY = ("space_before_suffix", "logprobs", "post_hoc")
+
+    def __init__(self, *args, user, version: BenchmarkVersion, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["provider"].setup(user, version.benchmark.project)
+        if version.benchmark.family != Family.NATURALBENCH:
+            for name in self.NB_ONLY:
+                del self.fields[name]
+
+    def options(self) -> dict:
+        return {k: self.cleaned_data[k] for k in self.NB_ONLY if k in self.cleaned_data}
+
+
+class ScorerRunForm(forms.Form):
+    scorer = forms.ModelChoiceField(
+        queryset=Scorer.objects.order_by("-is_default", "label"),
+        label=gettext_lazy("Scorer"),
+        empty_label=None,
+        help_text=gettext_lazy(
+            "A CLIP-style scorer rates every image with both captions (Winoground scores)."
+        ),
+    )
+    model_name = forms.CharField(
+        label=gettext_lazy("Name on the leaderboard"),
+        max_length=200,
+        required=False,
+        help_text=gettext_lazy("Blank: the scorer's label and architecture."),
+    )
+    label = RunModelForm.base_fields["label"]
+    limit = RunModelForm.base_fields["limit"]
+
+
+class JudgeForm(forms.Form):
+    provider = ProviderChoice(
+        judge=True,
+        label=gettext_lazy("Judge (LLM provider)"),
+        help_text=gettext_lazy(
+            "The judge reads the instruction-conditioned caption, the instruction and two "
+            "responses, in both orders (App. F). The offline judge prefers the longer response: "
+            "a demo without a key, not a judgment."
+        ),
+    )
+    model = forms.ChoiceField(label=gettext_lazy("Model to judge"))
+    label = forms.CharField(
+        label=gettext_lazy("Label of the judgment set"),
+        max_length=120,
+        help_text=gettext_lazy("The same label again fills the pairs still missing."),
+    )
+    instances = forms.IntegerField(
+        label=gettext_lazy("Instances"),
+        min_value=1,
+        max_value=5000,
+        initial=runners.DEFAULT_JUDGE_INSTANCES,
+        help_text=gettext_lazy("Drawn with the seed among the instances the model answered."),
+    )
+    seed = forms.IntegerField(label=gettext_lazy("Seed"), initial=0)
+    opponents = forms.BooleanField(
+        label=gettext_lazy("Also against one random other model per instance"),
+        required=False,
+        initial=True,
+    )
+    with_reference = forms.BooleanField(
+        label=gettext_lazy("Reference-backed prompt (App. F, Fig. 17)"), required=False
+    )
+
+    def __init__(self, *args, user, project, players: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["provider"].setup(user, project)
+        self.fields["model"].choices = [(p, p) for p in players]
+
+
 FORMATS = {
     Family.NATURALBENCH: {
         "items": '{"Index": 1, "Image_0": "img/1a.jpg", "Image_1": "img/1b.jpg", '
@@ -206,16 +365,89 @@ def benchmarks(request: HttpRequest) -> HttpResponse:
     return render(request, "evaluation/benchmarks.html", {"benchmarks": items})
 
 
-@roles.roles_required(*READERS)
-def version_detail(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = selectors.version_get(version_id)
+def _run_form(request: HttpRequest, version: BenchmarkVersion, data=None):
+    if not roles.has_role(request.user, RUNNERS):
+        return None
+    family = version.benchmark.family
+    if family == Family.NATURALBENCH_RETRIEVAL:
+        return ScorerRunForm(data)
+    if family not in runners.RUNNER_FAMILIES:
+        return None
+    return RunModelForm(data, user=request.user, version=version)
+
+
+def _version_page(
+    request: HttpRequest, version: BenchmarkVersion, *, form=None, error=None, status=200
+) -> HttpResponse:
     page = Paginator(selectors.version_items(version), 50).get_page(request.GET.get("page"))
     runs = list(selectors.runs_list(version).order_by("id"))
+    active = [
+        r
+        for r in runs
+        if r.source == ModelRun.Source.RUNNER and r.job is not None and not r.job.is_finished
+    ]
     return render(
         request,
         "evaluation/version.html",
-        {"version": version, "page": page, "runs": runs, "family": version.benchmark.family},
+        {
+            "version": version,
+            "page": page,
+            "runs": runs,
+            "family": version.benchmark.family,
+            "run_form": form if form is not None else _run_form(request, version),
+            "run_error": error,
+            "active_runs": active,
+            "blind_label": runners.prompts.BLIND_BASELINE_LABEL,
+        },
+        status=status,
     )
+
+
+@roles.roles_required(*READERS)
+def version_detail(request: HttpRequest, version_id: int) -> HttpResponse:
+    return _version_page(request, selectors.version_get(version_id))
+
+
+@require_POST
+@roles.roles_required(*RUNNERS)
+def run_model(request: HttpRequest, version_id: int) -> HttpResponse:
+    """Start (or resume) a model run on the version; the page shows its progress card."""
+    version = selectors.version_get(version_id)
+    form = _run_form(request, version, request.POST)
+    if form is None:
+        raise Http404("No runner for this benchmark family.")
+    error = None
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            if isinstance(form, ScorerRunForm):
+                runners.score_model_start(
+                    version=version,
+                    scorer=data["scorer"],
+                    created_by=request.user,
+                    limit=data["limit"],
+                    label=data["label"],
+                    model_name=data["model_name"],
+                )
+            else:
+                runners.run_model_start(
+                    version=version,
+                    provider=data["provider"],
+                    created_by=request.user,
+                    limit=data["limit"],
+                    label=data["label"],
+                    model_name=data["model_name"],
+                    seed=data["seed"],
+                    options=form.options(),
+                )
+        except ServiceError as exc:
+            error = _error_context(exc)
+        else:
+            messages.success(
+                request, _("The run has started; its progress is shown below the runs.")
+            )
+            return redirect(reverse("eval-version", args=[version.pk]) + "#active-runs")
+    return _version_page(request, version, form=form, error=error, status=400)
 
 
 def _series_for(board: dict, metric: str, dimension: str) -> tuple[list[str], list[plots.Series]]:
@@ -429,6 +661,7 @@ def leaderboard(request: HttpRequest, version_id: int) -> HttpResponse:
             "judgment_count": version.judgment_sets.count()
             if board["family"] == Family.VISIT
             else 0,
+            "can_run": roles.has_role(request.user, RUNNERS),
         },
     )
 
@@ -657,9 +890,78 @@ def agreement_plot(agreement: dict) -> str:
     )
 
 
+def _judge_form(request: HttpRequest, version: BenchmarkVersion, data=None):
+    if not roles.has_role(request.user, RUNNERS):
+        return None
+    players = runners.judge_player_names(version)
+    if not players:
+        return None
+    initial = {"label": _("LLM judge"), "model": players[0]}
+    return JudgeForm(
+        data,
+        user=request.user,
+        project=version.benchmark.project,
+        players=players,
+        initial=initial,
+    )
+
+
 @roles.roles_required(*READERS)
 def judgments(request: HttpRequest, version_id: int) -> HttpResponse:
     version = _visit_version(version_id)
+    return _judgments_page(request, version)
+
+
+@require_POST
+@roles.roles_required(*RUNNERS)
+def judge_run(request: HttpRequest, version_id: int) -> HttpResponse:
+    """Sample pairs for one model with a seed and judge them in both orders in a job."""
+    version = _visit_version(version_id)
+    form = _judge_form(request, version, request.POST)
+    if form is None:
+        raise Http404("No model has responses on this version yet.")
+    error = None
+    if form.is_valid():
+        data = form.cleaned_data
+        pairing = {
+            "model": data["model"],
+            "instances": data["instances"],
+            "seed": data["seed"],
+            "opponents": data["opponents"],
+        }
+        try:
+            pairs = runners.judge_pairs_sample(
+                version=version,
+                model=data["model"],
+                n=data["instances"],
+                seed=data["seed"],
+                opponents=data["opponents"],
+            )
+            runners.judge_start(
+                version=version,
+                judgment_set_name=data["label"],
+                pairs=pairs,
+                provider=data["provider"],
+                created_by=request.user,
+                seed=data["seed"],
+                with_reference=data["with_reference"],
+                pairing=pairing,
+            )
+        except ServiceError as exc:
+            error = _error_context(exc)
+        else:
+            messages.success(
+                request,
+                _("Judging %(n)d pairs in both orders; progress is shown below.")
+                % {"n": len(pairs)},
+            )
+            return redirect(reverse("eval-judgments", args=[version.pk]) + "#active-judges")
+    return _judgments_page(request, version, form=form, error=error, status=400)
+
+
+def _judgments_page(
+    request: HttpRequest, version: BenchmarkVersion, *, form=None, error=None, status=200
+) -> HttpResponse:
     sets = list(selectors.judgment_sets(version))
     for judgment_set in sets:
         judgment_set.rows = [
@@ -683,8 +985,16 @@ def judgments(request: HttpRequest, version_id: int) -> HttpResponse:
             "plots": judgment_plots(sets),
             "agreement": agreement,
             "strata": visit.STRATA,
-            "pending": any(s.results_computed_at is None for s in sets),
+            "pending": any(
+                s.results_computed_at is None and s.status == JudgmentSet.Status.SUCCEEDED
+                for s in sets
+            ),
+            "judge_form": form if form is not None else _judge_form(request, version),
+            "judge_error": error,
+            "active_judges": [s for s in sets if s.job is not None and not s.job.is_finished],
+            "can_run": roles.has_role(request.user, RUNNERS),
         },
+        status=status,
     )
 
 
@@ -814,6 +1124,8 @@ urlpatterns = [
     path("versions/<int:version_id>/leaderboard/", leaderboard, name="eval-leaderboard"),
     path("versions/<int:version_id>/import/", run_import, name="eval-run-import"),
     path("versions/<int:version_id>/publish/", version_publish, name="eval-version-publish"),
+    path("versions/<int:version_id>/run/", run_model, name="eval-run-model"),
+    path("versions/<int:version_id>/judgments/run/", judge_run, name="eval-judge-run"),
     path("versions/<int:version_id>/judgments/", judgments, name="eval-judgments"),
     path(
         "versions/<int:version_id>/judgments/import/",

@@ -50,3 +50,21 @@ def eager(settings, tmp_path):
     current_app.conf.task_always_eager = True
     yield
     current_app.conf.task_always_eager = False
+
+
+@pytest.fixture
+def fake_openai():
+    """The fake OpenAI-compatible server of tests/fake_openai.py (real sockets, real client)."""
+    from tests.fake_openai import FakeOpenAI
+
+    server = FakeOpenAI()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def fast_llm_backoff(settings):
+    """Gateway retries without waiting."""
+    settings.BLINDSPOT_LLM_BACKOFF_BASE_S = 0.001
+    settings.BLINDSPOT_LLM_BACKOFF_MAX_S = 0.01
+    settings.BLINDSPOT_LLM_RETRY_AFTER_MAX_S = 0.01

@@ -10,6 +10,12 @@ manage.py evaluate import-judgments 3 visit_bench_human_preferences.csv --kind h
         --label Crowd --alias "llava13b_output=LLaVA-13B"
 manage.py evaluate judgments 3    # Elo, win-rates and agreement of every judgment set
 manage.py evaluate rank-correlation 3 [A B]   # Spearman rho between two rankings (or list them)
+manage.py evaluate run 3 --provider "My VLM" [--label L] [--limit 20] [--logprobs]
+manage.py evaluate run 3          # the default provider, else the offline blind baseline
+manage.py evaluate run 5 --scorer 1   # NaturalBench-Retrieval with a CLIP-style scorer
+manage.py evaluate judge 3 --model LLaVA-13B --label "GPT-4 judge" [--instances 150 --seed 0]
+manage.py evaluate judge 3 --pairs pairs.jsonl --label "GPT-4 judge"   # {instance_id, a_model,
+        b_model} per line
 manage.py evaluate list
 manage.py evaluate demo           # synthetic versions and runs for every family
 """
@@ -21,8 +27,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotator.models import Job
 from annotator.services import ServiceError
-from evaluation import compute, demo, importers, pairwise, selectors, services
+from evaluation import compute, demo, importers, jobs, pairwise, runners, selectors, services
 from evaluation.models import BenchmarkVersion, Family, ModelRun
 
 
@@ -99,6 +106,36 @@ class Command(BaseCommand):
         p.add_argument("version", type=int)
         p.add_argument("a", nargs="?", default="")
         p.add_argument("b", nargs="?", default="")
+        p = sub.add_parser("run", help="answer a version's items with a model (LLM gateway)")
+        p.add_argument("version", type=int)
+        p.add_argument(
+            "--provider",
+            default="",
+            help="LLM provider name or id (default: the default provider, else the offline "
+            "blind baseline, which answers from the question text alone)",
+        )
+        p.add_argument("--scorer", type=int, help="scorer id (NaturalBench-Retrieval)")
+        p.add_argument("--model-name", default="")
+        p.add_argument("--label", default="")
+        p.add_argument("--limit", type=int)
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--space-before-suffix", action="store_true")
+        p.add_argument("--logprobs", action="store_true")
+        p.add_argument("--post-hoc", action="store_true")
+        p.add_argument("--rounds", type=int, default=1000)
+        p.add_argument("--no-text-metrics", action="store_true")
+        p = sub.add_parser("judge", help="VisIT-Bench LLM judge, both orders (App. F)")
+        p.add_argument("version", type=int)
+        p.add_argument("--label", default="LLM judge")
+        p.add_argument("--model", default="", help="draw pairs for this run's model")
+        p.add_argument("--pairs", default="", help="JSONL of {instance_id, a_model, b_model}")
+        p.add_argument("--provider", default="")
+        p.add_argument("--instances", type=int, default=runners.DEFAULT_JUDGE_INSTANCES)
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--no-opponents", action="store_true")
+        p.add_argument("--with-reference", action="store_true")
+        p.add_argument("--rounds", type=int, default=1000)
+        p.add_argument("--no-text-metrics", action="store_true")
         sub.add_parser("list", help="benchmarks, versions and runs")
         sub.add_parser("demo", help="synthetic versions and runs for every family")
 
@@ -296,6 +333,121 @@ class Command(BaseCommand):
             self.stdout.write(result["reason"])
         for row in result["rows"]:
             self.stdout.write(f"  {row['system'][:40]:40} {row['rank_a']:5g} {row['rank_b']:5g}")
+
+    def _provider(self, value: str, version: BenchmarkVersion):
+        from curation.gateway.providers import provider_for
+        from curation.models import LLMProvider
+
+        if not value:
+            return provider_for(version.benchmark.project)
+        found = LLMProvider.objects.filter(name=value).order_by("id").first()
+        if found is None and value.isdigit():
+            found = LLMProvider.objects.filter(pk=int(value)).first()
+        if found is None:
+            names = ", ".join(LLMProvider.objects.values_list("name", flat=True)) or "none"
+            raise CommandError(f"No LLM provider {value!r} (providers: {names}).")
+        return found
+
+    def _execute(self, task, job: Job) -> dict:
+        """Run the job's task in this process, as a worker would, and report its outcome."""
+        task.apply(args=[job.pk])
+        job.refresh_from_db()
+        if job.status != Job.Status.SUCCEEDED:
+            raise CommandError(f"job {job.pk} failed: {job.error}")
+        return job.result or {}
+
+    def do_run(self, o):
+        version = self._version(o["version"])
+        common = {
+            "version": version,
+            "created_by": None,
+            "limit": o["limit"],
+            "label": o["label"],
+            "model_name": o["model_name"],
+            "enqueue": False,
+        }
+        if version.benchmark.family == Family.NATURALBENCH_RETRIEVAL:
+            from curation.models import Scorer
+
+            scorer = Scorer.objects.filter(pk=o["scorer"] or 0).first()
+            if scorer is None:
+                raise CommandError(
+                    "Give --scorer ID (NaturalBench-Retrieval is scored, not asked)."
+                )
+            job = runners.score_model_start(scorer=scorer, rounds=o["rounds"], **common)
+        else:
+            provider = self._provider(o["provider"], version)
+            self.stdout.write(f"provider: {runners.provider_label(provider)}")
+            options = {
+                k: o[k]
+                for k in ("space_before_suffix", "logprobs", "post_hoc")
+                if version.benchmark.family == Family.NATURALBENCH or o[k]
+            }
+            job = runners.run_model_start(
+                provider=provider,
+                seed=o["seed"],
+                options=options,
+                rounds=o["rounds"],
+                text_metrics=not o["no_text_metrics"],
+                **common,
+            )
+        result = self._execute(jobs.run_model, job)
+        self.stdout.write(
+            f"run {result['run_id']}: {result.get('items', 0)} items answered, "
+            f"{result.get('failed_calls', 0)} failed calls, {result.get('reused', 0)} reused, "
+            f"{result.get('failed_items', 0)} items with failures"
+        )
+        self._print_board(version, "")
+
+    def do_judge(self, o):
+        version = self._version(o["version"])
+        pairing = None
+        if o["pairs"]:
+            pairs = []
+            for number, line in enumerate(self._read(o["pairs"]).splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    pairs.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise CommandError(f"{o['pairs']} line {number}: {exc.msg}") from exc
+        elif o["model"]:
+            pairs = runners.judge_pairs_sample(
+                version=version,
+                model=o["model"],
+                n=o["instances"],
+                seed=o["seed"],
+                opponents=not o["no_opponents"],
+            )
+            pairing = {
+                "model": o["model"],
+                "instances": o["instances"],
+                "seed": o["seed"],
+                "opponents": not o["no_opponents"],
+            }
+        else:
+            raise CommandError("Give --model (pairs drawn with --seed) or --pairs FILE.")
+        provider = self._provider(o["provider"], version)
+        self.stdout.write(f"judge: {runners.provider_label(provider, judge=True)}")
+        job = runners.judge_start(
+            version=version,
+            judgment_set_name=o["label"],
+            pairs=pairs,
+            provider=provider,
+            created_by=None,
+            seed=o["seed"],
+            with_reference=o["with_reference"],
+            rounds=o["rounds"],
+            text_metrics=not o["no_text_metrics"],
+            pairing=pairing,
+            enqueue=False,
+        )
+        result = self._execute(jobs.judge, job)
+        self.stdout.write(
+            f"judgment set {result['judgment_set_id']}: {result['judged']} pairs judged now, "
+            f"{result['extractions']} extraction calls, {result['failed']} failed"
+        )
+        self._print_judgments(version)
 
     def do_list(self, o):
         for version in BenchmarkVersion.objects.select_related("benchmark").order_by("id"):
