@@ -1,0 +1,359 @@
+"""VisIT-Bench (visit-bench.txt Sec. 2–4, App. C–F): instruction families, crowd-written
+instructions and instruction-conditioned captions, LLM references that people verify, forced-choice
+A/B ratings of model responses, and a living leaderboard of submitted models.
+
+The funnel, one table per step: VisitFamily (with its seed example) → VisitInstance (an
+instruction about one or more VisitImages; captioned, then given a reference) → VisitReference (an
+LLM draft, or the published GPT-4 response, and its verification verdict, Table 2) → VisitPair (an
+(instance, model A, model B) tuple rated by people, Sec. 4.2) → VisitSubmission (a new model's
+responses, judged by the LLM judge in both orders, App. F).
+
+The evaluation app's objects (benchmark version, runs, judgment sets) are referenced by plain ids:
+curation does not depend on evaluation.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+__all__ = [
+    "VisitFamily",
+    "VisitImage",
+    "VisitInstance",
+    "VisitPair",
+    "VisitPipeline",
+    "VisitReference",
+    "VisitSubmission",
+    "VisitTask",
+]
+
+
+class VisitPipeline(models.Model):
+    """One VisIT-Bench collection in a project: its queues, settings and published version."""
+
+    project = models.ForeignKey(
+        "annotator.Project", on_delete=models.CASCADE, related_name="visit_pipelines"
+    )
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    caption_min_length = models.PositiveSmallIntegerField(
+        default=80, help_text=_("Shortest instruction-conditioned caption accepted (characters).")
+    )
+    max_caption_rounds = models.PositiveSmallIntegerField(
+        default=2,
+        help_text=_("A caption sent back by a reviewer is rewritten at most this many times."),
+    )
+    votes_per_pair = models.PositiveSmallIntegerField(
+        default=5, help_text=_("Crowd judgments per (instance, model A, model B) tuple.")
+    )
+    provider = models.ForeignKey(
+        "curation.LLMProvider",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text=_("Drafts the references (empty: the project's default, else offline)."),
+    )
+    instruction_queue = models.ForeignKey(
+        "annotator.TaskQueue", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    caption_queue = models.ForeignKey(
+        "annotator.TaskQueue", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    review_queue = models.ForeignKey(
+        "annotator.TaskQueue", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    rating_queue = models.ForeignKey(
+        "annotator.TaskQueue", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # evaluation.BenchmarkVersion the pairs, responses and judgments belong to (the latest one
+    # published from this pipeline), and the crowd-vote JudgmentSet this pipeline feeds.
+    version_id = models.PositiveBigIntegerField(null=True, blank=True)
+    human_set_id = models.PositiveBigIntegerField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="visitpipeline_name_uniq"),
+            models.CheckConstraint(
+                condition=Q(votes_per_pair__gte=1), name="visitpipeline_votes_gte_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(caption_min_length__gte=1), name="visitpipeline_caption_min_gte_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class VisitFamily(models.Model):
+    """An instruction family (Sec. 2.1): a name, a description, single or multi-image, and a seed
+    example (an instance with ``origin=seed``) crowdworkers imitate."""
+
+    class Origin(models.TextChoices):
+        AUTHORED = "authored", _("Created by a curator")
+        IMPORTED = "imported", _("Imported (category of the published dataset)")
+
+    pipeline = models.ForeignKey(VisitPipeline, on_delete=models.CASCADE, related_name="families")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    multi_image = models.BooleanField(default=False)
+    origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.AUTHORED)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        verbose_name_plural = "visit families"
+        constraints = [
+            models.UniqueConstraint(fields=["pipeline", "name"], name="visitfamily_name_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class VisitInstance(models.Model):
+    """One instruction about one or more images, its instruction-conditioned caption and where
+    it stands in the funnel."""
+
+    class Origin(models.TextChoices):
+        SEED = "seed", _("Seed example")
+        CROWD = "crowd", _("Written by a crowdworker")
+        IMPORTED = "imported", _("Imported")
+
+    class State(models.TextChoices):
+        SEED = "seed", _("Seed example")
+        CAPTIONING = "captioning", _("Waiting for captions")
+        DRAFTING = "drafting", _("Waiting for the reference draft")
+        VERIFYING = "verifying", _("Reference in review")
+        VERIFIED = "verified", _("Verified")
+        DISCARDED = "discarded", _("Discarded")
+
+    pipeline = models.ForeignKey(VisitPipeline, on_delete=models.CASCADE, related_name="instances")
+    family = models.ForeignKey(VisitFamily, on_delete=models.CASCADE, related_name="instances")
+    origin = models.CharField(max_length=8, choices=Origin.choices)
+    state = models.CharField(max_length=10, choices=State.choices)
+    # The item id in published versions (imported: the dataset's (image, instruction) key).
+    external_id = models.CharField(max_length=200, blank=True)
+    position = models.PositiveIntegerField(default=0)
+    instruction = models.TextField()
+    caption = models.TextField(blank=True)
+    caption_round = models.PositiveSmallIntegerField(default=1)
+    draft_error = models.TextField(blank=True)
+    # Published columns kept for the export (public_images_metadata, reference_output, line).
+    metadata = models.JSONField(default=dict, blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pipeline", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["pipeline", "external_id"],
+                condition=~Q(external_id=""),
+                name="visitinstance_external_id_uniq",
+            ),
+            models.CheckConstraint(
+                condition=Q(caption_round__gte=1), name="visitinstance_round_gte_1"
+            ),
+        ]
+        indexes = [models.Index(fields=["pipeline", "state"], name="visitinstance_state_idx")]
+
+    def __str__(self) -> str:
+        return self.instruction[:60]
+
+
+class VisitImage(models.Model):
+    """An image of an instance: a stored Image, or a remote URL kept as a reference (fetched when
+    reachable), with its instruction-conditioned caption (one per image, Fig. 4)."""
+
+    instance = models.ForeignKey(VisitInstance, on_delete=models.CASCADE, related_name="images")
+    position = models.PositiveSmallIntegerField(default=0)
+    image = models.ForeignKey(
+        "curation.Image", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    url = models.CharField(max_length=2000, blank=True)
+    caption = models.TextField(blank=True)
+    fetch_error = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["instance", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["instance", "position"], name="visitimage_pos_uniq"),
+            models.CheckConstraint(
+                condition=Q(image__isnull=False) | ~Q(url=""), name="visitimage_has_source"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.url or str(self.image_id)
+
+
+class VisitReference(models.Model):
+    """A reference response for one caption round and its verification (Sec. 2.1, Table 2)."""
+
+    class Source(models.TextChoices):
+        LLM = "llm", _("LLM draft")
+        IMPORTED = "imported", _("Published GPT-4 response")
+        SEED = "seed", _("Seed example response")
+
+    class Verdict(models.TextChoices):
+        PENDING = "pending", _("In review")
+        CORRECT = "correct", _("Correct")
+        CAPTION = "caption", _("Problem in the caption")
+        RESPONSE = "response", _("Problem in the response")
+        INCORRECT = "incorrect", _("Incorrect (no reason given)")
+
+    instance = models.ForeignKey(VisitInstance, on_delete=models.CASCADE, related_name="references")
+    round = models.PositiveSmallIntegerField(default=1)
+    text = models.TextField()
+    source = models.CharField(max_length=8, choices=Source.choices)
+    generation = models.ForeignKey(
+        "curation.Generation", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    offline = models.BooleanField(default=False)
+    verdict = models.CharField(max_length=9, choices=Verdict.choices, default=Verdict.PENDING)
+    votes = models.JSONField(default=dict, blank=True)
+    comments = models.JSONField(default=list, blank=True)
+    task = models.OneToOneField(
+        "annotator.Task", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["instance", "round"]
+        constraints = [
+            models.UniqueConstraint(fields=["instance", "round"], name="visitreference_round_uniq"),
+        ]
+        indexes = [models.Index(fields=["verdict"], name="visitreference_verdict_idx")]
+
+    def __str__(self) -> str:
+        return self.text[:60]
+
+
+class VisitTask(models.Model):
+    """Which family (instruction generation) or image and round (caption) a write_text task is
+    about, so its outcome handler finds its place."""
+
+    class Stage(models.TextChoices):
+        INSTRUCTION = "instruction", _("Instruction generation")
+        CAPTION = "caption", _("Instruction-conditioned caption")
+
+    task = models.OneToOneField("annotator.Task", on_delete=models.CASCADE, related_name="+")
+    pipeline = models.ForeignKey(VisitPipeline, on_delete=models.CASCADE, related_name="+")
+    stage = models.CharField(max_length=11, choices=Stage.choices)
+    family = models.ForeignKey(
+        VisitFamily, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    image = models.ForeignKey(
+        VisitImage, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    round = models.PositiveSmallIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(stage="instruction") & Q(family__isnull=False))
+                | (Q(stage="caption") & Q(image__isnull=False)),
+                name="visittask_stage_target",
+            ),
+        ]
+        indexes = [models.Index(fields=["pipeline", "stage"], name="visittask_stage_idx")]
+
+
+class VisitPair(models.Model):
+    """An (instance, model A, model B) tuple for forced-choice human rating (Sec. 4.2); the
+    verified reference counts as a model. Votes are counted per response."""
+
+    pipeline = models.ForeignKey(VisitPipeline, on_delete=models.CASCADE, related_name="pairs")
+    instance = models.ForeignKey(VisitInstance, on_delete=models.CASCADE, related_name="+")
+    version_id = models.PositiveBigIntegerField()
+    item_id = models.CharField(max_length=200)
+    model_a = models.CharField(max_length=200)
+    model_b = models.CharField(max_length=200)
+    pair_key = models.CharField(max_length=401)
+    response_a = models.TextField(blank=True)
+    response_b = models.TextField(blank=True)
+    task = models.OneToOneField(
+        "annotator.Task", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    votes_a = models.PositiveSmallIntegerField(default=0)
+    votes_b = models.PositiveSmallIntegerField(default=0)
+    # model_a, model_b, "tie" (an even vote), or "" while people are still rating.
+    winner = models.CharField(max_length=200, blank=True)
+    seed = models.BigIntegerField(default=0)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pipeline", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["pipeline", "version_id", "item_id", "pair_key"],
+                name="visitpair_uniq",
+            ),
+            models.CheckConstraint(condition=~Q(model_a=models.F("model_b")), name="visitpair_two"),
+        ]
+        indexes = [models.Index(fields=["pipeline", "decided_at"], name="visitpair_decided_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.model_a} vs {self.model_b} on {self.item_id}"
+
+
+class VisitSubmission(models.Model):
+    """A new model's responses for the living leaderboard (Sec. 1, App. F): imported as a run,
+    paired with the reference and a random other model per instance (seeded), judged by the LLM
+    judge in both orders."""
+
+    class Status(models.TextChoices):
+        JUDGING = "judging", _("Being judged")
+        FAILED = "failed", _("Failed")
+
+    pipeline = models.ForeignKey(
+        VisitPipeline, on_delete=models.CASCADE, related_name="submissions"
+    )
+    model_name = models.CharField(max_length=200)
+    filename = models.CharField(max_length=255, blank=True)
+    format = models.CharField(max_length=5)
+    rows = models.PositiveIntegerField(default=0)
+    version_id = models.PositiveBigIntegerField()
+    run_id = models.PositiveBigIntegerField(null=True, blank=True)
+    judgment_set_label = models.CharField(max_length=120)
+    judge_job = models.ForeignKey(
+        "annotator.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    seed = models.BigIntegerField(default=0)
+    reference_pairs = models.PositiveIntegerField(default=150)
+    pairs = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.JUDGING)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["pipeline", "version_id", "model_name"], name="visitsubmission_model_uniq"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.model_name

@@ -1,0 +1,203 @@
+"""JSON API of the living leaderboard (visit-bench.txt Sec. 1, App. F), mounted at ``api/visit/``:
+researchers and curators of a pipeline's project submit a new model's responses (token auth) and
+read the ratings. One view per operation; bad files answer 400 with line-numbered errors and
+store nothing; pipelines out of reach answer 404 like missing ones."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+
+from annotator.api import ApiView
+from annotator.roles import CURATOR, RESEARCHER
+from annotator.serializers import ErrorOut
+
+from ...models.visit import VisitSubmission
+from . import selectors, services
+
+READERS = (CURATOR, RESEARCHER)
+ERRORS = {
+    400: OpenApiResponse(ErrorOut, description="Invalid file (line-numbered errors)"),
+    401: OpenApiResponse(ErrorOut, description="Not signed in"),
+    404: OpenApiResponse(ErrorOut, description="Missing or outside your reach"),
+    409: OpenApiResponse(ErrorOut, description="Name taken, or the judge is still busy"),
+}
+
+
+class SubmissionIn(serializers.Serializer):
+    model = serializers.CharField(max_length=200)
+    file = serializers.FileField(required=False, help_text="CSV or JSONL upload")
+    content = serializers.CharField(
+        required=False, trim_whitespace=False, help_text="…or the file's text"
+    )
+    filename = serializers.CharField(
+        required=False, default="", allow_blank=True, help_text="e.g. responses.jsonl"
+    )
+    seed = serializers.IntegerField(required=False, default=0, min_value=0)
+    reference_pairs = serializers.IntegerField(
+        required=False, default=150, min_value=1, max_value=10000
+    )
+
+    def validate(self, data):
+        if not data.get("file") and not data.get("content"):
+            raise serializers.ValidationError("Give the responses as 'file' or 'content'.")
+        return data
+
+
+class JudgeJobOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    message = serializers.CharField()
+    error = serializers.CharField()
+
+
+class SubmissionOut(serializers.ModelSerializer):
+    model = serializers.CharField(source="model_name")
+    pair_count = serializers.SerializerMethodField()
+    judge_job = JudgeJobOut(allow_null=True)
+    rating = serializers.SerializerMethodField(
+        help_text="Elo (bootstrap median), 95% interval, matches and win-rate vs the reference "
+        "once the judge has rated the version; null before"
+    )
+
+    class Meta:
+        model = VisitSubmission
+        fields = [
+            "id",
+            "model",
+            "format",
+            "rows",
+            "version_id",
+            "run_id",
+            "judgment_set_label",
+            "seed",
+            "reference_pairs",
+            "pair_count",
+            "pairs",
+            "judge_job",
+            "rating",
+            "created_at",
+        ]
+
+    def get_pair_count(self, obj) -> int:
+        return len(obj.pairs or [])
+
+    def get_rating(self, obj) -> dict | None:
+        players = self.context.get("players") or {}
+        return players.get(obj.model_name)
+
+
+def _players(pipeline) -> dict[str, dict]:
+    board = selectors.leaderboard(pipeline)
+    return {p["player"]: p for p in board["players"]}
+
+
+class SubmissionsApi(ApiView):
+    """GET: the pipeline's submissions. POST: submit a new model's responses (CSV or JSONL): they
+    are checked (missing columns, unknown instances, duplicate rows → 400 with line numbers,
+    nothing stored), imported as a run, paired (seeded) with the reference and a random other
+    model per instance, and judged by the LLM judge in both orders."""
+
+    roles = READERS
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    serializer_class = SubmissionOut
+
+    @extend_schema(responses={200: SubmissionOut(many=True), **ERRORS})
+    def get(self, request, pipeline_id: int):
+        pipeline = selectors.pipeline_or_404(request.user, pipeline_id, manage=False)
+        rows = VisitSubmission.objects.filter(pipeline=pipeline).select_related("judge_job")
+        return Response(
+            SubmissionOut(rows, many=True, context={"players": _players(pipeline)}).data
+        )
+
+    @extend_schema(request=SubmissionIn, responses={201: SubmissionOut, **ERRORS})
+    def post(self, request, pipeline_id: int):
+        pipeline = selectors.pipeline_or_404(request.user, pipeline_id, manage=False)
+        data = self.valid(SubmissionIn).validated_data
+        upload = data.get("file")
+        if upload is not None:
+            content = services.upload_text(upload)
+            filename = PurePosixPath(upload.name or "").name
+        else:
+            content, filename = data["content"], data.get("filename", "")
+        submission = services.submission_create(
+            pipeline=pipeline,
+            model_name=data["model"],
+            content=content,
+            filename=filename,
+            seed=data["seed"],
+            reference_pairs=data["reference_pairs"],
+            created_by=request.user,
+        )
+        submission.refresh_from_db()
+        out = SubmissionOut(submission, context={"players": _players(pipeline)})
+        return Response(out.data, status=status.HTTP_201_CREATED)
+
+
+class SubmissionDetailApi(ApiView):
+    """One submission: its judge job's progress and, once rated, the model's rating."""
+
+    roles = READERS
+    serializer_class = SubmissionOut
+
+    @extend_schema(responses={200: SubmissionOut, **ERRORS})
+    def get(self, request, pipeline_id: int, submission_id: int):
+        pipeline = selectors.pipeline_or_404(request.user, pipeline_id, manage=False)
+        submission = (
+            VisitSubmission.objects.filter(pipeline=pipeline, pk=submission_id)
+            .select_related("judge_job")
+            .first()
+        )
+        if submission is None:
+            from django.http import Http404
+
+            raise Http404
+        return Response(SubmissionOut(submission, context={"players": _players(pipeline)}).data)
+
+
+class PlayerOut(serializers.Serializer):
+    player = serializers.CharField()
+    elo = serializers.FloatField()
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    matches = serializers.IntegerField()
+    is_reference = serializers.BooleanField()
+    win_rate = serializers.JSONField(allow_null=True)
+
+
+class LeaderboardOut(serializers.Serializer):
+    version_id = serializers.IntegerField(allow_null=True)
+    judge = serializers.CharField(allow_blank=True)
+    judgment_set_id = serializers.IntegerField(allow_null=True)
+    rated_at = serializers.DateTimeField(allow_null=True)
+    players = PlayerOut(many=True)
+    crowd_players = PlayerOut(many=True)
+
+
+class LeaderboardApi(ApiView):
+    """The LLM judge's ratings of the pipeline's version (Table 4 layout) and the crowd's
+    (Table 3), each player with its bootstrap interval."""
+
+    roles = READERS
+    serializer_class = LeaderboardOut
+
+    @extend_schema(responses={200: LeaderboardOut, **ERRORS})
+    def get(self, request, pipeline_id: int):
+        pipeline = selectors.pipeline_or_404(request.user, pipeline_id, manage=False)
+        board = selectors.leaderboard(pipeline)
+        judge_set = board["judge_set"]
+        body = {
+            "version_id": pipeline.version_id,
+            "judge": judge_set.judge if judge_set else "",
+            "judgment_set_id": judge_set.pk if judge_set else None,
+            "rated_at": judge_set.results_computed_at if judge_set else None,
+            "players": board["players"],
+            "crowd_players": board["human_players"],
+        }
+        return Response(LeaderboardOut(body).data)

@@ -1,0 +1,236 @@
+"""A small VisIT-Bench pipeline for the demo project, run through the real stages and queues.
+
+The instances are the twelve real VisIT-Bench rows of ``annotator.demo.visit_bench`` (instruction,
+instruction-conditioned caption, image URL, LLaVA-13B and InstructBLIP-13B outputs). No LLM is
+configured in the demo, so the references come from the offline rule-based drafter and the
+leaderboard from the offline judge (a length heuristic); pages label both. Simulated demo
+accounts (``visit-demo-rater-1`` … ``-3``, nobody can log in as them) review and rate, and leave
+work of every kind waiting for a visitor: instruction, caption, review and forced-choice tasks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+from celery import current_app
+from django.contrib.auth import get_user_model
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+
+from annotator import roles
+from annotator.demo import images as demo_images
+from annotator.demo.visit_bench import ROWS
+from annotator.models import Project, TaskQueue
+from annotator.services import annotation_submit, assignment_claim, assignment_skip
+
+from ...gateway import provider_offline
+from ...models.visit import VisitPipeline, VisitReference
+from . import prompts, services
+
+NAME = "VisIT-Bench demo (offline drafter and judge)"
+RATERS = ("visit-demo-rater-1", "visit-demo-rater-2", "visit-demo-rater-3")
+MODELS = {"llava_13b": "LLaVA (13B)", "instructblip_13b": "InstructBLIP (13B)"}
+LEFT_IN_REVIEW = 3  # references a visitor verifies
+REJECTED = 1  # one reference the simulated reviewer rejects (problem in the response)
+PAIRS = 10
+VOTES = 3
+LEFT_TO_RATE = 4  # tuples that keep one of their three votes open for a visitor
+
+
+@contextlib.contextmanager
+def _in_process():
+    """Jobs run here, in this process, as they are enqueued: the demo never needs a broker."""
+    before = current_app.conf.task_always_eager
+    current_app.conf.task_always_eager = True
+    try:
+        yield
+    finally:
+        current_app.conf.task_always_eager = before
+
+
+def _raters(project: Project) -> list:
+    User = get_user_model()
+    users = []
+    for username in RATERS:
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            user = User.objects.create_user(username=username)
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+            roles.grant_role(user, roles.CROWDWORKER)
+        users.append(user)
+    project.members.add(*users)
+    return users
+
+
+def _work(queue: TaskQueue, person, respond) -> int:
+    """Answer as ``person`` until the queue has nothing left for them; ``respond`` returns the
+    response, or None to skip (the task stays for someone else)."""
+    answered = 0
+    claim = assignment_claim(queue=queue, annotator=person)
+    while claim.task is not None:
+        response = respond(claim.assignment)
+        if response is None:
+            assignment_skip(task_id=claim.task.pk, annotator=person)
+            claim = assignment_claim(queue=queue, annotator=person)
+            continue
+        claim = annotation_submit(task_id=claim.task.pk, annotator=person, response=response).next
+        answered += 1
+    return answered
+
+
+def _png(scene: str) -> bytes:
+    buf = io.BytesIO()
+    demo_images.render(scene).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def _prefer_reference_then_longer(assignment) -> dict:
+    """The simulated raters' rule: the reference if shown, else the longer response."""
+    left, right = assignment.task.payload["candidates"]
+    if assignment.presentation.get("swapped"):
+        left, right = right, left
+
+    def score(c: dict) -> tuple:
+        return (c["id"] == services.REFERENCE, len(c["text"].split()))
+
+    return {"choice": "left" if score(left) >= score(right) else "right"}
+
+
+def visit_demo(*, project: Project, curator) -> VisitPipeline:
+    """The demo pipeline of ``project`` (made once; later calls return it)."""
+    existing = VisitPipeline.objects.filter(project=project, name=NAME).first()
+    if existing is not None:
+        return existing
+    with _in_process():
+        return _build(project, curator)
+
+
+def _build(project: Project, curator) -> VisitPipeline:
+    from evaluation import importers
+    from evaluation import services as eval_services
+
+    offline = provider_offline()
+    pipeline = services.pipeline_create(
+        project=project,
+        name=NAME,
+        description="Twelve real VisIT-Bench instances and two real models' responses. No LLM is "
+        "configured in the demo: references by the offline drafter, the leaderboard by the "
+        "offline judge; reviews and votes by three simulated demo raters (they prefer the "
+        "reference, else the longer response).",
+        created_by=curator,
+    )
+    services.pipeline_settings(pipeline=pipeline, provider=offline, votes_per_pair=VOTES)
+    reviewer, second, third = _raters(project)
+
+    # References: drafted for every captioned instance, then verified by a simulated reviewer.
+    services.instances_import_captioned(
+        pipeline=pipeline,
+        rows=[
+            services.CaptionedRow(
+                category=row["category"],
+                instruction=row["instruction"],
+                caption=row["caption"],
+                urls=[row["image_url"]],
+                external_id=importers.visit_key(row["image_url"], row["instruction"]),
+            )
+            for row in ROWS
+        ],
+        created_by=curator,
+    )
+    services.references_draft(pipeline=pipeline, created_by=curator)
+    pipeline.refresh_from_db()
+    references = VisitReference.objects.filter(instance__pipeline=pipeline)
+    by_task = {r.task_id: k for k, r in enumerate(references.order_by("instance__position"))}
+    last = len(by_task)
+
+    def review(assignment) -> dict | None:
+        k = by_task[assignment.task_id]
+        if k >= last - LEFT_IN_REVIEW:
+            return None
+        if k < REJECTED:
+            return {"verdict": "reject", "reason": prompts.REASON_RESPONSE}
+        return {"verdict": "accept"}
+
+    _work(pipeline.review_queue, reviewer, review)
+
+    # Publish, import the two models' real responses, rate sampled tuples.
+    version = services.version_publish(
+        pipeline=pipeline,
+        label="demo-v1",
+        benchmark_name=f"VisIT-Bench demo ({project.slug})",
+        created_by=curator,
+    )
+    kept = {i.item_id for i in version.items.filter(kept=True)}
+    for column, model in MODELS.items():
+        eval_services.run_import(
+            version=version,
+            model_name=model,
+            rows=[
+                importers.PredictionRow(
+                    item_id=importers.visit_key(row["image_url"], row["instruction"]),
+                    raw_output=row[column],
+                    line=k,
+                )
+                for k, row in enumerate(ROWS, start=1)
+                if importers.visit_key(row["image_url"], row["instruction"]) in kept
+            ],
+            prompt_settings={"source_file": "annotator/demo/visit_bench.py", "column": column},
+            created_by=curator,
+        )
+    services.pairs_sample(pipeline=pipeline, n=PAIRS, seed=0, votes=VOTES, created_by=curator)
+    pipeline.refresh_from_db()
+    open_ids = set(sorted(pipeline.pairs.values_list("task_id", flat=True))[-LEFT_TO_RATE:])
+    _work(pipeline.rating_queue, reviewer, _prefer_reference_then_longer)
+    _work(pipeline.rating_queue, second, _prefer_reference_then_longer)
+    _work(
+        pipeline.rating_queue,
+        third,
+        lambda a: None if a.task_id in open_ids else _prefer_reference_then_longer(a),
+    )
+
+    # The leaderboard: both models judged offline, seeded, in both orders.
+    services.leaderboard_judge_existing(
+        pipeline=pipeline, seed=0, reference_pairs=len(kept), provider=offline, created_by=curator
+    )
+
+    # Waiting for visitors: instruction tasks of an authored family, and a caption task of an
+    # instruction a simulated crowdworker wrote with an uploaded image.
+    family = services.family_create(
+        pipeline=pipeline,
+        name="Counting (demo family)",
+        description="Count objects, then reason about the count.",
+        seed_instruction="How many apples would be left if I ate one of them?",
+        seed_response="There are three apples on the plate, so two would be left.",
+        seed_images=[
+            services.SeedImage(
+                data=_png("apples-3"),
+                name="apples-3.png",
+                licence="CC0 (Blindspot demo drawing)",
+                source="annotator/demo/images.py",
+            )
+        ],
+        created_by=curator,
+    )
+    services.instruction_tasks_create(family=family, count=3, created_by=curator)
+    pipeline.refresh_from_db()
+    answered = []
+
+    def write(assignment) -> dict | None:
+        if answered:
+            return None
+        folder = f"uploads/{assignment.queue_id}/{assignment.task_id}"
+        upload = default_storage.save(f"{folder}/apples-5.png", ContentFile(_png("apples-5")))
+        answered.append(upload)
+        return {
+            "text": "Instruction: If two friends share these apples equally, how many does "
+            "each get and how many are left over?\n"
+            "Image source: annotator/demo/images.py (apples-5)\n"
+            "Image licence: CC0 (Blindspot demo drawing)\n",
+            "image": default_storage.url(upload),
+        }
+
+    _work(pipeline.instruction_queue, second, write)
+    pipeline.refresh_from_db()
+    return pipeline

@@ -1,0 +1,703 @@
+"""VisIT-Bench pages. Curators (and admins): the pipelines of their projects, a pipeline's funnel
+(families → instructions → captions → references → verified → rated tuples → leaderboard) with the
+buttons that start each step, its families, instances and exports. Researchers and curators: the
+living leaderboard, where a new model's responses are submitted.
+
+Reads go through ``selectors`` (project membership): a pipeline out of reach answers 404 exactly
+like a missing one. Every POST starts a job (its card polls on the page) or changes one thing,
+then redirects back; bad input re-renders with the reason, never a 500.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_POST
+
+from annotator import roles
+from annotator.models import Job
+from annotator.selectors import projects_for
+from annotator.services import ServiceError
+
+from ...models import LLMProvider
+from ...models.visit import VisitInstance
+from . import export, prompts, selectors, services
+
+CURATOR = (roles.CURATOR,)  # admins pass every role check
+READERS = (roles.CURATOR, roles.RESEARCHER)
+PAGE_SIZE = 25
+MAX_UPLOAD = 50 * 1024 * 1024
+JOB_LABELS = {
+    services.IMPORT_JOB: gettext_lazy("Dataset import"),
+    services.FETCH_JOB: gettext_lazy("Image fetch"),
+    services.DRAFT_JOB: gettext_lazy("Reference drafts"),
+    services.SYNC_JOB: gettext_lazy("Crowd votes → ratings"),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# forms: shape only; the services check the meaning
+# --------------------------------------------------------------------------------------------
+class PipelineForm(forms.Form):
+    name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
+    description = forms.CharField(
+        required=False, label=gettext_lazy("Description"), widget=forms.Textarea(attrs={"rows": 2})
+    )
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(
+        label=gettext_lazy("Published dataset CSV"),
+        help_text=gettext_lazy(
+            "single_image_full_dataset.csv layout: instruction_category, image, instruction, "
+            "image_dense_captions (or instruction_conditioned_caption), gpt4_prediction, "
+            "human_ratings_*, public_images_metadata."
+        ),
+        widget=forms.ClearableFileInput(attrs={"accept": ".csv"}),
+    )
+
+
+class FamilyForm(forms.Form):
+    name = forms.CharField(max_length=200, label=gettext_lazy("Family name"))
+    description = forms.CharField(
+        required=False,
+        label=gettext_lazy("Description"),
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=gettext_lazy("The skill it tests, e.g. “Count objects and reason about them”."),
+    )
+    multi_image = forms.BooleanField(
+        required=False, label=gettext_lazy("Multi-image (instances have several images)")
+    )
+    seed_instruction = forms.CharField(
+        label=gettext_lazy("Example instruction"), widget=forms.Textarea(attrs={"rows": 2})
+    )
+    seed_response = forms.CharField(
+        label=gettext_lazy("Example response"), widget=forms.Textarea(attrs={"rows": 3})
+    )
+    images = forms.FileField(
+        required=False,
+        label=gettext_lazy("Example image(s)"),
+        widget=forms.ClearableFileInput(attrs={"accept": "image/*"}),
+    )
+    image_urls = forms.CharField(
+        required=False,
+        label=gettext_lazy("…or image URLs, one per line"),
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+    licence = forms.CharField(
+        required=False, max_length=200, label=gettext_lazy("Licence of the uploaded image(s)")
+    )
+    source = forms.CharField(
+        required=False, max_length=500, label=gettext_lazy("Source of the uploaded image(s)")
+    )
+
+
+class InstructionsForm(forms.Form):
+    count = forms.IntegerField(
+        min_value=1, max_value=services.MAX_INSTRUCTION_TASKS, initial=10, label=gettext_lazy("N")
+    )
+
+
+class SettingsForm(forms.Form):
+    caption_min_length = forms.IntegerField(
+        min_value=1, max_value=2000, label=gettext_lazy("Shortest caption (characters)")
+    )
+    max_caption_rounds = forms.IntegerField(
+        min_value=0, max_value=5, label=gettext_lazy("Caption rewrites after a caption problem")
+    )
+    reviewers = forms.IntegerField(
+        min_value=1, max_value=services.MAX_REVIEWERS, label=gettext_lazy("Reviewers per reference")
+    )
+    votes_per_pair = forms.IntegerField(
+        min_value=1, max_value=services.MAX_VOTES, label=gettext_lazy("Votes per tuple")
+    )
+
+
+class PublishForm(forms.Form):
+    label = forms.CharField(max_length=60, label=gettext_lazy("Version label"), initial="v1")
+    benchmark = forms.CharField(
+        max_length=200,
+        required=False,
+        label=gettext_lazy("Benchmark name"),
+        help_text=gettext_lazy("Empty: the pipeline's name."),
+    )
+
+
+class ProviderChoice(forms.ModelChoiceField):
+    def label_from_instance(self, obj: LLMProvider) -> str:
+        from evaluation import runners
+
+        return runners.provider_label(obj)
+
+
+class GenerateForm(forms.Form):
+    provider = ProviderChoice(queryset=LLMProvider.objects.none(), label=gettext_lazy("Model"))
+    limit = forms.IntegerField(
+        required=False, min_value=1, label=gettext_lazy("Instances (empty: all verified)")
+    )
+
+    def __init__(self, *args, providers=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["provider"].queryset = providers
+
+
+class PairsForm(forms.Form):
+    n = forms.IntegerField(
+        min_value=1, max_value=services.MAX_PAIRS_PER_CALL, initial=20, label=gettext_lazy("Tuples")
+    )
+    votes = forms.IntegerField(
+        min_value=1, max_value=services.MAX_VOTES, initial=5, label=gettext_lazy("Votes each")
+    )
+    seed = forms.IntegerField(min_value=0, initial=0, label=gettext_lazy("Seed"))
+
+
+class JudgeForm(forms.Form):
+    reference_pairs = forms.IntegerField(
+        min_value=1, max_value=10000, initial=150, label=gettext_lazy("Instances per model")
+    )
+    seed = forms.IntegerField(min_value=0, initial=0, label=gettext_lazy("Seed"))
+
+
+class SubmissionForm(forms.Form):
+    model = forms.CharField(max_length=200, label=gettext_lazy("Model name"))
+    file = forms.FileField(
+        label=gettext_lazy("Responses (CSV or JSONL)"),
+        widget=forms.ClearableFileInput(attrs={"accept": ".csv,.jsonl,.ndjson,.json"}),
+    )
+    reference_pairs = forms.IntegerField(
+        min_value=1,
+        max_value=10000,
+        initial=150,
+        label=gettext_lazy("Instances judged against the reference"),
+    )
+    seed = forms.IntegerField(min_value=0, initial=0, label=gettext_lazy("Seed (pairing)"))
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+def _error(exc: ServiceError) -> dict:
+    return {"message": exc.message, "errors": getattr(exc, "errors", [])}
+
+
+def _back(pipeline, anchor: str = "") -> HttpResponse:
+    url = reverse("curator-visit-pipeline", args=[pipeline.pk])
+    return redirect(url + (f"#{anchor}" if anchor else ""))
+
+
+def _started(request: HttpRequest, pipeline, job: Job, what: str) -> HttpResponse:
+    messages.success(request, _("%(what)s started.") % {"what": what})
+    return _back(pipeline, f"job-{job.pk}")
+
+
+def _providers(pipeline):
+    return LLMProvider.objects.filter(Q(project=None) | Q(project=pipeline.project)).order_by(
+        "name"
+    )
+
+
+def _first_error(form: forms.Form) -> str:
+    return next(iter(form.errors.values()))[0] if form.errors else ""
+
+
+def _version(pipeline):
+    try:
+        return services.version_of(pipeline)
+    except ServiceError:
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# pipelines
+# --------------------------------------------------------------------------------------------
+@roles.roles_required(*CURATOR)
+@require_GET
+def pipelines(request: HttpRequest) -> HttpResponse:
+    projects = list(projects_for(request.user).order_by("name", "id"))
+    by_project: dict[int, list] = {p.pk: [] for p in projects}
+    for pipeline in selectors.pipelines_with_counts(request.user).order_by("name", "id"):
+        by_project.setdefault(pipeline.project_id, []).append(pipeline)
+    groups = [{"project": p, "pipelines": by_project[p.pk]} for p in projects]
+    return render(request, "curation/visit/pipelines.html", {"groups": groups})
+
+
+@roles.roles_required(*CURATOR)
+def pipeline_new(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = selectors.curated_project_or_404(request.user, project_id)
+    form = PipelineForm(request.POST or None)
+    error = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            pipeline = services.pipeline_create(
+                project=project,
+                name=form.cleaned_data["name"],
+                description=form.cleaned_data["description"],
+                created_by=request.user,
+            )
+        except ServiceError as exc:
+            error = _error(exc)
+        else:
+            messages.success(request, _("Pipeline created."))
+            return _back(pipeline)
+    status = 400 if request.method == "POST" else 200
+    return render(
+        request,
+        "curation/visit/new.html",
+        {"project": project, "form": form, "error": error},
+        status=status,
+    )
+
+
+def _table2_rows(table: dict) -> list[dict]:
+    """Table 2's three rows, in percent; None where a column has no rated reference."""
+    rows = []
+    for key, label in (
+        ("correct_share", _("Reference correct (%)")),
+        ("caption_share", _("Problem in caption (%)")),
+        ("response_share", _("Problem in response (%)")),
+    ):
+        values = [table[c][key] for c in ("overall", "single", "multi")]
+        rows.append({"label": label, "values": [None if v is None else 100 * v for v in values]})
+    return rows
+
+
+def _detail_context(request: HttpRequest, pipeline) -> dict:
+    funnel = selectors.funnel(pipeline)
+    table2 = selectors.verification_table(pipeline)
+    jobs = selectors.latest_jobs(pipeline)
+    version = _version(pipeline)
+    board = selectors.leaderboard(pipeline)
+    runs = []
+    if version is not None:
+        runs = list(version.runs.select_related("model").order_by("model__name"))
+    return {
+        "pipeline": pipeline,
+        "funnel": funnel,
+        "table2": table2,
+        "table2_rows": _table2_rows(table2),
+        "families": selectors.families(pipeline),
+        "jobs": [(JOB_LABELS[k], jobs[k]) for k in services.JOB_KINDS if k in jobs],
+        "running": any(not j.is_finished for j in jobs.values()),
+        "samples": selectors.sample_instances(pipeline),
+        "import_form": ImportForm(),
+        "instructions_form": InstructionsForm(),
+        "settings_form": SettingsForm(
+            initial={
+                "caption_min_length": pipeline.caption_min_length,
+                "max_caption_rounds": pipeline.max_caption_rounds,
+                "reviewers": pipeline.review_queue.redundancy if pipeline.review_queue else 1,
+                "votes_per_pair": pipeline.votes_per_pair,
+            }
+        ),
+        "publish_form": PublishForm(
+            initial={"label": f"v{_version_count(pipeline) + 1}", "benchmark": pipeline.name}
+        ),
+        "generate_form": GenerateForm(providers=_providers(pipeline)),
+        "pairs_form": PairsForm(initial={"votes": pipeline.votes_per_pair}),
+        "judge_form": JudgeForm(),
+        "version": version,
+        "runs": runs,
+        "board": board,
+        "bias": selectors.position_bias(pipeline),
+        "template": services.reference_template(multi=False),
+        "template_multi": services.reference_template(multi=True),
+        "provider": pipeline.provider or _default_provider(pipeline),
+        "guidance": prompts.CAPTION_GUIDANCE,
+    }
+
+
+def _default_provider(pipeline):
+    from ... import gateway
+
+    return gateway.provider_for(pipeline.project)
+
+
+def _version_count(pipeline) -> int:
+    from evaluation.models import BenchmarkVersion
+
+    return BenchmarkVersion.objects.filter(
+        source=f"Blindspot VisIT-Bench pipeline #{pipeline.pk}"
+    ).count()
+
+
+@roles.roles_required(*CURATOR)
+@require_GET
+def pipeline_detail(request: HttpRequest, pipeline_id: int) -> HttpResponse:
+    """The funnel and every step's button; ``?part=funnel`` is the fragment htmx polls."""
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    if request.GET.get("part") == "funnel":
+        jobs = selectors.latest_jobs(pipeline)
+        context = {
+            "pipeline": pipeline,
+            "funnel": selectors.funnel(pipeline),
+            "running": any(not j.is_finished for j in jobs.values()),
+        }
+        return render(request, "curation/visit/_funnel.html", context)
+    return render(request, "curation/visit/pipeline.html", _detail_context(request, pipeline))
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def pipeline_settings(request: HttpRequest, pipeline_id: int) -> HttpResponse:
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    form = SettingsForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("The settings are not valid: %(e)s") % {"e": _first_error(form)})
+        return _back(pipeline)
+    try:
+        services.pipeline_settings(pipeline=pipeline, **form.cleaned_data)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        return _back(pipeline)
+    messages.success(request, _("Settings saved."))
+    return _back(pipeline)
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def dataset_import(request: HttpRequest, pipeline_id: int) -> HttpResponse:
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    form = ImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, _("Choose the dataset CSV to import."))
+        return _back(pipeline)
+    try:
+        job, n = services.dataset_import_start(
+            pipeline=pipeline, upload=form.cleaned_data["file"], created_by=request.user
+        )
+    except ServiceError as exc:
+        context = _detail_context(request, pipeline)
+        context["import_error"] = _error(exc)
+        return render(request, "curation/visit/pipeline.html", context, status=400)
+    messages.success(request, _("%(n)d rows checked; importing them.") % {"n": n})
+    return _back(pipeline, f"job-{job.pk}")
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def images_fetch(request: HttpRequest, pipeline_id: int) -> HttpResponse:
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    try:
+        job = services.images_fetch_start(pipeline=pipeline, created_by=request.user)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        return _back(pipeline)
+    return _started(request, pipeline, job, _("Fetching the remote images"))
+
+
+# --------------------------------------------------------------------------------------------
+# families and instances
+# --------------------------------------------------------------------------------------------
+def _seed_images(request: HttpRequest, form: FamilyForm) -> list[services.SeedImage]:
+    images = []
+    for upload in request.FILES.getlist("images"):
+        if upload.size > MAX_UPLOAD:
+            raise services.Invalid(_("%(name)s is larger than 50 MB.") % {"name": upload.name})
+        images.append(
+            services.SeedImage(
+                data=upload.read(),
+                name=upload.name,
+                licence=form.cleaned_data["licence"],
+                source=form.cleaned_data["source"],
+            )
+        )
+    for line in (form.cleaned_data.get("image_urls") or "").splitlines():
+        if line.strip():
+            images.append(services.SeedImage(url=line.strip()[:2000]))
+    return images
+
+
+@roles.roles_required(*CURATOR)
+def family_new(request: HttpRequest, pipeline_id: int) -> HttpResponse:
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    form = FamilyForm(request.POST or None, request.FILES or None)
+    error = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            family = services.family_create(
+                pipeline=pipeline,
+                name=data["name"],
+                description=data["description"],
+                multi_image=data["multi_image"],
+                seed_instruction=data["seed_instruction"],
+                seed_response=data["seed_response"],
+                seed_images=_seed_images(request, form),
+                created_by=request.user,
+            )
+        except ServiceError as exc:
+            error = _error(exc)
+        else:
+            messages.success(
+                request, _("Family “%(name)s” created with its example.") % {"name": family.name}
+            )
+            return _back(pipeline, "families")
+    return render(
+        request,
+        "curation/visit/family_new.html",
+        {"pipeline": pipeline, "form": form, "error": error},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def instructions(request: HttpRequest, pipeline_id: int, family_id: int) -> HttpResponse:
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    family = selectors.family_or_404(pipeline, family_id)
+    form = InstructionsForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Ask for between 1 and 200 new instructions."))
+        return _back(pipeline, "families")
+    try:
+        n = services.instruction_tasks_create(
+            family=family, count=form.cleaned_data["count"], created_by=request.user
+        )
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        return _back(pipeline, "families")
+    messages.success(
+        request,
+        _("%(n)d instruction tasks of “%(name)s” wait for crowdworkers.")
+        % {"n": n, "name": family.name},
+    )
+    return _back(pipeline, "families")
+
+
+@roles.roles_required(*CURATOR)
+@require_GET
+def instances(request: HttpRequest, pipeline_id: int) -> HttpResponse:
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    state = request.GET.get("state", "")
+    try:
+        family = int(request.GET.get("family") or 0) or None
+    except ValueError:
+        family = None
+    page = Paginator(
+        selectors.instances_page(pipeline, state=state, family=family), PAGE_SIZE
+    ).get_page(request.GET.get("page"))
+    funnel = selectors.funnel(pipeline)
+    chips = [
+        {"value": value, "label": label, "n": funnel["states"].get(value, 0)}
+        for value, label in VisitInstance.State.choices
+        if value != VisitInstance.State.SEED
+    ]
+    return render(
+        request,
+        "curation/visit/instances.html",
+        {
+            "pipeline": pipeline,
+            "page": page,
+            "state": state,
+            "family": family,
+            "chips": chips,
+            "funnel": funnel,
+            "families": selectors.families(pipeline),
+        },
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# references, publishing, responses, human ratings
+# --------------------------------------------------------------------------------------------
+@roles.roles_required(*CURATOR)
+@require_POST
+def draft(request: HttpRequest, pipeline_id: int) -> HttpResponse:
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    try:
+        job = services.references_draft_start(pipeline=pipeline, created_by=request.user)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        return _back(pipeline)
+    return _started(request, pipeline, job, _("Drafting references"))
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def publish(request: HttpRequest, pipeline_id: int) -> HttpResponse:
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    form = PublishForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Give the version a label (at most 60 characters)."))
+        return _back(pipeline, "publish")
+    try:
+        version = services.version_publish(
+            pipeline=pipeline,
+            label=form.cleaned_data["label"],
+            benchmark_name=form.cleaned_data["benchmark"],
+            created_by=request.user,
+        )
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        return _back(pipeline, "publish")
+    messages.success(
+        request,
+        _("Published %(n)d instances (%(k)d verified) as %(v)s.")
+        % {"n": version.item_count, "k": version.kept_count, "v": version},
+    )
+    return _back(pipeline, "responses")
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def generate(request: HttpRequest, pipeline_id: int) -> HttpResponse:
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    form = GenerateForm(request.POST, providers=_providers(pipeline))
+    if not form.is_valid():
+        messages.error(request, _("Choose a model: %(e)s") % {"e": _first_error(form)})
+        return _back(pipeline, "responses")
+    try:
+        job = services.responses_generate_start(
+            pipeline=pipeline,
+            provider=form.cleaned_data["provider"],
+            limit=form.cleaned_data.get("limit"),
+            created_by=request.user,
+        )
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        return _back(pipeline, "responses")
+    messages.success(request, _("The model is answering the verified instances."))
+    return redirect("curator-job", job.pk)
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def pairs(request: HttpRequest, pipeline_id: int) -> HttpResponse:
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    form = PairsForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("The sampling is not valid: %(e)s") % {"e": _first_error(form)})
+        return _back(pipeline, "ratings")
+    try:
+        n = services.pairs_sample(
+            pipeline=pipeline,
+            n=form.cleaned_data["n"],
+            votes=form.cleaned_data["votes"],
+            seed=form.cleaned_data["seed"],
+            created_by=request.user,
+        )
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        return _back(pipeline, "ratings")
+    messages.success(request, _("%(n)d tuples wait for raters.") % {"n": n})
+    return _back(pipeline, "ratings")
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def sync(request: HttpRequest, pipeline_id: int) -> HttpResponse:
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    try:
+        job = services.human_votes_sync_start(pipeline=pipeline, created_by=request.user)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        return _back(pipeline, "ratings")
+    return _started(request, pipeline, job, _("Rating the crowd votes"))
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def judge(request: HttpRequest, pipeline_id: int) -> HttpResponse:
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    form = JudgeForm(request.POST)
+    if not form.is_valid():
+        messages.error(
+            request, _("The judge settings are not valid: %(e)s") % {"e": _first_error(form)}
+        )
+        return _back(pipeline, "leaderboard")
+    try:
+        job = services.leaderboard_judge_existing(
+            pipeline=pipeline,
+            seed=form.cleaned_data["seed"],
+            reference_pairs=form.cleaned_data["reference_pairs"],
+            created_by=request.user,
+        )
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        return _back(pipeline, "leaderboard")
+    messages.success(request, _("The LLM judge compares the models in both orders."))
+    return redirect("curator-job", job.pk)
+
+
+@roles.roles_required(*CURATOR)
+@require_GET
+def download(request: HttpRequest, pipeline_id: int, what: str, fmt: str) -> HttpResponse:
+    """The version in the published layout (CSV / JSONL), or the crowd's votes (CSV)."""
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    try:
+        if what == "dataset":
+            body = export.dataset_export(pipeline=pipeline, fmt=fmt)
+        elif what == "preferences" and fmt == "csv":
+            body = export.preferences_export(pipeline=pipeline)
+        else:
+            raise services.Invalid(_("Unknown export."))
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        return _back(pipeline, "export")
+    name = f"visit-{pipeline.pk}-{what}.{fmt}"
+    content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
+    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+# --------------------------------------------------------------------------------------------
+# living leaderboard (researchers and curators)
+# --------------------------------------------------------------------------------------------
+def _leaderboard_page(request, pipeline, form, error=None, status=200) -> HttpResponse:
+    board = selectors.leaderboard(pipeline)
+    if request.GET.get("part") == "board":
+        return render(request, "curation/visit/_board.html", {"pipeline": pipeline, "board": board})
+    return render(
+        request,
+        "curation/visit/leaderboard.html",
+        {
+            "pipeline": pipeline,
+            "board": board,
+            "form": form,
+            "error": error,
+            "api_url": request.build_absolute_uri(
+                reverse("api-visit-submissions", args=[pipeline.pk])
+            ),
+        },
+        status=status,
+    )
+
+
+@roles.roles_required(*READERS)
+def leaderboard(request: HttpRequest, pipeline_id: int) -> HttpResponse:
+    """The LLM judge's ratings (Table 4 layout) and crowd ratings (Table 3); a researcher
+    submits a new model's responses here (or through the API)."""
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id, manage=False)
+    if request.method != "POST":
+        return _leaderboard_page(request, pipeline, SubmissionForm())
+    form = SubmissionForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _leaderboard_page(request, pipeline, form, status=400)
+    upload = form.cleaned_data["file"]
+    try:
+        content = services.upload_text(upload)
+        submission = services.submission_create(
+            pipeline=pipeline,
+            model_name=form.cleaned_data["model"],
+            content=content,
+            filename=upload.name,
+            seed=form.cleaned_data["seed"],
+            reference_pairs=form.cleaned_data["reference_pairs"],
+            created_by=request.user,
+        )
+    except ServiceError as exc:
+        return _leaderboard_page(request, pipeline, form, error=_error(exc), status=exc.status)
+    messages.success(
+        request,
+        _("%(n)d responses of %(model)s stored; the judge compares %(p)d pairs in both orders.")
+        % {"n": submission.rows, "model": submission.model_name, "p": len(submission.pairs)},
+    )
+    return redirect(reverse("curator-visit-leaderboard", args=[pipeline.pk]) + "#submissions")

@@ -1,0 +1,353 @@
+"""The VisIT-Bench pages: empty states, the pipeline page's funnel, Table 2 and step buttons, the
+family form, imports refused with line numbers, exports, remote images fetched or kept as links,
+and the role matrix (crowdworkers, researchers and other projects' curators: 404, nothing
+changes)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotator import roles
+from annotator.models import Job, Task
+from curation.models import VisitFamily, VisitImage, VisitInstance, VisitPipeline
+from curation.recipes.visit import services
+from tests.curation.test_visit_helpers import (
+    DATASET,
+    media,
+    pipeline,
+    png_bytes,
+    read,
+    seed_family,
+)
+from tests.factories import ProjectFactory, UserFactory
+from tests.paths import VISIT_BENCH, needs
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.curation.test_visit_helpers")]
+__all__ = ["media", "pipeline"]
+
+
+def _head(n: int) -> str:
+    """The published CSV's header and first ``n`` records (quoted fields span lines)."""
+    rows = list(csv.reader(io.StringIO(read(DATASET))))
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows[: n + 1])
+    return out.getvalue()
+
+
+@pytest.fixture
+def curator_client(client, curator):
+    client.force_login(curator)
+    return client
+
+
+@pytest.fixture
+def small(pipeline):
+    services.dataset_import(pipeline=pipeline, content=_head(12), filename="head.csv")
+    return pipeline
+
+
+def test_pipelines_page_empty_state_says_what_to_do(curator_client, project):
+    response = curator_client.get(reverse("curator-visit-pipelines"))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "No VisIT-Bench pipeline yet: create one" in html
+    assert reverse("curator-visit-new", args=[project.pk]) in html
+
+
+def test_new_pipeline_then_its_empty_page(curator_client, project, media):
+    response = curator_client.post(
+        reverse("curator-visit-new", args=[project.pk]), {"name": "VisIT 2025"}
+    )
+    pipeline = VisitPipeline.objects.get(name="VisIT 2025")
+    assert response.status_code == 302
+    assert response["Location"] == reverse("curator-visit-pipeline", args=[pipeline.pk])
+    html = curator_client.get(response["Location"]).content.decode()
+    assert "No family yet. Create one with its seed example" in html
+    assert "Nothing to publish yet" in html
+    assert "No instance yet: ask crowdworkers" in html
+
+
+@needs(VISIT_BENCH)
+def test_pipeline_page_shows_funnel_table_2_and_remote_images_as_links(
+    curator_client, small, django_assert_max_num_queries
+):
+    # given the first 12 published rows (all rated correct)
+    url = reverse("curator-visit-pipeline", args=[small.pk])
+    # when the page is opened
+    with django_assert_max_num_queries(60):
+        response = curator_client.get(url)
+    # then the funnel counts them, Table 2 shows the shares, images are links
+    assert response.status_code == 200
+    html = response.content.decode()
+    verified = VisitInstance.objects.filter(pipeline=small, state="verified").count()
+    assert 'data-testid="funnel-instances">12<' in html
+    assert f'data-testid="funnel-verified">{verified}<' in html
+    assert "Human rating metrics (Table 2)" in html
+    assert f"{100 * verified / 12:.1f}" in html
+    assert "Remote image, not stored here" in html
+    assert "https://visit-instruction-tuning.s3.amazonaws.com/visit_images/" in html
+    # and the htmx fragment is the funnel alone
+    part = curator_client.get(url + "?part=funnel").content.decode()
+    assert part.startswith('<section id="funnel"')
+
+
+def test_family_form_creates_the_family_with_its_seed_example(curator_client, pipeline):
+    response = curator_client.post(
+        reverse("curator-visit-family-new", args=[pipeline.pk]),
+        {
+            "name": "Gardening tips",
+            "description": "Advice about plants",
+            "seed_instruction": "What is wrong with this plant and how do I fix it?",
+            "seed_response": "The leaves are yellow from overwatering; water less often.",
+            "images": SimpleUploadedFile("plant.png", png_bytes(4), content_type="image/png"),
+            "licence": "CC BY 2.0",
+            "source": "https://openverse.org/x",
+        },
+    )
+    assert response.status_code == 302
+    family = VisitFamily.objects.get(pipeline=pipeline, name="Gardening tips")
+    seed = VisitInstance.objects.get(family=family)
+    assert (seed.origin, seed.state) == ("seed", "seed")
+    image = VisitImage.objects.get(instance=seed).image
+    assert (image.licence, image.source) == ("CC BY 2.0", "https://openverse.org/x")
+    assert seed.references.get().text.startswith("The leaves are yellow")
+
+
+def test_family_form_without_an_example_image_is_refused(curator_client, pipeline):
+    response = curator_client.post(
+        reverse("curator-visit-family-new", args=[pipeline.pk]),
+        {"name": "Gardening", "seed_instruction": "Why?", "seed_response": "Because."},
+    )
+    assert response.status_code == 400
+    assert "Give the example&#x27;s image" in response.content.decode()
+    assert not VisitFamily.objects.exists()
+
+
+def test_asking_for_instructions_makes_tasks(curator_client, pipeline, curator):
+    family = seed_family(pipeline, curator)
+    response = curator_client.post(
+        reverse("curator-visit-instructions", args=[pipeline.pk, family.pk]), {"count": "3"}
+    )
+    assert response.status_code == 302
+    pipeline.refresh_from_db()
+    assert Task.objects.filter(queue=pipeline.instruction_queue).count() == 3
+
+
+def test_bad_dataset_upload_is_refused_with_line_numbers_and_nothing_stored(
+    curator_client, pipeline
+):
+    content = (
+        "instruction_category,image,instruction,gpt4_prediction,image_dense_captions,"
+        "human_ratings_gpt4_correct,human_ratings_problem_in_caption\n"
+        "A,https://x.org/a.png,Count them,Five.,Five apples,TRUE,FALSE\n"
+        "A,https://x.org/b.png,,Five.,Five apples,TRUE,FALSE\n"
+    )
+    response = curator_client.post(
+        reverse("curator-visit-import", args=[pipeline.pk]),
+        {"file": SimpleUploadedFile("bad.csv", content.encode())},
+    )
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert '<td class="num">3</td><td><code>empty instruction</code>' in html
+    assert not VisitInstance.objects.exists()
+    assert not Job.objects.filter(kind=services.IMPORT_JOB).exists()
+
+
+@needs(VISIT_BENCH)
+def test_good_dataset_upload_is_checked_then_imported_by_a_job(
+    curator_client, pipeline, settings, django_capture_on_commit_callbacks
+):
+    from celery import current_app
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    current_app.conf.task_always_eager = True
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = curator_client.post(
+                reverse("curator-visit-import", args=[pipeline.pk]),
+                {"file": SimpleUploadedFile("head.csv", _head(5).encode())},
+            )
+    finally:
+        current_app.conf.task_always_eager = False
+    assert response.status_code == 302
+    job = Job.objects.get(kind=services.IMPORT_JOB)
+    assert (job.status, job.result["instances"]) == ("succeeded", 5)
+    assert VisitInstance.objects.filter(pipeline=pipeline).count() == 5
+
+
+@needs(VISIT_BENCH)
+def test_exports_download_in_the_published_layout(curator_client, small, curator):
+    services.version_publish(pipeline=small, label="v1", created_by=curator)
+    response = curator_client.get(
+        reverse("curator-visit-export", args=[small.pk, "dataset", "csv"])
+    )
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == f'attachment; filename="visit-{small.pk}-dataset.csv"'
+    header = response.content.decode().splitlines()[0]
+    assert header.startswith(
+        "instruction_category,image,instruction,instruction_conditioned_caption"
+    )
+    prefs = curator_client.get(
+        reverse("curator-visit-export", args=[small.pk, "preferences", "csv"])
+    ).content.decode()
+    assert prefs.splitlines() == [
+        "image_url,instruction,A,B,A_model,B_model,model_selection.A,model_selection.B"
+    ]
+
+
+@needs(VISIT_BENCH)
+def test_remote_images_stay_links_when_the_network_is_down(small, monkeypatch):
+    # given a host that cannot be reached (no network here) for every image
+    calls = []
+
+    def unreachable(url, **kwargs):
+        calls.append(url)
+        raise services.FetchFailed("not reachable (Name or service not known)", unreachable=True)
+
+    monkeypatch.setattr(services, "fetch_remote", unreachable)
+    # when the fetch job runs
+    result = services.images_fetch(pipeline=small)
+    # then it gives up after five in a row, and those keep their links and the reason
+    assert len(calls) == services.FETCH_GIVE_UP_AFTER
+    assert result["fetched"] == 0
+    assert result["stopped"].startswith("Stopped after 5 unreachable images in a row")
+    assert VisitImage.objects.filter(instance__pipeline=small, image__isnull=True).count() == 12
+    errors = VisitImage.objects.exclude(fetch_error="").values_list("fetch_error", flat=True)
+    assert list(errors) == ["not reachable (Name or service not known)"] * 5
+
+
+@needs(VISIT_BENCH)
+def test_reachable_remote_image_is_stored_with_its_licence(small, monkeypatch):
+    # given every host answers (a different picture per URL)
+    seeds = iter(range(100, 200))
+    monkeypatch.setattr(services, "fetch_remote", lambda url, **kw: png_bytes(next(seeds)))
+    # when the fetch job runs
+    result = services.images_fetch(pipeline=small)
+    # then all are stored, each with its URL as the source and the published licence and author
+    assert result == {"fetched": 12, "failed": 0, "stopped": ""}
+    images = VisitImage.objects.filter(instance__pipeline=small).order_by("instance__position")
+    first = images.first()
+    assert first.image.source == first.url
+    assert first.image.licence == "https://creativecommons.org/licenses/by/2.0/"
+    assert first.image.attribution == "scott feldstein"
+    assert images.filter(image__isnull=True).count() == 0
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("file:///etc/passwd", "not an http(s) URL"),
+        ("http://127.0.0.1:8000/admin/", "refused: the host is on a private or local network"),
+        ("http://10.1.2.3/x.png", "refused: the host is on a private or local network"),
+    ],
+)
+def test_fetch_refuses_local_addresses_without_a_request(url, reason):
+    with pytest.raises(services.FetchFailed) as exc:
+        services.fetch_remote(url)
+    assert exc.value.reason == reason
+
+
+# --- roles ----------------------------------------------------------------------------------
+def _curator_pages(pipeline, family):
+    return [
+        ("get", reverse("curator-visit-pipelines"), {}),
+        ("get", reverse("curator-visit-pipeline", args=[pipeline.pk]), {}),
+        ("get", reverse("curator-visit-instances", args=[pipeline.pk]), {}),
+        ("get", reverse("curator-visit-family-new", args=[pipeline.pk]), {}),
+        (
+            "post",
+            reverse("curator-visit-instructions", args=[pipeline.pk, family.pk]),
+            {"count": 2},
+        ),
+        (
+            "post",
+            reverse("curator-visit-settings", args=[pipeline.pk]),
+            {"caption_min_length": 5, "max_caption_rounds": 1, "reviewers": 1, "votes_per_pair": 3},
+        ),
+        (
+            "post",
+            reverse("curator-visit-pairs", args=[pipeline.pk]),
+            {"n": 1, "votes": 1, "seed": 0},
+        ),
+        ("post", reverse("curator-visit-publish", args=[pipeline.pk]), {"label": "v9"}),
+        ("get", reverse("curator-visit-export", args=[pipeline.pk, "dataset", "csv"]), {}),
+    ]
+
+
+@pytest.mark.parametrize("who", ["crowdworker", "researcher", "outsider"])
+def test_pipeline_pages_answer_404_outside_a_curators_reach_and_change_nothing(
+    client, pipeline, curator, crowdworker, researcher, who
+):
+    family = seed_family(pipeline, curator)
+    outsider = UserFactory(username="other-curator", role=roles.CURATOR)
+    ProjectFactory(members=[outsider])
+    client.force_login(
+        {"crowdworker": crowdworker, "researcher": researcher, "outsider": outsider}[who]
+    )
+    before = (Task.objects.count(), VisitPipeline.objects.get(pk=pipeline.pk).votes_per_pair)
+    for method, url, data in _curator_pages(pipeline, family):
+        if who == "outsider" and url == reverse("curator-visit-pipelines"):
+            assert client.get(url).status_code == 200  # their own (empty) list
+            continue
+        response = getattr(client, method)(url, data)
+        assert response.status_code == 404, (who, url)
+    assert (
+        Task.objects.count(),
+        VisitPipeline.objects.get(pk=pipeline.pk).votes_per_pair,
+    ) == before
+
+
+def test_leaderboard_page_is_for_the_projects_researchers_and_curators(
+    client, pipeline, researcher, crowdworker
+):
+    url = reverse("curator-visit-leaderboard", args=[pipeline.pk])
+    assert client.get(url).status_code == 302  # anonymous: to the login page
+    client.force_login(crowdworker)
+    assert client.get(url).status_code == 404
+    client.force_login(researcher)
+    response = client.get(url)
+    assert response.status_code == 200
+    assert "The pipeline has no published version yet" in response.content.decode()
+    outsider = UserFactory(username="other-researcher", role=roles.RESEARCHER)
+    client.force_login(outsider)
+    assert client.get(url).status_code == 404
+
+
+def test_crowdworker_writes_an_instruction_in_the_workspace_with_an_upload(
+    client, pipeline, curator, crowdworker
+):
+    # given an instruction task, opened in the workspace (which shows the family's example)
+    family = seed_family(pipeline, curator)
+    services.instruction_tasks_create(family=family, count=1, created_by=curator)
+    pipeline.refresh_from_db()
+    client.force_login(crowdworker)
+    page = client.get(reverse("work", args=[pipeline.instruction_queue.pk]))
+    html = page.content.decode()
+    assert "Example instruction: How many apples are on the plate?" in html
+    task = Task.objects.get(queue=pipeline.instruction_queue)
+    # when the crowdworker submits the form with an image file and a missing licence
+    form = {
+        "text": "Instruction: How many cubes are red?\nImage source: https://x.org/p\n",
+        "image": SimpleUploadedFile("cubes.png", png_bytes(8), content_type="image/png"),
+    }
+    refused = client.post(reverse("work-submit", args=[task.pk]), form)
+    # then nothing is kept and the message says what is missing
+    assert refused.status_code == 302
+    assert not VisitInstance.objects.filter(origin="crowd").exists()
+    messages = [str(m) for m in refused.wsgi_request._messages]
+    assert messages == [
+        "Fill in the line Image licence: every new instruction needs its image's source and "
+        "licence."
+    ]
+    # when the licence is added, the instance exists with the stored image
+    form["text"] += "Image licence: CC0\n"
+    form["image"] = SimpleUploadedFile("cubes.png", png_bytes(8), content_type="image/png")
+    assert client.post(reverse("work-submit", args=[task.pk]), form).status_code == 302
+    instance = VisitInstance.objects.get(origin="crowd")
+    assert instance.instruction == "How many cubes are red?"
+    assert VisitImage.objects.get(instance=instance).image.licence == "CC0"
