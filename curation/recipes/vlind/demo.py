@@ -1,0 +1,228 @@
+"""The VLind-Bench part of the demo: a bench with a few triples at every stage of the funnel and
+review tasks waiting, everything made through the services and the annotation engine.
+
+Triples come from the offline drafter (hand-written, labelled offline); images are placeholders
+drawn with Pillow and labelled as such (origin "placeholder", the word on the picture). Three
+simulated reviewers (accounts without a usable password) answer the first rounds, so some
+triples and images are decided and others wait for the demo's crowdworkers.
+"""
+
+from __future__ import annotations
+
+import io
+import textwrap
+import zlib
+from collections.abc import Callable
+
+from django.contrib.auth import get_user_model
+
+from annotator import roles
+from annotator import services as annotator_services
+from annotator.models import Project
+
+from ... import assets, gateway
+from ...models.vlind import VLindBench, VLindImage, VLindTriple
+from . import export, prompts, services
+
+DEMO_NAME = "VLind-Bench demo"
+REVIEWER_NAMES = ("vlind-reviewer-1", "vlind-reviewer-2", "vlind-reviewer-3")
+STYLE_COLOURS = {
+    "photorealistic": ((52, 86, 120), (170, 196, 214)),
+    "illustration": ((196, 140, 84), (246, 226, 196)),
+    "cartoon": ((210, 52, 96), (255, 236, 120)),
+}
+# Accepts (of 3) the simulated reviewers give, in drafting / upload order.
+TRIPLE_ACCEPTS = (3, 3, 2, 1, 3, 2, 0, 3, 3, 2, 3, 1)
+IMAGE_ACCEPTS = ((3, 2, 1), (1, 0, 1), (3, 3, 3), (2, 1, 3), (3, 1, 2), (0, 2, 3))
+
+
+def placeholder_png(*, text: str, style: str, label: str, seed: int) -> bytes:
+    """A 512×384 picture that says it is a placeholder: style colours, a few shapes, the text."""
+    from PIL import Image as PILImage
+    from PIL import ImageDraw
+
+    dark, light = STYLE_COLOURS.get(style, ((60, 60, 60), (220, 220, 220)))
+    img = PILImage.new("RGB", (512, 384), light)
+    draw = ImageDraw.Draw(img)
+    x = seed % 200
+    for k in range(4):
+        r = 30 + (seed >> (k * 3)) % 40
+        cx, cy = 60 + (x + k * 110) % 420, 250 + (k * 37 + seed) % 90
+        shape = [cx - r, cy - r, cx + r, cy + r]
+        if style == "cartoon":
+            draw.ellipse(shape, fill=dark, outline=(0, 0, 0), width=4)
+        elif style == "illustration":
+            draw.rounded_rectangle(shape, radius=12, fill=dark)
+        else:
+            draw.rectangle(shape, fill=tuple(min(255, c + 30 * k) for c in dark))
+    draw.rectangle([0, 0, 512, 44], fill=dark)
+    draw.text((12, 10), f"PLACEHOLDER · {label}", fill=(255, 255, 255), font=_font(20))
+    wrapped = "\n".join(textwrap.wrap(text, width=44)[:5])
+    draw.multiline_text((14, 60), wrapped, fill=(20, 20, 20), font=_font(18), spacing=4)
+    buf = io.BytesIO()
+    img.save(buf, "PNG")
+    return buf.getvalue()
+
+
+def _font(size: int):
+    from PIL import ImageFont
+
+    return ImageFont.load_default(size=size)
+
+
+def _seed(*parts) -> int:
+    return zlib.crc32("|".join(map(str, parts)).encode())
+
+
+def _reviewers(project: Project) -> list:
+    User = get_user_model()
+    people = []
+    for name in REVIEWER_NAMES:
+        user, created = User.objects.get_or_create(username=name)
+        if created:
+            user.set_unusable_password()
+            user.save()
+        roles.grant_role(user, roles.CROWDWORKER)
+        people.append(user)
+    project.members.add(*people)
+    return people
+
+
+def _answer(queue, people, accepts_of: Callable[[int], int]) -> None:
+    """Each simulated reviewer answers every task handed out: accept while k < wanted accepts."""
+    for k, person in enumerate(people):
+        while True:
+            queue.refresh_from_db()
+            got = annotator_services.assignment_claim(queue=queue, annotator=person)
+            if got.assignment is None:
+                break
+            task_id = got.assignment.task_id
+            accept = k < accepts_of(task_id)
+            annotator_services.annotation_submit(
+                task_id=task_id,
+                annotator=person,
+                response={"verdict": "accept"}
+                if accept
+                else {"verdict": "reject", "reason": "unclear_truth"},
+            )
+
+
+def _placeholder_image(triple: VLindTriple, slot: int | None, curator):
+    style = prompts.style_of_slot(slot) if slot is not None else "photorealistic"
+    label = f"{style} #{slot}" if slot is not None else "factual"
+    text = (
+        triple.context if slot is not None else (triple.factual_context or triple.false_statement)
+    )
+    data = placeholder_png(text=text, style=style, label=label, seed=_seed(triple.pk, slot))
+    image, _new = assets.image_ingest(
+        data=data,
+        name=f"vlind-demo-{triple.pk}-{'f' if slot is None else slot}.png",
+        source="placeholder (VLind-Bench demo, drawn with Pillow)",
+        created_by=curator,
+    )
+    return image
+
+
+def _add_images(triples: list[VLindTriple], curator) -> list[VLindImage]:
+    rows = []
+    for triple in triples:
+        for style in prompts.STYLES:
+            slot = prompts.STYLE_BASE[style]
+            rows.append(
+                services.image_record(
+                    triple=triple,
+                    slot=slot,
+                    image=_placeholder_image(triple, slot, curator),
+                    origin=VLindImage.Origin.PLACEHOLDER,
+                    created_by=curator,
+                )
+            )
+    return rows
+
+
+def vlind_demo(*, project: Project, curator) -> VLindBench:
+    """Idempotent: an existing demo bench of the project is returned as it is."""
+    bench = VLindBench.objects.filter(project=project, name=DEMO_NAME).first()
+    if bench is not None:
+        return bench
+    bench = services.bench_create(
+        project=project,
+        name=DEMO_NAME,
+        description=(
+            "Demo data: triples from the offline drafter (hand-written), images are Pillow "
+            "placeholders. Configure an LLM and an image endpoint for real ones."
+        ),
+        triples_per_concept=4,
+        created_by=curator,
+    )
+    offline = gateway.provider_offline()
+    concepts = {c.name: c for c in bench.concepts.all()}
+    people = _reviewers(project)
+
+    # Round 1: twelve triples, decided by the simulated reviewers (some rejected).
+    services.triples_draft(
+        bench=bench,
+        concept_ids=[concepts[n].pk for n in ("color", "habitat", "landmark")],
+        count=4,
+        provider=offline,
+        created_by=curator,
+    )
+    first = list(bench.triples.order_by("concept__position", "context_id"))
+    wanted = {t.task_id: TRIPLE_ACCEPTS[k % len(TRIPLE_ACCEPTS)] for k, t in enumerate(first)}
+    bench.refresh_from_db()
+    _answer(bench.triple_queue, people, lambda task_id: wanted.get(task_id, 3))
+    kept = list(
+        bench.triples.filter(status=VLindTriple.Status.KEPT).order_by(
+            "concept__position", "context_id"
+        )
+    )
+    for t in kept:
+        t.bench = bench
+
+    # Images: six triples reviewed (one ends with no good image), two waiting, one with none.
+    reviewed = _add_images(kept[:6], curator)
+    image_wanted = {row.task_id: IMAGE_ACCEPTS[k // 3][k % 3] for k, row in enumerate(reviewed)}
+    bench.refresh_from_db()
+    _answer(bench.image_queue, people, lambda task_id: image_wanted.get(task_id, 3))
+    waiting = _add_images(kept[6:8], curator)
+
+    # Factual images and nouns: three instances assembled, others one step short.
+    with_good = [t for t in kept[:6] if t.images.filter(status=VLindImage.Status.GOOD).exists()]
+    for t in with_good[:4]:
+        services.factual_upload(
+            triple=t,
+            upload=services.Upload(
+                name=f"factual-{t.pk}.png",
+                data=placeholder_png(
+                    text=t.factual_context or t.false_statement,
+                    style="photorealistic",
+                    label="factual",
+                    seed=_seed(t.pk, "factual"),
+                ),
+            ),
+            created_by=curator,
+        )
+    services.nouns_draft(bench=bench, provider=offline, created_by=curator)
+    for t in with_good[:3]:
+        t.refresh_from_db()
+        candidates = t.noun_candidates
+        services.nouns_pick(
+            triple=t,
+            existent=candidates["nouns"][0],
+            non_existent=candidates["non-existent_nouns"][0],
+        )
+    assets.thumbnails_make(
+        image_ids=[r.image_id for r in [*reviewed, *waiting]]
+        + [t.factual_image_id for t in bench.triples.exclude(factual_image=None)]
+    )
+    export.dataset_publish(bench=bench, label="demo-v1", created_by=curator)
+
+    # Round 2: six more triples left waiting for the demo's crowdworkers.
+    services.triples_draft(
+        bench=bench,
+        concept_ids=[concepts[n].pk for n in ("size", "weight")],
+        count=3,
+        provider=offline,
+        created_by=curator,
+    )
+    return bench

@@ -1,0 +1,250 @@
+"""Reads for the VLind-Bench pages, scoped like ``annotator.selectors``: curators (and admins)
+see the benches of their projects; anything else answers like a missing object (404)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from django.db.models import Count, Prefetch, Q, QuerySet
+from django.http import Http404
+
+from annotator import roles
+from annotator.models import Job
+from annotator.selectors import projects_for
+
+from ...models.vlind import VLindBench, VLindImage, VLindTriple
+from . import export, services
+
+# Where a triple stands, in funnel order.
+STAGES = (
+    ("review", "Triple in review"),
+    ("rejected", "Triple rejected"),
+    ("needs_images", "Needs images"),
+    ("images_review", "Images in review"),
+    ("no_good_image", "No good image (left out)"),
+    ("needs_factual", "Needs factual image / nouns"),
+    ("assembled", "Assembled"),
+)
+STAGE_LABELS = dict(STAGES)
+
+
+def benches_for(user) -> QuerySet[VLindBench]:
+    if not roles.has_role(user, [roles.CURATOR]):
+        return VLindBench.objects.none()
+    return VLindBench.objects.select_related(
+        "project", "triple_queue", "image_queue", "image_provider"
+    ).filter(project__in=projects_for(user))
+
+
+def bench_or_404(user, pk: int) -> VLindBench:
+    bench = benches_for(user).filter(pk=pk).first()
+    if bench is None:
+        raise Http404
+    return bench
+
+
+def curated_project_or_404(user, pk: int):
+    if not roles.has_role(user, [roles.CURATOR]):
+        raise Http404
+    project = projects_for(user).filter(pk=pk).first()
+    if project is None:
+        raise Http404
+    return project
+
+
+def triple_or_404(bench: VLindBench, pk: int) -> VLindTriple:
+    triple = (
+        bench.triples.select_related("concept", "factual_image", "generation", "noun_generation")
+        .prefetch_related(
+            Prefetch(
+                "images",
+                queryset=VLindImage.objects.select_related("image", "generation").order_by("slot"),
+            )
+        )
+        .filter(pk=pk)
+        .first()
+    )
+    if triple is None:
+        raise Http404
+    triple.bench = bench
+    return triple
+
+
+def concept_or_404(bench: VLindBench, pk: int):
+    concept = bench.concepts.filter(pk=pk).first()
+    if concept is None:
+        raise Http404
+    return concept
+
+
+def benches_with_counts(user) -> QuerySet[VLindBench]:
+    return benches_for(user).annotate(
+        n_triples=Count("triples", distinct=True),
+        n_kept=Count("triples", filter=Q(triples__status=VLindTriple.Status.KEPT), distinct=True),
+    )
+
+
+def stage_of(triple: VLindTriple, images: list[VLindImage]) -> str:
+    if triple.status != VLindTriple.Status.KEPT:
+        return triple.status
+    if not images:
+        return "needs_images"
+    if not any(i.status == VLindImage.Status.GOOD for i in images):
+        if any(i.status == VLindImage.Status.REVIEW for i in images):
+            return "images_review"
+        return "no_good_image"
+    if triple.factual_image_id is None or not (triple.existent_noun and triple.non_existent_noun):
+        return "needs_factual"
+    return "assembled"
+
+
+def _stage_counts(bench: VLindBench) -> tuple[Counter, dict]:
+    """Stages of every triple from two grouped queries (no per-triple query)."""
+    by_triple: dict[int, Counter] = defaultdict(Counter)
+    for triple_id, status, n in (
+        VLindImage.objects.filter(triple__bench=bench)
+        .values_list("triple_id", "status")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        by_triple[triple_id][status] = n
+    stages: Counter = Counter()
+    per_concept: dict[str, Counter] = defaultdict(Counter)
+    rows = bench.triples.values_list(
+        "pk",
+        "status",
+        "factual_image_id",
+        "existent_noun",
+        "non_existent_noun",
+        "concept__name",
+        "noun_candidates",
+    )
+    nouns_proposed = 0
+    for pk, status, factual, noun, absent, concept, candidates in rows:
+        counts = by_triple.get(pk, Counter())
+        if status != VLindTriple.Status.KEPT:
+            stage = status
+        elif not counts:
+            stage = "needs_images"
+        elif not counts[VLindImage.Status.GOOD]:
+            stage = "images_review" if counts[VLindImage.Status.REVIEW] else "no_good_image"
+        elif factual is None or not (noun and absent):
+            stage = "needs_factual"
+        else:
+            stage = "assembled"
+        stages[stage] += 1
+        per_concept[concept][stage] += 1
+        per_concept[concept]["drafted"] += 1
+        if status == VLindTriple.Status.KEPT:
+            per_concept[concept]["kept"] += 1
+            nouns_proposed += int(bool((candidates or {}).get("nouns")))
+    stages["nouns_proposed"] = nouns_proposed
+    return stages, per_concept
+
+
+def funnel(bench: VLindBench) -> dict:
+    """Counts of the funnel: concepts → triples drafted → kept → images → good images →
+    factual + VP nouns → assembled → exported. A handful of aggregate queries."""
+    stages, per_concept = _stage_counts(bench)
+    triples = sum(stages[s] for s, _ in STAGES)
+    kept = triples - stages["review"] - stages["rejected"]
+    images = Counter(
+        dict(
+            VLindImage.objects.filter(triple__bench=bench)
+            .values_list("status")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+    )
+    origins = Counter(
+        dict(
+            VLindImage.objects.filter(triple__bench=bench)
+            .values_list("origin")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+    )
+    with_images = kept - stages["needs_images"]
+    with_good = stages["needs_factual"] + stages["assembled"]
+    latest = export.published_versions(bench).first()
+    decided = triples - stages["review"]
+    concepts = bench.concepts.all()
+    return {
+        "concepts": sum(1 for c in concepts if c.active),
+        "concepts_all": len(concepts),
+        "triples": triples,
+        "stages": {s: stages[s] for s, _ in STAGES},
+        "kept": kept,
+        "triple_decided": decided,
+        "kept_rate": kept / decided if decided else None,
+        "with_images": with_images,
+        "images": sum(images.values()),
+        "image_status": {s: images[s] for s in VLindImage.Status.values},
+        "origins": {s: origins[s] for s in VLindImage.Origin.values},
+        "with_good": with_good,
+        "nouns_proposed": stages["nouns_proposed"],
+        "assembled": stages["assembled"],
+        "exported": latest.item_count if latest else 0,
+        "latest_version": latest,
+        "per_concept": per_concept,
+    }
+
+
+def concept_rows(bench: VLindBench, funnel_data: dict) -> list[dict]:
+    per = funnel_data["per_concept"]
+    return [
+        {
+            "concept": c,
+            "drafted": per.get(c.name, {}).get("drafted", 0),
+            "kept": per.get(c.name, {}).get("kept", 0),
+            "assembled": per.get(c.name, {}).get("assembled", 0),
+        }
+        for c in bench.concepts.order_by("position", "name")
+    ]
+
+
+def triples_page(
+    bench: VLindBench, *, stage: str = "", concept_id: int | None = None
+) -> list[VLindTriple]:
+    """Triples with their images (three queries), each with ``stage`` and ``best`` set."""
+    qs = (
+        bench.triples.select_related("concept", "factual_image", "generation")
+        .prefetch_related(
+            Prefetch("images", queryset=VLindImage.objects.select_related("image").order_by("slot"))
+        )
+        .order_by("concept__position", "concept__name", "context_id")
+    )
+    if concept_id:
+        qs = qs.filter(concept_id=concept_id)
+    if stage in ("review", "rejected"):
+        qs = qs.filter(status=stage)
+    elif stage:
+        qs = qs.filter(status=VLindTriple.Status.KEPT)
+    out = []
+    for triple in qs:
+        images = list(triple.images.all())
+        triple.stage = stage_of(triple, images)
+        triple.stage_label = STAGE_LABELS[triple.stage]
+        triple.best = services.best_of(triple, images)
+        triple.image_list = images
+        if not stage or triple.stage == stage:
+            out.append(triple)
+    return out
+
+
+def latest_jobs(bench: VLindBench) -> dict[str, Job]:
+    """The newest job of each recipe kind for this bench (one query)."""
+    jobs: dict[str, Job] = {}
+    for job in Job.objects.filter(kind__in=services.JOB_KINDS, params__bench_id=bench.pk).order_by(
+        "-created_at", "-id"
+    )[:30]:
+        jobs.setdefault(job.kind, job)
+    return jobs
+
+
+def sample_triples(bench: VLindBench, *, limit: int = 4) -> list[VLindTriple]:
+    """A few triples furthest along, for the thumbnails on the funnel page."""
+    order = {s: k for k, (s, _l) in enumerate(reversed(STAGES))}
+    triples = [t for t in triples_page(bench) if t.stage not in ("rejected",)]
+    triples.sort(key=lambda t: (order[t.stage], t.concept.position, t.context_id))
+    return triples[:limit]

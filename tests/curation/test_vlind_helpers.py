@@ -1,0 +1,108 @@
+"""Shared pieces of the VLind-Bench tests: small images, a bench with triples people reviewed,
+three reviewers, and the recipe's URLs mounted like curation/urls.py will mount them.
+
+Fixtures are imported by name into the test modules that use them.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from django.urls import include, path
+from PIL import Image as PILImage
+
+from annotator import roles
+from annotator import services as annotator_services
+from blindspot.urls import urlpatterns as project_urls
+from curation import gateway
+from curation.models import VLindImage, VLindTriple
+from curation.recipes.vlind import services
+from tests.factories import UserFactory
+
+# The recipe's pages under curate/, as the lead's include in curation/urls.py will mount them.
+urlpatterns = [path("curate/", include("curation.recipes.vlind.urls")), *project_urls]
+
+
+def png_bytes(seed: int, size: int = 24) -> bytes:
+    rng = np.random.default_rng(seed)
+    pixels = rng.integers(0, 256, size=(size, size, 3), dtype=np.uint8)
+    buf = io.BytesIO()
+    PILImage.fromarray(pixels).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def upload(seed: int, name: str | None = None) -> services.Upload:
+    return services.Upload(name=name or f"img{seed}.png", data=png_bytes(seed))
+
+
+@pytest.fixture
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    return tmp_path / "media"
+
+
+@pytest.fixture
+def bench(project, curator, media):
+    return services.bench_create(project=project, name="VLind test", created_by=curator)
+
+
+def draft_offline(bench, names=("color",), count=3):
+    ids = list(bench.concepts.filter(name__in=names).values_list("pk", flat=True))
+    return services.triples_draft(
+        bench=bench, concept_ids=ids, count=count, provider=gateway.provider_offline()
+    )
+
+
+def reviewers(n: int = 3) -> list:
+    return [UserFactory(role=roles.CROWDWORKER) for _ in range(n)]
+
+
+def answer(queue, people, accepts_of) -> None:
+    """Person k accepts a task when k < accepts_of(task_id); everyone answers all they get."""
+    for k, person in enumerate(people):
+        while True:
+            queue.refresh_from_db()
+            got = annotator_services.assignment_claim(queue=queue, annotator=person)
+            if got.assignment is None:
+                break
+            task_id = got.assignment.task_id
+            verdict = "accept" if k < accepts_of(task_id) else "reject"
+            annotator_services.annotation_submit(
+                task_id=task_id, annotator=person, response={"verdict": verdict}
+            )
+
+
+def review_triples(bench, people, accepts: dict[int, int]) -> None:
+    """``accepts``: context_id → accepts (of 3) for the triples of the bench."""
+    by_task = {t.task_id: accepts.get(t.context_id, 3) for t in bench.triples.all()}
+    bench.refresh_from_db()
+    answer(bench.triple_queue, people, lambda task_id: by_task[task_id])
+
+
+def review_images(bench, people, accepts: dict[int, int]) -> None:
+    """``accepts``: VLindImage pk → accepts (of 3)."""
+    by_task = {i.task_id: accepts.get(i.pk, 3) for i in VLindImage.objects.all()}
+    bench.refresh_from_db()
+    answer(bench.image_queue, people, lambda task_id: by_task[task_id])
+
+
+def kept(bench) -> list[VLindTriple]:
+    rows = list(bench.triples.filter(status="kept").order_by("context_id"))
+    for t in rows:
+        t.bench = bench
+    return rows
+
+
+def assemble(bench, triple, *, seed: int, accepts=(3, 2, 1), people=None) -> list[VLindImage]:
+    """Upload one image per style, review them with ``accepts``, add a factual image and nouns."""
+    rows = []
+    for k, style in enumerate(("photorealistic", "illustration", "cartoon")):
+        rows += services.images_upload(triple=triple, style=style, files=[upload(seed * 10 + k)])
+    review_images(
+        bench, people or reviewers(), {r.pk: a for r, a in zip(rows, accepts, strict=True)}
+    )
+    services.factual_upload(triple=triple, upload=upload(seed * 10 + 9, "factual.png"))
+    services.nouns_pick(triple=triple, existent="a banana", non_existent="a kite")
+    return rows
