@@ -9,6 +9,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/eval/", include("evaluation.api_urls")),
+    path("api/visit/", include("curation.recipes.visit.api_urls")),
     path("api/", include("annotator.api_urls")),
     path("eval/", include("evaluation.urls")),
     path("i18n/", include("django.conf.urls.i18n")),

@@ -8,4 +8,6 @@ urlpatterns = [
     path("curate/", include("curation.urls_llm")),
     path("curate/", include("curation.recipes.naturalbench.urls")),
     path("curate/", include("curation.recipes.vhexpansion.urls")),
+    path("curate/", include("curation.recipes.vlind.urls")),
+    path("curate/", include("curation.recipes.visit.urls")),
 ]

@@ -7,262 +7,591 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('annotator', '0002_role_groups'),
+        ("annotator", "0002_role_groups"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Corpus',
+            name="Corpus",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('slug', models.SlugField(max_length=80)),
-                ('description', models.TextField(blank=True)),
-                ('source', models.CharField(blank=True, max_length=500)),
-                ('licence', models.CharField(blank=True, max_length=200)),
-                ('sample_count', models.PositiveIntegerField(default=0)),
-                ('caption_count', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='corpora', to='annotator.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("slug", models.SlugField(max_length=80)),
+                ("description", models.TextField(blank=True)),
+                ("source", models.CharField(blank=True, max_length=500)),
+                ("licence", models.CharField(blank=True, max_length=200)),
+                ("sample_count", models.PositiveIntegerField(default=0)),
+                ("caption_count", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="corpora",
+                        to="annotator.project",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'corpora',
-                'ordering': ['name', 'id'],
+                "verbose_name_plural": "corpora",
+                "ordering": ["name", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Generation',
+            name="Generation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('provider_kind', models.CharField(max_length=8)),
-                ('template_name', models.CharField(blank=True, max_length=100)),
-                ('template_version', models.PositiveIntegerField(blank=True, null=True)),
-                ('template_sha256', models.CharField(blank=True, max_length=64)),
-                ('purpose', models.CharField(blank=True, help_text='e.g. naturalbench.yes_no', max_length=100)),
-                ('variables', models.JSONField(blank=True, default=dict)),
-                ('messages', models.JSONField(help_text='The rendered prompt as sent (images elided).')),
-                ('model', models.CharField(max_length=200)),
-                ('params', models.JSONField(blank=True, default=dict)),
-                ('seed', models.BigIntegerField(blank=True, null=True)),
-                ('status', models.CharField(choices=[('ok', 'OK'), ('failed', 'Failed')], max_length=8)),
-                ('raw_response', models.TextField(blank=True)),
-                ('output', models.JSONField(blank=True, null=True)),
-                ('logprobs', models.JSONField(blank=True, null=True)),
-                ('attempts', models.PositiveSmallIntegerField(default=1)),
-                ('prompt_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('completion_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('latency_ms', models.PositiveIntegerField(default=0)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('job', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='annotator.job')),
-                ('project', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='generations', to='annotator.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("provider_kind", models.CharField(max_length=8)),
+                ("template_name", models.CharField(blank=True, max_length=100)),
+                ("template_version", models.PositiveIntegerField(blank=True, null=True)),
+                ("template_sha256", models.CharField(blank=True, max_length=64)),
+                (
+                    "purpose",
+                    models.CharField(
+                        blank=True, help_text="e.g. naturalbench.yes_no", max_length=100
+                    ),
+                ),
+                ("variables", models.JSONField(blank=True, default=dict)),
+                (
+                    "messages",
+                    models.JSONField(help_text="The rendered prompt as sent (images elided)."),
+                ),
+                ("model", models.CharField(max_length=200)),
+                ("params", models.JSONField(blank=True, default=dict)),
+                ("seed", models.BigIntegerField(blank=True, null=True)),
+                (
+                    "status",
+                    models.CharField(choices=[("ok", "OK"), ("failed", "Failed")], max_length=8),
+                ),
+                ("raw_response", models.TextField(blank=True)),
+                ("output", models.JSONField(blank=True, null=True)),
+                ("logprobs", models.JSONField(blank=True, null=True)),
+                ("attempts", models.PositiveSmallIntegerField(default=1)),
+                ("prompt_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("completion_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("latency_ms", models.PositiveIntegerField(default=0)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "job",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="annotator.job",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="generations",
+                        to="annotator.project",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Image',
+            name="Image",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('sha256', models.CharField(max_length=64, unique=True)),
-                ('file', models.FileField(max_length=255, upload_to=curation.models.assets.image_upload_to)),
-                ('thumbnail', models.FileField(blank=True, max_length=255, upload_to=curation.models.assets.thumbnail_upload_to)),
-                ('width', models.PositiveIntegerField()),
-                ('height', models.PositiveIntegerField()),
-                ('format', models.CharField(choices=[('JPEG', 'JPEG'), ('PNG', 'PNG'), ('WEBP', 'WEBP')], max_length=8)),
-                ('original_format', models.CharField(blank=True, max_length=16)),
-                ('byte_size', models.PositiveBigIntegerField()),
-                ('original_name', models.CharField(blank=True, max_length=255)),
-                ('source', models.CharField(blank=True, help_text='URL or dataset id.', max_length=500)),
-                ('licence', models.CharField(blank=True, max_length=200)),
-                ('attribution', models.CharField(blank=True, max_length=500)),
-                ('derivation', models.JSONField(blank=True, default=dict, help_text="How it was made: {'op': …, 'params': {…}}.")),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('derived_from', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='derivatives', to='curation.image')),
-                ('generation', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='curation.generation')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("sha256", models.CharField(max_length=64, unique=True)),
+                (
+                    "file",
+                    models.FileField(
+                        max_length=255, upload_to=curation.models.assets.image_upload_to
+                    ),
+                ),
+                (
+                    "thumbnail",
+                    models.FileField(
+                        blank=True,
+                        max_length=255,
+                        upload_to=curation.models.assets.thumbnail_upload_to,
+                    ),
+                ),
+                ("width", models.PositiveIntegerField()),
+                ("height", models.PositiveIntegerField()),
+                (
+                    "format",
+                    models.CharField(
+                        choices=[("JPEG", "JPEG"), ("PNG", "PNG"), ("WEBP", "WEBP")], max_length=8
+                    ),
+                ),
+                ("original_format", models.CharField(blank=True, max_length=16)),
+                ("byte_size", models.PositiveBigIntegerField()),
+                ("original_name", models.CharField(blank=True, max_length=255)),
+                (
+                    "source",
+                    models.CharField(blank=True, help_text="URL or dataset id.", max_length=500),
+                ),
+                ("licence", models.CharField(blank=True, max_length=200)),
+                ("attribution", models.CharField(blank=True, max_length=500)),
+                (
+                    "derivation",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="How it was made: {'op': …, 'params': {…}}.",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "derived_from",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="derivatives",
+                        to="curation.image",
+                    ),
+                ),
+                (
+                    "generation",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="curation.generation",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-id'],
+                "ordering": ["-id"],
             },
         ),
         migrations.CreateModel(
-            name='LLMProvider',
+            name="LLMProvider",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('kind', models.CharField(choices=[('openai', 'OpenAI-compatible endpoint'), ('offline', 'Offline rule-based drafter')], default='openai', max_length=8)),
-                ('base_url', models.URLField(blank=True, max_length=500)),
-                ('api_key', models.CharField(blank=True, max_length=500)),
-                ('model', models.CharField(blank=True, max_length=200)),
-                ('temperature', models.FloatField(default=0.0)),
-                ('max_tokens', models.PositiveIntegerField(default=1024)),
-                ('timeout_s', models.FloatField(default=60.0)),
-                ('max_retries', models.PositiveSmallIntegerField(default=3)),
-                ('concurrency', models.PositiveSmallIntegerField(default=4)),
-                ('supports_vision', models.BooleanField(default=False)),
-                ('is_default', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('project', models.ForeignKey(blank=True, help_text='Empty: available to every project.', null=True, on_delete=django.db.models.deletion.CASCADE, related_name='llm_providers', to='annotator.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("openai", "OpenAI-compatible endpoint"),
+                            ("offline", "Offline rule-based drafter"),
+                        ],
+                        default="openai",
+                        max_length=8,
+                    ),
+                ),
+                ("base_url", models.URLField(blank=True, max_length=500)),
+                ("api_key", models.CharField(blank=True, max_length=500)),
+                ("model", models.CharField(blank=True, max_length=200)),
+                ("temperature", models.FloatField(default=0.0)),
+                ("max_tokens", models.PositiveIntegerField(default=1024)),
+                ("timeout_s", models.FloatField(default=60.0)),
+                ("max_retries", models.PositiveSmallIntegerField(default=3)),
+                ("concurrency", models.PositiveSmallIntegerField(default=4)),
+                ("supports_vision", models.BooleanField(default=False)),
+                ("is_default", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="Empty: available to every project.",
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="llm_providers",
+                        to="annotator.project",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name', 'id'],
+                "ordering": ["name", "id"],
             },
         ),
         migrations.AddField(
-            model_name='generation',
-            name='provider',
-            field=models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='generations', to='curation.llmprovider'),
+            model_name="generation",
+            name="provider",
+            field=models.ForeignKey(
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="generations",
+                to="curation.llmprovider",
+            ),
         ),
         migrations.CreateModel(
-            name='PromptTemplate',
+            name="PromptTemplate",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.SlugField(max_length=100)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('title', models.CharField(blank=True, max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('system', models.TextField(blank=True)),
-                ('text', models.TextField(help_text='Python str.format style: {caption_1}, {question}, …')),
-                ('variables', models.JSONField(blank=True, default=list)),
-                ('output_schema', models.JSONField(blank=True, help_text='JSON Schema of the expected output; empty: plain text.', null=True)),
-                ('source', models.CharField(blank=True, help_text='Where the prompt comes from (paper, section).', max_length=200)),
-                ('sha256', models.CharField(max_length=64)),
-                ('is_current', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.SlugField(max_length=100)),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("title", models.CharField(blank=True, max_length=200)),
+                ("description", models.TextField(blank=True)),
+                ("system", models.TextField(blank=True)),
+                (
+                    "text",
+                    models.TextField(
+                        help_text="Python str.format style: {caption_1}, {question}, …"
+                    ),
+                ),
+                ("variables", models.JSONField(blank=True, default=list)),
+                (
+                    "output_schema",
+                    models.JSONField(
+                        blank=True,
+                        help_text="JSON Schema of the expected output; empty: plain text.",
+                        null=True,
+                    ),
+                ),
+                (
+                    "source",
+                    models.CharField(
+                        blank=True,
+                        help_text="Where the prompt comes from (paper, section).",
+                        max_length=200,
+                    ),
+                ),
+                ("sha256", models.CharField(max_length=64)),
+                ("is_current", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name', '-version'],
+                "ordering": ["name", "-version"],
             },
         ),
         migrations.AddField(
-            model_name='generation',
-            name='template',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='generations', to='curation.prompttemplate'),
+            model_name="generation",
+            name="template",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="generations",
+                to="curation.prompttemplate",
+            ),
         ),
         migrations.CreateModel(
-            name='Sample',
+            name="Sample",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source_id', models.CharField(max_length=200)),
-                ('licence', models.CharField(blank=True, max_length=200)),
-                ('position', models.PositiveIntegerField()),
-                ('corpus', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='samples', to='curation.corpus')),
-                ('image', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='samples', to='curation.image')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("source_id", models.CharField(max_length=200)),
+                ("licence", models.CharField(blank=True, max_length=200)),
+                ("position", models.PositiveIntegerField()),
+                (
+                    "corpus",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="samples",
+                        to="curation.corpus",
+                    ),
+                ),
+                (
+                    "image",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="samples",
+                        to="curation.image",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['corpus', 'position'],
+                "ordering": ["corpus", "position"],
             },
         ),
         migrations.CreateModel(
-            name='Caption',
+            name="Caption",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('text', models.TextField()),
-                ('language', models.CharField(default='en', max_length=35)),
-                ('position', models.PositiveSmallIntegerField(default=0)),
-                ('short_text', models.TextField(blank=True)),
-                ('short_generation', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='curation.generation')),
-                ('sample', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='captions', to='curation.sample')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("text", models.TextField()),
+                ("language", models.CharField(default="en", max_length=35)),
+                ("position", models.PositiveSmallIntegerField(default=0)),
+                ("short_text", models.TextField(blank=True)),
+                (
+                    "short_generation",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="curation.generation",
+                    ),
+                ),
+                (
+                    "sample",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="captions",
+                        to="curation.sample",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['sample', 'position'],
+                "ordering": ["sample", "position"],
             },
         ),
         migrations.CreateModel(
-            name='Scorer',
+            name="Scorer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('label', models.CharField(max_length=100, unique=True)),
-                ('model_name', models.CharField(help_text='open_clip architecture, e.g. ViT-L-14.', max_length=100)),
-                ('pretrained', models.CharField(blank=True, help_text='open_clip pretrained tag, e.g. laion400m_e32.', max_length=200)),
-                ('checkpoint_path', models.CharField(blank=True, help_text='A local checkpoint file instead of a tag.', max_length=500)),
-                ('model_config', models.JSONField(blank=True, default=dict)),
-                ('random_weights', models.BooleanField(default=False, help_text='No trained weights: scores are not meaningful.')),
-                ('dtype', models.CharField(choices=[('fp32', 'float32'), ('fp16', 'float16'), ('bf16', 'bfloat16')], default='fp32', max_length=4)),
-                ('device', models.CharField(choices=[('auto', 'CUDA when present, else CPU'), ('cpu', 'CPU'), ('cuda', 'CUDA')], default='auto', max_length=4)),
-                ('batch_size', models.PositiveIntegerField(default=32)),
-                ('context_length', models.PositiveIntegerField(blank=True, null=True)),
-                ('embed_dim', models.PositiveIntegerField(blank=True, null=True)),
-                ('is_default', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("label", models.CharField(max_length=100, unique=True)),
+                (
+                    "model_name",
+                    models.CharField(
+                        help_text="open_clip architecture, e.g. ViT-L-14.", max_length=100
+                    ),
+                ),
+                (
+                    "pretrained",
+                    models.CharField(
+                        blank=True,
+                        help_text="open_clip pretrained tag, e.g. laion400m_e32.",
+                        max_length=200,
+                    ),
+                ),
+                (
+                    "checkpoint_path",
+                    models.CharField(
+                        blank=True,
+                        help_text="A local checkpoint file instead of a tag.",
+                        max_length=500,
+                    ),
+                ),
+                ("model_config", models.JSONField(blank=True, default=dict)),
+                (
+                    "random_weights",
+                    models.BooleanField(
+                        default=False, help_text="No trained weights: scores are not meaningful."
+                    ),
+                ),
+                (
+                    "dtype",
+                    models.CharField(
+                        choices=[("fp32", "float32"), ("fp16", "float16"), ("bf16", "bfloat16")],
+                        default="fp32",
+                        max_length=4,
+                    ),
+                ),
+                (
+                    "device",
+                    models.CharField(
+                        choices=[
+                            ("auto", "CUDA when present, else CPU"),
+                            ("cpu", "CPU"),
+                            ("cuda", "CUDA"),
+                        ],
+                        default="auto",
+                        max_length=4,
+                    ),
+                ),
+                ("batch_size", models.PositiveIntegerField(default=32)),
+                ("context_length", models.PositiveIntegerField(blank=True, null=True)),
+                ("embed_dim", models.PositiveIntegerField(blank=True, null=True)),
+                ("is_default", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['label'],
-                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('pretrained', ''), _negated=True), models.Q(('checkpoint_path', ''), _negated=True), _negated=True), name='scorer_tag_or_checkpoint')],
+                "ordering": ["label"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("pretrained", ""), _negated=True),
+                            models.Q(("checkpoint_path", ""), _negated=True),
+                            _negated=True,
+                        ),
+                        name="scorer_tag_or_checkpoint",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='EmbeddingCache',
+            name="EmbeddingCache",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('modality', models.CharField(choices=[('image', 'Images'), ('text', 'Texts')], max_length=5)),
-                ('path', models.CharField(max_length=500)),
-                ('count', models.PositiveIntegerField(default=0)),
-                ('dim', models.PositiveIntegerField(blank=True, null=True)),
-                ('truncated', models.PositiveIntegerField(default=0, help_text="Texts cut at the model's context length.")),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('scorer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='caches', to='curation.scorer')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "modality",
+                    models.CharField(
+                        choices=[("image", "Images"), ("text", "Texts")], max_length=5
+                    ),
+                ),
+                ("path", models.CharField(max_length=500)),
+                ("count", models.PositiveIntegerField(default=0)),
+                ("dim", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "truncated",
+                    models.PositiveIntegerField(
+                        default=0, help_text="Texts cut at the model's context length."
+                    ),
+                ),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "scorer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="caches",
+                        to="curation.scorer",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['scorer', 'modality'],
+                "ordering": ["scorer", "modality"],
             },
         ),
         migrations.AddConstraint(
-            model_name='corpus',
-            constraint=models.UniqueConstraint(fields=('project', 'slug'), name='corpus_project_slug_uniq'),
+            model_name="corpus",
+            constraint=models.UniqueConstraint(
+                fields=("project", "slug"), name="corpus_project_slug_uniq"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='image',
-            constraint=models.CheckConstraint(condition=models.Q(('width__gt', 0), ('height__gt', 0)), name='image_positive_size'),
+            model_name="image",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("width__gt", 0), ("height__gt", 0)), name="image_positive_size"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='llmprovider',
-            constraint=models.UniqueConstraint(fields=('project', 'name'), name='provider_project_name_uniq'),
+            model_name="llmprovider",
+            constraint=models.UniqueConstraint(
+                fields=("project", "name"), name="provider_project_name_uniq"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='prompttemplate',
-            constraint=models.UniqueConstraint(fields=('name', 'version'), name='template_name_version_uniq'),
+            model_name="prompttemplate",
+            constraint=models.UniqueConstraint(
+                fields=("name", "version"), name="template_name_version_uniq"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='prompttemplate',
-            constraint=models.UniqueConstraint(condition=models.Q(('is_current', True)), fields=('name',), name='template_one_current'),
+            model_name="prompttemplate",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("is_current", True)),
+                fields=("name",),
+                name="template_one_current",
+            ),
         ),
         migrations.AddIndex(
-            model_name='generation',
-            index=models.Index(fields=['purpose', '-created_at'], name='generation_purpose_idx'),
+            model_name="generation",
+            index=models.Index(fields=["purpose", "-created_at"], name="generation_purpose_idx"),
         ),
         migrations.AddIndex(
-            model_name='generation',
-            index=models.Index(fields=['status', '-created_at'], name='generation_status_idx'),
+            model_name="generation",
+            index=models.Index(fields=["status", "-created_at"], name="generation_status_idx"),
         ),
         migrations.AddConstraint(
-            model_name='sample',
-            constraint=models.UniqueConstraint(fields=('corpus', 'source_id'), name='sample_source_uniq'),
+            model_name="sample",
+            constraint=models.UniqueConstraint(
+                fields=("corpus", "source_id"), name="sample_source_uniq"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sample',
-            constraint=models.UniqueConstraint(fields=('corpus', 'position'), name='sample_position_uniq'),
+            model_name="sample",
+            constraint=models.UniqueConstraint(
+                fields=("corpus", "position"), name="sample_position_uniq"
+            ),
         ),
         migrations.AddIndex(
-            model_name='caption',
-            index=models.Index(fields=['language'], name='caption_language_idx'),
+            model_name="caption",
+            index=models.Index(fields=["language"], name="caption_language_idx"),
         ),
         migrations.AddConstraint(
-            model_name='caption',
-            constraint=models.UniqueConstraint(fields=('sample', 'position'), name='caption_position_uniq'),
+            model_name="caption",
+            constraint=models.UniqueConstraint(
+                fields=("sample", "position"), name="caption_position_uniq"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='embeddingcache',
-            constraint=models.UniqueConstraint(fields=('scorer', 'modality'), name='cache_scorer_modality_uniq'),
+            model_name="embeddingcache",
+            constraint=models.UniqueConstraint(
+                fields=("scorer", "modality"), name="cache_scorer_modality_uniq"
+            ),
         ),
     ]

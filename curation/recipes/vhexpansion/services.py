@@ -607,12 +607,13 @@ def case_set_from_triples(
 
 
 def image_by_reference(ref: str, *, reach) -> Image | None:
-    """A stored image named by ``sha256:<hex>``, a bare SHA-256, ``image:<id>``, or a file name
-    that exactly one stored image was uploaded as."""
+    """A stored image named by ``sha256:<hex>``, a bare SHA-256, ``image:<id>``, a content-
+    addressed path (``images/<sha256>.png``, as exports write them), or a file name that exactly
+    one stored image was uploaded as."""
     ref = (ref or "").strip()
     if not ref:
         return None
-    sha = _SHA.match(ref)
+    sha = _SHA.match(ref) or _SHA.match(PurePosixPath(ref).stem)
     if sha:
         return reach.filter(sha256=sha.group(1).lower()).first()
     if ref.startswith("image:") and ref[6:].isdigit():
