@@ -8,6 +8,7 @@ from collections import Counter
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
+from django.utils.translation import gettext as _
 
 from annotator import roles
 from annotator.models import Annotation, Job
@@ -245,3 +246,68 @@ def leaderboard(pipeline: VisitPipeline) -> dict:
         "running": any(s.judge_job and not s.judge_job.is_finished for s in submissions)
         or bool(judge_set and judge_set.job_id and not judge_set.job.is_finished),
     }
+
+
+def _fig8_panel(judgment_set, title: str) -> dict | None:
+    """One set's per-category win-rate vs the reference: the table and its SVG bar chart."""
+    from evaluation import pairwise, plots
+
+    if judgment_set is None:
+        return None
+    rows = judgment_set.judgments.order_by("position").values_list(
+        "item__data__category",
+        "item__data__image",
+        "item__data__instruction",
+        "model_a",
+        "model_b",
+        "winner",
+        "votes_a",
+        "votes_b",
+    )
+    pairs = (
+        (
+            category if isinstance(category, str) else "",
+            pairwise.PairData(
+                item_id="",
+                image=image or "",
+                instruction=instruction or "",
+                model_a=a,
+                model_b=b,
+                winner=winner,
+                votes_a=votes_a,
+                votes_b=votes_b,
+            ),
+        )
+        for category, image, instruction, a, b, winner, votes_a, votes_b in rows
+    )
+    table = stats.category_win_rates(
+        pairs, kind=judgment_set.kind, reference=judgment_set.reference_player
+    )
+    if not table["rows"]:
+        return {"title": title, "set": judgment_set, "table": table, "svg": ""}
+    categories = table["categories"]
+    svg = plots.bar_chart(
+        categories,
+        [
+            plots.Series(name=r["model"], values=[c["rate"] for c in r["cells"]])
+            for r in table["rows"]
+        ],
+        title=title,
+        y_label=_("win rate vs reference (%)"),
+        y_max=1.0,
+        reference=0.5,
+        reference_label=_("50%: on par with the reference"),
+        # Room for every bar: Fig. 8 has up to ~60 categories × several models.
+        width=min(2400, max(760, 60 + len(categories) * (14 * len(table["rows"]) + 12))),
+    )
+    return {"title": title, "set": judgment_set, "table": table, "svg": svg}
+
+
+def category_win_rates(board: dict) -> list[dict]:
+    """Fig. 8 for the leaderboard's LLM-judge set and the crowd-vote set (when they exist): win
+    rate vs the reference per instruction category (the item's family), one query per set."""
+    panels = [
+        _fig8_panel(board.get("judge_set"), _("Win rate vs reference by category · LLM judge")),
+        _fig8_panel(board.get("human_set"), _("Win rate vs reference by category · crowd votes")),
+    ]
+    return [p for p in panels if p is not None]

@@ -306,6 +306,7 @@ def _detail_context(request: HttpRequest, pipeline) -> dict:
         "runs": runs,
         "board": board,
         "bias": selectors.position_bias(pipeline),
+        "fig8": selectors.category_win_rates(board),
         "template": services.reference_template(multi=False),
         "template_multi": services.reference_template(multi=True),
         "provider": pipeline.provider or _default_provider(pipeline),
@@ -661,6 +662,7 @@ def _leaderboard_page(request, pipeline, form, error=None, status=200) -> HttpRe
         {
             "pipeline": pipeline,
             "board": board,
+            "fig8": selectors.category_win_rates(board),
             "form": form,
             "error": error,
             "api_url": request.build_absolute_uri(
