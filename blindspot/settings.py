@@ -163,6 +163,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Task queues, annotation and jobs for building vision-centric VLM benchmarks.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Several models have a ``status`` with its own choices; name each enum after its model.
+    "ENUM_NAME_OVERRIDES": {
+        "QueueStatusEnum": "annotator.models.TaskQueue.Status",
+        "JobStatusEnum": "annotator.models.Job.Status",
+    },
 }
 
 # Celery: Redis broker; eager in the embedded demo and in tests that do not need a worker.
