@@ -103,7 +103,11 @@ class Task(models.Model):
         UNDECIDED = "undecided", _("No decision")
         CANCELLED = "cancelled", _("Cancelled")
 
-    queue = models.ForeignKey(TaskQueue, on_delete=models.CASCADE, related_name="tasks")
+    # No single-column index: task_queue_state_idx and task_claim_idx lead with the queue. A
+    # plain one made the planner sort a whole new queue per claim while its statistics lagged.
+    queue = models.ForeignKey(
+        TaskQueue, on_delete=models.CASCADE, related_name="tasks", db_index=False
+    )
     payload = models.JSONField()
     gold = models.JSONField(null=True, blank=True)
     is_gold = models.BooleanField(default=False)
@@ -159,8 +163,12 @@ class Assignment(models.Model):
         REPORTED = "reported", _("Reported")
         EXPIRED = "expired", _("Expired")
 
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="assignments")
-    queue = models.ForeignKey(TaskQueue, on_delete=models.CASCADE, related_name="+")
+    # Served by assignment_one_per_person (task, …) and assignment_queue_idx (queue, …); the
+    # single-column indexes only cost writes and, with lagging statistics, bad plans.
+    task = models.ForeignKey(
+        Task, on_delete=models.CASCADE, related_name="assignments", db_index=False
+    )
+    queue = models.ForeignKey(TaskQueue, on_delete=models.CASCADE, related_name="+", db_index=False)
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
     )
@@ -194,8 +202,11 @@ class Assignment(models.Model):
 class Annotation(models.Model):
     """One person's answer to one task. Immutable: services only ever insert."""
 
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="annotations")
-    queue = models.ForeignKey(TaskQueue, on_delete=models.CASCADE, related_name="+")
+    # Served by annotation_one_per_person (task, …) and annotation_queue_person_idx (queue, …).
+    task = models.ForeignKey(
+        Task, on_delete=models.CASCADE, related_name="annotations", db_index=False
+    )
+    queue = models.ForeignKey(TaskQueue, on_delete=models.CASCADE, related_name="+", db_index=False)
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotations"
     )

@@ -27,12 +27,18 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
         return frozenset()
     cached = getattr(user, "_blindspot_roles", None)
     if cached is None:
-        names = set(user.groups.values_list("name", flat=True))
-        if user.is_superuser:
-            names.add(ADMIN)
-        cached = frozenset(n for n in names if n in ALL_ROLES)
-        user._blindspot_roles = cached  # type: ignore[union-attr]
+        cached = remember_roles(user, user.groups.values_list("name", flat=True))  # type: ignore[arg-type]
     return cached
+
+
+def remember_roles(user: AbstractBaseUser, group_names: Iterable[str]) -> frozenset[str]:
+    """Set the user's roles for this request from group names read with the user."""
+    names = set(group_names)
+    if user.is_superuser:
+        names.add(ADMIN)
+    roles = frozenset(n for n in names if n in ALL_ROLES)
+    user._blindspot_roles = roles  # type: ignore[attr-defined]
+    return roles
 
 
 def has_role(user: AbstractBaseUser | AnonymousUser, roles: Iterable[str]) -> bool:

@@ -18,7 +18,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, F, OuterRef, Value
+from django.db.models.functions import Greatest
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -35,6 +36,7 @@ from .models import (
     TaskQueue,
 )
 from .outcomes import run_outcome_handler
+from .rows import Shape
 
 
 class ServiceError(Exception):
@@ -138,18 +140,22 @@ def queue_update(*, queue: TaskQueue, **fields: Any) -> TaskQueue:
     if unknown:
         raise Invalid(f"Unknown queue fields: {', '.join(sorted(unknown))}")
     with transaction.atomic():
-        queue = TaskQueue.objects.select_for_update().get(pk=queue.pk)
+        # FOR NO KEY UPDATE: claims and submits check their deferred foreign keys to the queue
+        # (FOR KEY SHARE) at commit, while this update may wait for their task rows; a full
+        # FOR UPDATE here would deadlock with them.
+        queue = TaskQueue.objects.select_for_update(no_key=True).get(pk=queue.pk)
         for name, value in fields.items():
             setattr(queue, name, value)
         _check_queue(queue)
         queue.save()
         if "redundancy" in fields:
             # Open tasks that have not escalated follow the new redundancy, never below their
-            # live + done assignments.
-            for task in Task.objects.filter(queue=queue, state=Task.State.OPEN, escalations=0):
-                required = max(queue.redundancy, task.active_count)
-                if required != task.required:
-                    Task.objects.filter(pk=task.pk).update(required=required)
+            # live + done assignments. One UPDATE, so each row's count is read under its row
+            # lock: a claim or an escalation committing meanwhile is taken into account (a
+            # count read beforehand could be stale and break task_active_lte_required).
+            Task.objects.filter(queue=queue, state=Task.State.OPEN, escalations=0).exclude(
+                required=Greatest(Value(queue.redundancy), F("active_count"))
+            ).update(required=Greatest(Value(queue.redundancy), F("active_count")))
     return queue
 
 
@@ -353,10 +359,17 @@ def _free_slots(queue: TaskQueue, annotator):
     )
 
 
-# PostgreSQL: the whole claim is one statement and one round trip. It takes the fullest open slot
-# this person may take with FOR UPDATE SKIP LOCKED (walking task_claim_idx), counts it, and
-# inserts the lease, or revives this person's own expired lease on that task.
-_PG_CLAIM = """
+_ASSIGNMENT = Shape(Assignment, "a")
+_TASK = Shape(Task, "t")
+_QUEUE = Shape(TaskQueue, "q")
+
+# PostgreSQL: the whole claim is one statement and one round trip, atomic by itself (no
+# transaction or savepoint of its own). It takes the fullest open slot this person may take with
+# FOR UPDATE SKIP LOCKED (walking task_claim_idx), inserts the lease or revives this person's own
+# expired lease on that task, and counts the slot only if a lease came out. When two claims of
+# the same person race, the second one's insert meets the first one's live lease and returns
+# nothing, so nothing is counted and the statement answers no row.
+_PG_CLAIM = f"""
 WITH picked AS (
     SELECT t.id FROM annotator_task t
     WHERE t.queue_id = %(queue)s AND t.state = 'open' AND NOT t.is_gold
@@ -367,59 +380,45 @@ WITH picked AS (
     ORDER BY (t.required - t.active_count), t.id
     LIMIT 1
     FOR UPDATE OF t SKIP LOCKED
-), counted AS (
-    UPDATE annotator_task t SET active_count = t.active_count + 1
-    FROM picked WHERE t.id = picked.id
-    RETURNING t.*
 ), leased AS (
     INSERT INTO annotator_assignment (task_id, queue_id, annotator_id, state, is_gold,
                                       leased_at, expires_at, presentation, report_reason)
     SELECT id, %(queue)s, %(person)s, 'leased', false, %(now)s, %(expires)s,
            %(presentation)s::jsonb, ''
-    FROM counted
+    FROM picked
     ON CONFLICT (task_id, annotator_id) DO UPDATE
         SET state = 'leased', leased_at = EXCLUDED.leased_at, expires_at = EXCLUDED.expires_at,
             finished_at = NULL, presentation = EXCLUDED.presentation
         WHERE annotator_assignment.state = 'expired'
-    RETURNING id
+    RETURNING id, task_id
+), counted AS (
+    UPDATE annotator_task t SET active_count = t.active_count + 1
+    FROM leased WHERE t.id = leased.task_id
+    RETURNING {_TASK.columns}
 )
-SELECT leased.id AS assignment_id, counted.* FROM counted LEFT JOIN leased ON TRUE
+SELECT leased.id, counted.* FROM leased JOIN counted ON TRUE
 """
-
-
-class _ClaimRace(Exception):
-    """The picked task already holds a live lease of this person (two claims at once)."""
 
 
 def _claim_regular_pg(queue: TaskQueue, annotator, now) -> Assignment | None:
     presentation = get_kind(queue.kind).presentation(random.Random())
     expires = now + queue.lease_ttl
-    try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                _PG_CLAIM,
-                {
-                    "queue": queue.pk,
-                    "person": annotator.pk,
-                    "now": now,
-                    "expires": expires,
-                    "presentation": json.dumps(presentation),
-                },
-            )
-            row = cursor.fetchone()
-            if row is None:
-                return None
-            columns = [c.name for c in cursor.description]
-            if row[0] is None:
-                raise _ClaimRace  # roll the count back with the savepoint
-    except _ClaimRace:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _PG_CLAIM,
+            {
+                "queue": queue.pk,
+                "person": annotator.pk,
+                "now": now,
+                "expires": expires,
+                "presentation": json.dumps(presentation),
+            },
+        )
+        row = cursor.fetchone()
+    if row is None:
         return None
-    fields = dict(zip(columns[1:], row[1:], strict=True))
-    fields.pop("queue_id")
-    for name in ("payload", "gold", "outcome"):
-        if isinstance(fields[name], str):
-            fields[name] = json.loads(fields[name])
-    task = Task(queue=queue, **fields)
+    task = _TASK.build(row, 1)
+    task.queue = queue
     assignment = Assignment(
         pk=row[0],
         task=task,
@@ -432,8 +431,7 @@ def _claim_regular_pg(queue: TaskQueue, annotator, now) -> Assignment | None:
         presentation=presentation,
     )
     assignment._state.adding = False
-    assignment._state.db = task._state.db = connection.alias
-    task._state.adding = False
+    assignment._state.db = connection.alias
     return assignment
 
 
@@ -506,21 +504,32 @@ def _settle_qualification(enrollment: Enrollment, queue: TaskQueue) -> None:
     enrollment.save(update_fields=["state", "reason", "updated_at"])
 
 
-_STANDING_SQL = """
+# The person's standing in a queue, in one round trip: their enrollment state, and their live
+# lease there (if any) with its task.
+_STANDING_SQL = f"""
 SELECT
-    (SELECT a.id FROM annotator_assignment a
-     WHERE a.annotator_id = %s AND a.queue_id = %s AND a.state = 'leased' AND a.expires_at > %s
-     ORDER BY a.leased_at LIMIT 1),
-    (SELECT e.state FROM annotator_enrollment e WHERE e.queue_id = %s AND e.annotator_id = %s)
+    (SELECT e.state FROM annotator_enrollment e WHERE e.queue_id = %s AND e.annotator_id = %s),
+    {_ASSIGNMENT.columns}, {_TASK.columns}
+FROM (SELECT 1 AS one) AS one
+LEFT JOIN annotator_assignment a ON a.id = (
+    SELECT l.id FROM annotator_assignment l
+    WHERE l.annotator_id = %s AND l.queue_id = %s AND l.state = 'leased' AND l.expires_at > %s
+    ORDER BY l.leased_at LIMIT 1)
+LEFT JOIN annotator_task t ON t.id = a.task_id
 """
 
 
-def _standing(queue: TaskQueue, annotator, now) -> tuple[int | None, str | None]:
-    """This person's live lease in the queue (if any) and enrollment state, in one round trip."""
+def _standing(queue: TaskQueue, annotator, now) -> tuple[str | None, Assignment | None]:
+    """This person's enrollment state and live lease (with its task) in the queue."""
     when = connection.ops.adapt_datetimefield_value(now)
     with connection.cursor() as cursor:
-        cursor.execute(_STANDING_SQL, [annotator.pk, queue.pk, when, queue.pk, annotator.pk])
-        return cursor.fetchone()
+        cursor.execute(_STANDING_SQL, [queue.pk, annotator.pk, annotator.pk, queue.pk, when])
+        row = cursor.fetchone()
+    live = _ASSIGNMENT.build(row, 1)
+    if live is not None:
+        live.task = _TASK.build(row, 1 + _ASSIGNMENT.width)
+        live.queue = live.task.queue = queue
+    return row[0], live
 
 
 def assignment_claim(*, queue: TaskQueue, annotator, now=None) -> ClaimResult:
@@ -528,15 +537,8 @@ def assignment_claim(*, queue: TaskQueue, annotator, now=None) -> ClaimResult:
     now = now or timezone.now()
     if queue.status != TaskQueue.Status.OPEN:
         return ClaimResult(None, _("This queue is %(s)s.") % {"s": queue.get_status_display()})
-    live_id, standing = _standing(queue, annotator, now)
-    if live_id is not None:
-        live = _first_raw(
-            Assignment, "SELECT * FROM annotator_assignment WHERE id = %s", [live_id], lock=False
-        )
-        live.task = _first_raw(
-            Task, "SELECT * FROM annotator_task WHERE id = %s", [live.task_id], lock=False
-        )
-        live.queue = queue
+    standing, live = _standing(queue, annotator, now)
+    if live is not None:
         return ClaimResult(live)
     if standing == Enrollment.State.ACTIVE:
         enrollment = None  # the common case: nothing to check, nothing to load
@@ -612,52 +614,40 @@ def leases_expire(*, queue: TaskQueue | None = None, now=None, limit: int = 1000
     return expired
 
 
-def _first_raw(model, sql: str, params: list, *, lock: bool):
-    """One row by hand-written SQL: the hot paths skip the ORM's query compiler (~1 ms a query).
+_HELD_TASK_SQL = f"""
+SELECT {_TASK.columns}, {_QUEUE.columns}
+FROM annotator_task t JOIN annotator_taskqueue q ON q.id = t.queue_id
+WHERE t.id = %s
+"""
+_HELD_ASSIGNMENT_SQL = f"""
+SELECT {_ASSIGNMENT.columns} FROM annotator_assignment a
+WHERE a.task_id = %s AND a.annotator_id = %s
+"""
 
-    ``sql`` selects ``*`` from the model's table; the row becomes an instance via ``from_db``.
-    """
+
+def _fetch_one(sql: str, params: list, *, lock: str = "") -> tuple | None:
     if lock and connection.features.has_select_for_update:
-        sql += " FOR UPDATE"
-    if connection.vendor != "postgresql":
-        # Other backends need their converters (SQLite returns datetimes as text).
-        return next(iter(model.objects.raw(sql, params)), None)
+        sql += f" FOR UPDATE{lock}"
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        row = cursor.fetchone()
-        if row is None:
-            return None
-        columns = [c[0] for c in cursor.description]
-    by_column = dict(zip(columns, row, strict=True))
-    concrete = model._meta.concrete_fields
-    values = [
-        f.from_db_value(by_column[f.column], None, connection)
-        if hasattr(f, "from_db_value")
-        else by_column[f.column]
-        for f in concrete
-    ]
-    return model.from_db(connection.alias, [f.attname for f in concrete], values)
+        return cursor.fetchone()
 
 
 def _held_assignment(*, task_id: int, annotator, now) -> Assignment:
     """Lock the task, then this person's assignment on it (task first, as everywhere).
 
     Only the task row is locked, never the queue's: that would serialise a queue's submits.
+    Hand-written statements: this runs on every submit and heartbeat (see ``annotator.rows``).
     """
     if not 0 < task_id < 2**63:  # no such id can exist (and the database would refuse it)
         raise NotFound(_("No such task."))
-    task = _first_raw(Task, "SELECT * FROM annotator_task WHERE id = %s", [task_id], lock=True)
-    assignment = task and _first_raw(
-        Assignment,
-        "SELECT * FROM annotator_assignment WHERE task_id = %s AND annotator_id = %s",
-        [task_id, annotator.pk],
-        lock=True,
-    )
-    if assignment is None:
+    row = _fetch_one(_HELD_TASK_SQL, [task_id], lock=" OF t")
+    mine = row and _fetch_one(_HELD_ASSIGNMENT_SQL, [task_id, annotator.pk], lock=" OF a")
+    if not mine:
         raise NotFound(_("No such task."))
-    task.queue = _first_raw(
-        TaskQueue, "SELECT * FROM annotator_taskqueue WHERE id = %s", [task.queue_id], lock=False
-    )
+    assignment = _ASSIGNMENT.build(mine)
+    task = _TASK.build(row)
+    task.queue = _QUEUE.build(row, _TASK.width)
     assignment.task = task
     assignment.queue = task.queue
     return assignment
@@ -683,9 +673,31 @@ def _lease_lost(assignment: Assignment, now) -> Conflict | None:
     return Conflict(_("This task is no longer yours to answer."))
 
 
+# A live lease extended in one statement; it locks only the assignment row, and nothing else
+# while it waits, so it cannot deadlock with the task-first order of the other paths.
+_PG_HEARTBEAT = f"""
+UPDATE annotator_assignment a SET expires_at = %(now)s + q.lease_ttl
+FROM annotator_taskqueue q
+WHERE a.task_id = %(task)s AND a.annotator_id = %(person)s AND a.state = 'leased'
+  AND a.expires_at > %(now)s AND q.id = a.queue_id
+RETURNING {_ASSIGNMENT.columns}
+"""
+
+
 def assignment_heartbeat(*, task_id: int, annotator, now=None) -> Assignment:
-    """Extend a live lease by the queue's TTL (the open page calls this periodically)."""
+    """Extend a live lease by the queue's TTL (the open page calls this periodically).
+
+    The returned assignment's task and queue load lazily.
+    """
     now = now or timezone.now()
+    if connection.vendor == "postgresql" and 0 < task_id < 2**63:
+        # The common case in one round trip; anything else (no lease, a lost one) takes the
+        # locking path below, which says why.
+        with connection.cursor() as cursor:
+            cursor.execute(_PG_HEARTBEAT, {"now": now, "task": task_id, "person": annotator.pk})
+            row = cursor.fetchone()
+        if row is not None:
+            return _ASSIGNMENT.build(row)
     with transaction.atomic():
         assignment = _held_assignment(task_id=task_id, annotator=annotator, now=now)
         if (error := _lease_lost(assignment, now)) is not None:
@@ -799,6 +811,70 @@ def task_decide(*, task: Task, now=None) -> None:
     run_outcome_handler(task, decision)
 
 
+# PostgreSQL: store the answer, close the lease and count the answer in one round trip (the
+# caller holds the task's row lock).
+_PG_ANSWER = """
+WITH answer AS (
+    INSERT INTO annotator_annotation (task_id, queue_id, annotator_id, response, duration_ms,
+                                      is_gold, gold_correct, created_at)
+    VALUES (%(task)s, %(queue)s, %(person)s, %(response)s::jsonb, %(duration)s, %(gold)s,
+            %(correct)s, %(created)s)
+    RETURNING id
+), closed AS (
+    UPDATE annotator_assignment SET state = 'submitted', finished_at = %(now)s
+    WHERE id = %(assignment)s
+), counted AS (
+    UPDATE annotator_task SET done_count = done_count + 1
+    WHERE id = %(task)s AND NOT %(gold)s
+)
+SELECT id FROM answer
+"""
+
+
+def _answer_store(
+    assignment: Assignment, *, annotator, response: Any, duration_ms: int, correct, now
+) -> Annotation:
+    """Insert the annotation, mark the assignment submitted, count a regular answer."""
+    annotation = Annotation(
+        task=assignment.task,
+        queue=assignment.queue,
+        annotator=annotator,
+        response=response,
+        duration_ms=duration_ms,
+        is_gold=assignment.is_gold,
+        gold_correct=correct,
+        created_at=timezone.now(),
+    )
+    assignment.state = Assignment.State.SUBMITTED
+    assignment.finished_at = now
+    if connection.vendor != "postgresql":
+        annotation.save()
+        assignment.save(update_fields=["state", "finished_at"])
+        if not assignment.is_gold:
+            Task.objects.filter(pk=assignment.task_id).update(done_count=F("done_count") + 1)
+        return annotation
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _PG_ANSWER,
+            {
+                "task": assignment.task_id,
+                "queue": assignment.queue_id,
+                "person": assignment.annotator_id,
+                "response": json.dumps(response),
+                "duration": duration_ms,
+                "gold": assignment.is_gold,
+                "correct": correct,
+                "created": annotation.created_at,
+                "now": now,
+                "assignment": assignment.pk,
+            },
+        )
+        annotation.pk = cursor.fetchone()[0]
+    annotation._state.adding = False
+    annotation._state.db = connection.alias
+    return annotation
+
+
 def annotation_submit(
     *, task_id: int, annotator, response: Any, duration_ms: int = 0, now=None
 ) -> SubmitResult:
@@ -828,24 +904,19 @@ def annotation_submit(
             except SchemaError as exc:
                 raise Invalid(str(exc)) from exc
             correct = kind.is_correct(cleaned, task.gold) if assignment.is_gold else None
-            annotation = Annotation.objects.create(
-                task=task,
-                queue=queue,
+            annotation = _answer_store(
+                assignment,
                 annotator=annotator,
                 response=cleaned,
                 duration_ms=max(0, min(int(duration_ms or 0), 24 * 3600 * 1000)),
-                is_gold=assignment.is_gold,
-                gold_correct=correct,
+                correct=correct,
+                now=now,
             )
-            assignment.state = Assignment.State.SUBMITTED
-            assignment.finished_at = now
-            assignment.save(update_fields=["state", "finished_at"])
             created = True
             if assignment.is_gold:
                 _record_gold(queue, annotator, bool(correct))
             else:
-                Task.objects.filter(pk=task.pk).update(done_count=F("done_count") + 1)
-                task.done_count += 1
+                task.done_count += 1  # counted in the database by _answer_store
                 if task.done_count >= task.required and task.state == Task.State.OPEN:
                     task_decide(task=task, now=now)
         # The next task is claimed in the same transaction: one commit (one WAL flush) per

@@ -4,17 +4,20 @@
 Phase 1 (service layer): queues of 10k and 1M tasks, 50 simulated annotators, each a separate
 process with its own database connection, loop claim → (think) → submit for a bounded time.
 "Claim" is every call of ``services.assignment_claim`` — the first one and the one inside every
-submit that hands out the next task. Prints p50 / p95 / p99 claim latency, submit latency,
-submits per second, and p99(1M) / p99(10k).
+submit that hands out the next task. Each queue is measured for 60 s in 6 rounds of 10 s, the
+queues taking turns, so that the drifting load of a shared machine falls on both alike. Prints
+p50 / p95 / p99 claim latency, submit latency, submits per second, and p99(1M) / p99(10k).
 
 Phase 2 (HTTP): the app under gunicorn on 127.0.0.1, a 100k-task queue, 10 users with API
-tokens doing ``POST /api/queues/<id>/next/`` then ``POST /api/tasks/<id>/submit/``. Prints
-p50 / p95 / p99 for both calls (a submit also claims the next task; the ``next`` that follows
-returns that lease).
+tokens doing ``POST /api/queues/<id>/next/`` then ``POST /api/tasks/<id>/submit/`` over
+keep-alive connections, 60 s after a 5 s warm-up. Prints p50 / p95 / p99 for both calls as the
+client sees them (a submit also claims the next task; the ``next`` that follows returns that
+lease), and with ``--server-timing`` the workers' own times too.
 
-The script drops and recreates its own database (default ``blindspot_bench``) every run.
+Every phase prints the machine's load average while it measured. The script drops and recreates
+its own database (default ``blindspot_bench``) every run.
 
-    python benchmarks/claim_latency.py            # full run (~5 min on 2 cores)
+    python benchmarks/claim_latency.py            # full run (~6 min on 2 cores)
     python benchmarks/claim_latency.py --quick    # smoke run (~1 min)
 """
 
@@ -25,10 +28,12 @@ import json
 import multiprocessing as mp
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from http.client import HTTPConnection
@@ -127,15 +132,27 @@ def make_queue(project, size: int, title: str):
             """,
             [queue.pk, queue.redundancy, size],
         )
-        cur.execute("ANALYZE annotator_task")
-        cur.execute("ANALYZE annotator_assignment")
-    print(f"  {size:>9,} tasks inserted and analysed in {time.perf_counter() - t:.1f} s")
+        # Let the queue settle before it is measured, as autovacuum and the checkpointer would
+        # soon after a real import: the phase then times claims, not the aftermath of a bulk
+        # load (hint bits, an empty visibility map, a checkpoint flushing 1M new rows mid-run).
+        cur.execute("VACUUM (ANALYZE) annotator_task")
+        cur.execute("VACUUM (ANALYZE) annotator_assignment")
+        cur.execute("CHECKPOINT")
+    print(f"  {size:>9,} tasks inserted, vacuumed and analysed in {time.perf_counter() - t:.1f} s")
     return queue
 
 
 # --------------------------------------------------------------------------------------------
 # Statistics
 # --------------------------------------------------------------------------------------------
+def load_average() -> list[float]:
+    """The 1-minute load average: on a shared machine, the context every figure needs."""
+    try:
+        return [float(Path("/proc/loadavg").read_text().split()[0])]
+    except (OSError, ValueError):
+        return []
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -153,6 +170,8 @@ class Stats:
     empty: int = 0
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    server: dict[str, list[float]] = field(default_factory=dict)  # worker-side, HTTP only
+    loads: list[float] = field(default_factory=list)  # 1-min load average, start and end
 
     def merge(self, part: dict) -> None:
         self.claims += part["claims"]
@@ -160,6 +179,18 @@ class Stats:
         self.n_submits += part["n_submits"]
         self.empty += part["empty"]
         self.errors += part["errors"]
+
+    def absorb(self, other: Stats) -> None:
+        """Add the figures of another round on the same queue."""
+        self.merge(other.__dict__)
+        self.seconds += other.seconds
+        self.loads += other.loads
+
+    def load_text(self) -> str:
+        if not self.loads:
+            return "?"
+        low, high = min(self.loads), max(self.loads)
+        return f"{low:.2f}" if low == high else f"{low:.2f}–{high:.2f}"
 
     def line(self, what: str, values: list[float]) -> str:
         return (
@@ -172,8 +203,12 @@ class Stats:
 # --------------------------------------------------------------------------------------------
 # Phase 1: service layer
 # --------------------------------------------------------------------------------------------
-def service_annotator(queue_id, user_id, seconds, think, seed, start_at, out) -> None:
-    """One simulated annotator in its own process (own connection): claim → think → submit."""
+def service_annotator(queue_id, user_id, think, seed, window, out) -> None:
+    """One simulated annotator in its own process (own connection): claim → think → submit.
+
+    ``window`` is (start, record_from, end) in wall-clock seconds: the loop runs from start to
+    end, and only calls that begin at or after record_from are recorded (warm-up excluded).
+    """
     import django
 
     django.setup()
@@ -183,16 +218,19 @@ def service_annotator(queue_id, user_id, seconds, think, seed, start_at, out) ->
     from annotator import services
     from annotator.models import TaskQueue
 
+    start_at, record_from, end = window
     rng = random.Random(seed)
     part = {"claims": [], "submits": [], "n_submits": 0, "empty": 0, "errors": []}
     original = services.assignment_claim
 
     def timed_claim(**kwargs):
         t = time.perf_counter()
+        began = time.time()
         try:
             return original(**kwargs)
         finally:
-            part["claims"].append(time.perf_counter() - t)
+            if began >= record_from:
+                part["claims"].append(time.perf_counter() - t)
 
     # annotation_submit looks the name up at call time, so its next-task claim is timed too.
     services.assignment_claim = timed_claim
@@ -201,9 +239,8 @@ def service_annotator(queue_id, user_id, seconds, think, seed, start_at, out) ->
         person = get_user_model().objects.get(pk=user_id)
         # People do not arrive in the same millisecond: each starts within one think time.
         time.sleep(max(0.0, start_at - time.time()) + rng.uniform(0, think[1] if think else 0))
-        end = time.monotonic() + seconds
         got = services.assignment_claim(queue=queue, annotator=person)
-        while time.monotonic() < end:
+        while time.time() < end:
             if got.assignment is None:
                 part["empty"] += 1
                 if got.retry_after is None:
@@ -214,6 +251,7 @@ def service_annotator(queue_id, user_id, seconds, think, seed, start_at, out) ->
             if think:
                 time.sleep(rng.uniform(*think))
             t = time.perf_counter()
+            began = time.time()
             try:
                 result = services.annotation_submit(
                     task_id=got.assignment.task_id,
@@ -225,8 +263,9 @@ def service_annotator(queue_id, user_id, seconds, think, seed, start_at, out) ->
                 part["errors"].append(exc.message)
                 got = services.assignment_claim(queue=queue, annotator=person)
                 continue
-            part["submits"].append(time.perf_counter() - t)
-            part["n_submits"] += 1
+            if began >= record_from:
+                part["submits"].append(time.perf_counter() - t)
+                part["n_submits"] += 1
             got = result.next
     except Exception as exc:  # noqa: BLE001 - reported by the parent
         part["errors"].append(f"{type(exc).__name__}: {exc}")
@@ -235,57 +274,89 @@ def service_annotator(queue_id, user_id, seconds, think, seed, start_at, out) ->
         out.put(part)
 
 
-def run_processes(target, arg_sets: list[tuple], label: str, seconds: float) -> Stats:
+def run_processes(
+    target, arg_sets: list[tuple], label: str, seconds: float, warmup: float, at_record=None
+) -> Stats:
+    """Run one process per argument set for ``warmup`` + ``seconds``; the figures cover the
+    last ``seconds`` only. ``at_record`` runs when recording starts."""
     from django.db import connections
 
     connections.close_all()  # children must not share the parent's socket
     ctx = mp.get_context("fork")
     out = ctx.Queue()
     start_at = time.time() + 1.5 + 0.02 * len(arg_sets)
-    procs = [ctx.Process(target=target, args=(*a, start_at, out)) for a in arg_sets]
+    record_from = start_at + warmup
+    window = (start_at, record_from, record_from + seconds)
+    procs = [ctx.Process(target=target, args=(*a, window, out)) for a in arg_sets]
     for p in procs:
         p.start()
+    if at_record is not None:
+        time.sleep(max(0.0, record_from - time.time()))
+        at_record()
     stats = Stats(label)
+    stats.loads = load_average()
     for _ in procs:
-        stats.merge(out.get(timeout=seconds + 120))
+        stats.merge(out.get(timeout=warmup + seconds + 120))
     for p in procs:
         p.join(timeout=30)
     stats.seconds = seconds
+    stats.loads += load_average()
     return stats
 
 
 def explain_claim(queue, person) -> str:
-    """EXPLAIN ANALYZE of the claim query for one annotator (rolled back)."""
-    from django.db import transaction
-    from django.db.models import F
+    """EXPLAIN (ANALYZE, BUFFERS) of the claim statement for one annotator (rolled back)."""
+    from django.db import connection, transaction
+    from django.utils import timezone
 
     from annotator import services
-    from annotator.models import Task
 
-    qs = (
-        Task.objects.select_for_update(skip_locked=True)
-        .filter(queue=queue, state=Task.State.OPEN, is_gold=False, active_count__lt=F("required"))
-        .exclude(services._not_answered_by(person))
-        .order_by(F("required") - F("active_count"), "id")[:1]
-    )
-    with transaction.atomic():
-        plan = qs.explain(analyze=True, buffers=True)
+    now = timezone.now()
+    params = {
+        "queue": queue.pk,
+        "person": person.pk,
+        "now": now,
+        "expires": now + queue.lease_ttl,
+        "presentation": "{}",
+    }
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + services._PG_CLAIM, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
         transaction.set_rollback(True)
     return plan
 
 
-def service_phase(project, people, size, args) -> Stats:
-    queue = make_queue(project, size, f"bench {size}")
+def service_phase(project, people, sizes: list[int], args) -> list[Stats]:
+    """Measure each queue for ``args.seconds`` in ``args.rounds`` rounds, taking the queues in
+    turn (10k, 1M, 10k, 1M, …): the load of a shared machine drifts over minutes, and a ratio of
+    two tails measured minutes apart would mostly measure that drift."""
+    queues = [make_queue(project, size, f"bench {size}") for size in sizes]
     think = (args.think_min / 1000, args.think_max / 1000) if args.think_max else None
-    arg_sets = [
-        (queue.pk, p.pk, args.seconds, think, i) for i, p in enumerate(people[: args.annotators])
-    ]
-    print(f"  {len(arg_sets)} annotators for {args.seconds:.0f} s …", flush=True)
-    stats = run_processes(service_annotator, arg_sets, f"{size:,} tasks", args.seconds)
+    annotators = people[: args.annotators]
+    seconds = args.seconds / args.rounds
+    print(
+        f"  {len(annotators)} annotators per queue; {args.rounds} round(s) per queue of "
+        f"{args.round_warmup:g} s warm-up + {seconds:g} s, queues in turn …",
+        flush=True,
+    )
+    results = [Stats(f"{size:,} tasks") for size in sizes]
+    for number in range(1, args.rounds + 1):
+        for queue, stats in zip(queues, results, strict=True):
+            arg_sets = [(queue.pk, p.pk, think, i) for i, p in enumerate(annotators)]
+            part = run_processes(
+                service_annotator, arg_sets, stats.label, seconds, args.round_warmup
+            )
+            print(
+                f"    round {number}, {stats.label:>16}: claim p50 {pct(part.claims, 50):5.2f} ms"
+                f"  p99 {pct(part.claims, 99):6.2f} ms  (load average {part.load_text()})",
+                flush=True,
+            )
+            stats.absorb(part)
     if args.explain:
-        print("  EXPLAIN ANALYZE of the claim query after the run:")
-        print("    " + explain_claim(queue, people[-1]).replace("\n", "\n    "))
-    return stats
+        for queue in queues:
+            print(f"  EXPLAIN ANALYZE of the claim query on {queue.title!r} after the run:")
+            print("    " + explain_claim(queue, people[-1]).replace("\n", "\n    "))
+    return results
 
 
 # --------------------------------------------------------------------------------------------
@@ -297,11 +368,39 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_gunicorn(env: dict, port: int, workers: int, threads: int) -> subprocess.Popen:
+# Gunicorn settings of the HTTP phase beyond the command line (written to a temporary file).
+GUNICORN_CONF = """
+import gc
+
+
+def post_worker_init(worker):
+    # The ~250k objects a worker holds after start-up (Django, DRF, numpy, …) live for its whole
+    # life. Freezing them keeps them out of the cyclic collector, whose full passes would
+    # otherwise scan all of them in the middle of a request (about 100 ms on 2 cores).
+    if {freeze}:
+        gc.collect()
+        gc.freeze()
+"""
+
+
+def start_gunicorn(
+    env: dict,
+    port: int,
+    workers: int,
+    threads: int,
+    *,
+    workdir: Path,
+    freeze: bool,
+    access_log: Path | None = None,
+) -> subprocess.Popen:
     gunicorn = Path(sys.executable).with_name("gunicorn")
+    conf = workdir / "gunicorn_bench.conf.py"
+    conf.write_text(GUNICORN_CONF.format(freeze=freeze))
     cmd = [
         str(gunicorn) if gunicorn.exists() else "gunicorn",
         "blindspot.wsgi:application",
+        "--config",
+        str(conf),
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",
@@ -313,6 +412,9 @@ def start_gunicorn(env: dict, port: int, workers: int, threads: int) -> subproce
         "--log-level",
         "warning",
     ]
+    if access_log is not None:
+        # %(D)s: microseconds from the worker taking the request to the response's last byte.
+        cmd += ["--access-logfile", str(access_log), "--access-logformat", "%(m)s %(U)s %(D)s"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env}, start_new_session=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -339,31 +441,36 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def http_user(port, queue_id, token, seconds, think, seed, start_at, out) -> None:
-    """One API user: POST next → (think) → POST submit, over one keep-alive connection."""
+def http_user(port, queue_id, token, think, seed, window, out) -> None:
+    """One API user: POST next → (think) → POST submit, over one keep-alive connection.
+
+    Latency is the client's: from sending the request to having read the whole response.
+    """
+    start_at, record_from, end = window
     rng = random.Random(seed)
     part = {"claims": [], "submits": [], "n_submits": 0, "empty": 0, "errors": []}
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
     conn = HTTPConnection("127.0.0.1", port, timeout=30)
 
-    def post(path: str, body: dict | None = None) -> tuple[int, dict, float]:
+    def post(path: str, body: dict | None = None) -> tuple[int, dict, float, bool]:
         data = json.dumps(body).encode() if body is not None else b""
+        recorded = time.time() >= record_from
         t = time.perf_counter()
         conn.request("POST", path, body=data, headers=headers)
         response = conn.getresponse()
         raw = response.read()
         elapsed = time.perf_counter() - t
-        return response.status, json.loads(raw or b"{}"), elapsed
+        return response.status, json.loads(raw or b"{}"), elapsed, recorded
 
     try:
         time.sleep(max(0.0, start_at - time.time()) + rng.uniform(0, think[1] if think else 0))
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            status, body, elapsed = post(f"/api/queues/{queue_id}/next/")
+        while time.time() < end:
+            status, body, elapsed, recorded = post(f"/api/queues/{queue_id}/next/")
             if status != 200:
                 part["errors"].append(f"next {status}: {body}")
                 break
-            part["claims"].append(elapsed)
+            if recorded:
+                part["claims"].append(elapsed)
             task = body["task"]
             if task is None:
                 part["empty"] += 1
@@ -374,17 +481,30 @@ def http_user(port, queue_id, token, seconds, think, seed, start_at, out) -> Non
             if think:
                 time.sleep(rng.uniform(*think))
             answer = {"response": {"answer": rng.choice(["Yes", "No"])}, "duration_ms": 1500}
-            status, body, elapsed = post(f"/api/tasks/{task['id']}/submit/", answer)
+            status, body, elapsed, recorded = post(f"/api/tasks/{task['id']}/submit/", answer)
             if status not in (200, 201):
                 part["errors"].append(f"submit {status}: {body}")
                 continue
-            part["submits"].append(elapsed)
-            part["n_submits"] += 1
+            if recorded:
+                part["submits"].append(elapsed)
+                part["n_submits"] += 1
     except Exception as exc:  # noqa: BLE001 - reported by the parent
         part["errors"].append(f"{type(exc).__name__}: {exc}")
     finally:
         conn.close()
         out.put(part)
+
+
+def read_server_times(access_log: Path) -> dict[str, list[float]]:
+    """Seconds per request as the workers saw them, from the access log (``%(D)s``)."""
+    times: dict[str, list[float]] = {"next": [], "submit": []}
+    for line in access_log.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "POST":
+            what = parts[1].rstrip("/").rsplit("/", 1)[-1]
+            if what in times:
+                times[what].append(int(parts[2]) / 1e6)
+    return times
 
 
 def http_phase(project, people, args, env) -> Stats:
@@ -394,35 +514,56 @@ def http_phase(project, people, args, env) -> Stats:
     users = people[: args.http_users]
     tokens = dict(Token.objects.filter(user__in=users).values_list("user_id", "key"))
     port = free_port()
-    proc = start_gunicorn(env, port, args.gunicorn_workers, args.gunicorn_threads)
+    workdir = Path(tempfile.mkdtemp(prefix="claim-bench-"))
+    access_log = workdir / "access.log" if args.server_timing else None
+    proc = start_gunicorn(
+        env,
+        port,
+        args.gunicorn_workers,
+        args.gunicorn_threads,
+        workdir=workdir,
+        freeze=args.gc_freeze,
+        access_log=access_log,
+    )
     print(
         f"  gunicorn on 127.0.0.1:{port} ({args.gunicorn_workers} workers × "
-        f"{args.gunicorn_threads} threads, gthread); {len(users)} users for {args.seconds:.0f} s …",
+        f"{args.gunicorn_threads} threads, gthread, gc.freeze {'on' if args.gc_freeze else 'off'})"
+        f"; {len(users)} users for {args.warmup:g} s warm-up + {args.seconds:g} s …",
         flush=True,
     )
     think = (args.think_min / 1000, args.think_max / 1000) if args.think_max else None
+
+    def start_recording() -> None:
+        if access_log is not None:
+            os.truncate(access_log, 0)  # the workers append: warm-up lines go, new ones stay
+
     try:
-        warm = HTTPConnection("127.0.0.1", port, timeout=10)
-        auth = {"Authorization": f"Token {next(iter(tokens.values()))}"}
-        for _ in range(2 * args.gunicorn_workers * args.gunicorn_threads):
-            warm.request("GET", "/api/queues/", headers=auth)
-            warm.getresponse().read()
-        warm.close()
-        arg_sets = [
-            (port, queue.pk, tokens[u.pk], args.seconds, think, i) for i, u in enumerate(users)
-        ]
-        return run_processes(http_user, arg_sets, f"HTTP {args.http_tasks:,} tasks", args.seconds)
+        arg_sets = [(port, queue.pk, tokens[u.pk], think, i) for i, u in enumerate(users)]
+        stats = run_processes(
+            http_user,
+            arg_sets,
+            f"HTTP {args.http_tasks:,} tasks",
+            args.seconds,
+            args.warmup,
+            start_recording,
+        )
     finally:
         stop(proc)
+    if access_log is not None:
+        stats.server = read_server_times(access_log)
+    shutil.rmtree(workdir, ignore_errors=True)
+    return stats
 
 
 # --------------------------------------------------------------------------------------------
 # Main
 # --------------------------------------------------------------------------------------------
 def report(stats: Stats, claim_name: str = "claim") -> None:
-    print(f"\n[{stats.label}]")
+    print(f"\n[{stats.label}]  (load average {stats.load_text()} while measuring)")
     print(stats.line(claim_name, stats.claims))
     print(stats.line("submit (+ next claim)", stats.submits))
+    for what, values in stats.server.items():
+        print(stats.line(f"  server: {what}", values))
     rate = stats.n_submits / stats.seconds if stats.seconds else 0
     print(f"  submits/s              {rate:8.1f}   ({stats.n_submits} in {stats.seconds:.0f} s)")
     if stats.empty:
@@ -442,19 +583,45 @@ def main() -> int:
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", DEFAULT_URL))
     parser.add_argument("--sizes", default="10000,1000000", help="service-layer queue sizes")
     parser.add_argument("--annotators", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=20.0, help="duration of each phase")
+    parser.add_argument(
+        "--seconds", type=float, default=60.0, help="measured seconds per queue and for HTTP"
+    )
+    parser.add_argument(
+        "--warmup", type=float, default=5.0, help="HTTP: seconds run before measuring"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=6, help="service layer: rounds per queue, queues in turn"
+    )
+    parser.add_argument(
+        "--round-warmup",
+        type=float,
+        default=3.0,
+        help="service layer: seconds run before measuring, in each round",
+    )
     parser.add_argument("--think-min", type=float, default=500.0, help="ms before a submit")
     parser.add_argument("--think-max", type=float, default=1500.0, help="0 = no think time")
     parser.add_argument("--http-tasks", type=int, default=100_000)
     parser.add_argument("--http-users", type=int, default=10)
     parser.add_argument("--gunicorn-workers", type=int, default=3)
     parser.add_argument("--gunicorn-threads", type=int, default=4)
+    parser.add_argument(
+        "--no-gc-freeze",
+        dest="gc_freeze",
+        action="store_false",
+        help="do not freeze each worker's start-up objects (gc.freeze)",
+    )
+    parser.add_argument(
+        "--server-timing",
+        action="store_true",
+        help="also print the workers' own request times (gunicorn access log)",
+    )
     parser.add_argument("--skip-service", action="store_true")
     parser.add_argument("--skip-http", action="store_true")
     parser.add_argument("--explain", action="store_true", help="print EXPLAIN ANALYZE")
     args = parser.parse_args()
     if args.quick:
-        args.sizes, args.annotators, args.seconds = "2000,50000", 10, 5.0
+        args.sizes, args.annotators, args.seconds, args.warmup = "2000,50000", 10, 6.0, 2.0
+        args.rounds, args.round_warmup = 2, 1.0
         args.http_tasks, args.http_users = 5000, 3
     if not args.database_url.startswith(("postgres://", "postgresql://")):
         raise SystemExit("the benchmark needs PostgreSQL: --database-url postgres://…")
@@ -473,8 +640,7 @@ def main() -> int:
     results: list[Stats] = []
     if not args.skip_service:
         print("\nPhase 1: service layer")
-        for size in [int(s) for s in args.sizes.split(",")]:
-            results.append(service_phase(project, people, size, args))
+        results = service_phase(project, people, [int(s) for s in args.sizes.split(",")], args)
     http = None
     if not args.skip_http:
         print("\nPhase 2: HTTP")

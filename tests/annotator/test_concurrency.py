@@ -265,3 +265,44 @@ def test_a_slot_locked_for_an_instant_is_not_no_more_tasks():
         release.set()
         holder.join(10)
     assert services.assignment_claim(queue=queue, annotator=person).assignment.task_id == task.pk
+
+
+def test_lowering_redundancy_while_a_claim_commits_keeps_the_counts_valid():
+    # Given a task with one live lease of its two slots, and a second claim on it that holds
+    # the task's row lock and has not committed yet
+    queue = make_queue(1)
+    first, second = make_people("lowering", 2)
+    services.assignment_claim(queue=queue, annotator=first)
+    claimed, release = threading.Event(), threading.Event()
+    problems: list[BaseException] = []
+
+    def claim_and_hold():
+        try:
+            with transaction.atomic():
+                got = services.assignment_claim(queue=queue, annotator=second)
+                assert got.assignment is not None
+                claimed.set()
+                release.wait(30)
+        except BaseException as exc:  # noqa: BLE001 - reported to the main thread
+            problems.append(exc)
+            claimed.set()
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=claim_and_hold, daemon=True)
+    holder.start()
+    assert claimed.wait(10)
+    # When a curator lowers the redundancy to 1 meanwhile (the claim commits half a second
+    # later, while the update waits for the row)
+    threading.Timer(0.5, release.set).start()
+    try:
+        updated = services.queue_update(queue=queue, redundancy=1)
+    finally:
+        release.set()
+        holder.join(timeout=30)
+    # Then the update counted the committed claim: both leases stand and no IntegrityError
+    assert problems == []
+    assert updated.redundancy == 1
+    task = Task.objects.get(queue=queue)
+    assert (task.active_count, task.required) == (2, 2)
+    assert Assignment.objects.filter(task=task, state=Assignment.State.LEASED).count() == 2
