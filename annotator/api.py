@@ -54,6 +54,8 @@ from .serializers import (
     SubmitOut,
     TaskOut,
     TaskRowIn,
+    TasksCancelIn,
+    TasksCancelOut,
     check_storable_json,
 )
 
@@ -232,7 +234,7 @@ class QueueDetailApi(ApiView):
     def patch(self, request, queue_id: int):
         queue = self.queue(queue_id, manage=True)
         fields = self.valid(QueueFieldsIn).to_service_fields()
-        queue = services.queue_update(queue=queue, **fields)
+        queue = services.queue_update(queue=queue, by=request.user, **fields)
         return Response(self._out(queue))
 
 
@@ -338,6 +340,33 @@ class QueueTasksApi(ApiView):
         rows = _task_rows(request.data)
         created = services.tasks_bulk_create(queue=queue, rows=rows)
         return Response({"created": created}, status=status.HTTP_201_CREATED)
+
+
+class QueueTasksCancelApi(ApiView):
+    """Cancel open tasks of a queue: they are never offered again and their leases end.
+
+    The body is ``{"ids": [task ids], "reason": "optional text"}``. All or nothing: an id that
+    is not a task of this queue answers 400 and nothing changes. Tasks already finished
+    (decided, undecided or cancelled) are skipped and counted. Whoever holds a lease on a
+    cancelled task gets 409 on submit: the curator withdrew it.
+    """
+
+    roles = (CURATOR,)
+    serializer_class = TasksCancelOut
+
+    @extend_schema(request=TasksCancelIn, responses={200: TasksCancelOut, **ERRORS})
+    def post(self, request, queue_id: int):
+        queue = self.queue(queue_id, manage=True)
+        data = self.valid(TasksCancelIn).validated_data
+        result = services.tasks_cancel(queue=queue, task_ids=data["ids"], reason=data["reason"])
+        return Response(
+            {
+                "cancelled": result.cancelled,
+                "skipped": result.skipped,
+                "leases_ended": result.leases_ended,
+                "message": result.message,
+            }
+        )
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,6 +9,11 @@ urlpatterns = [
     path("queues/<int:queue_id>/", api.QueueDetailApi.as_view(), name="api-queue"),
     path("queues/<int:queue_id>/status/", api.QueueStatusApi.as_view(), name="api-queue-status"),
     path("queues/<int:queue_id>/tasks/", api.QueueTasksApi.as_view(), name="api-queue-tasks"),
+    path(
+        "queues/<int:queue_id>/tasks/cancel/",
+        api.QueueTasksCancelApi.as_view(),
+        name="api-queue-tasks-cancel",
+    ),
     path("queues/<int:queue_id>/next/", api.NextApi.as_view(), name="api-next"),
     path(
         "queues/<int:queue_id>/outcomes/",

@@ -13,6 +13,7 @@ from typing import Any
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from . import services
 from .models import Job, TaskQueue
@@ -87,5 +88,32 @@ def import_tasks(self, job_id: int) -> None:
         created = services.tasks_bulk_create(queue=queue, rows=rows)
         services.job_progress(job_id=job.pk, done=created, message=f"Imported {created} tasks")
         return {"created": created, "queue_id": queue.pk}
+
+    run_job(self, job_id, work)
+
+
+@shared_task(name="annotator.settle_tasks", **JOB_OPTIONS)
+def settle_tasks(self, job_id: int) -> None:
+    """Decide the tasks a lowered redundancy left complete (``services.tasks_settle``).
+
+    Enqueued by ``services.queue_update`` when there are many; batches commit one by one, so
+    a redelivered or retried job continues with the tasks still open.
+    """
+
+    def work(job: Job) -> dict:
+        queue = TaskQueue.objects.filter(pk=job.params["queue_id"]).first()
+        if queue is None:  # deleted meanwhile: nothing left to decide
+            return {"queue_id": job.params["queue_id"], "decided": 0, "undecided": 0}
+
+        def report(done: int, total: int) -> None:
+            services.job_progress(
+                job_id=job.pk,
+                done=done,
+                total=total,
+                message=_("%(done)d of %(total)d tasks settled") % {"done": done, "total": total},
+            )
+
+        counts = services.tasks_settle(queue=queue, progress=report)
+        return {"queue_id": queue.pk, **counts}
 
     run_job(self, job_id, work)

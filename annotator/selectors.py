@@ -96,22 +96,35 @@ def annotated_today(user) -> int:
 
 
 def queue_progress(queue_ids: list[int]) -> dict[int, dict]:
-    """Counts per queue: open, leased, done, decided, undecided, escalated."""
+    """Counts per queue: open, leased, done, decided, undecided, escalated, cancelled.
+
+    Cancelled tasks were withdrawn from the work: ``total`` (and so ``percent``) leaves them
+    out, and ``cancelled`` counts them.
+    """
     now = timezone.now()
+    cancelled = Q(state=Task.State.CANCELLED)
     rows = (
         Task.objects.filter(queue_id__in=queue_ids, is_gold=False)
         .values("queue_id")
         .annotate(
-            total=Count("id"),
+            total=Count("id", filter=~cancelled),
             open=Count("id", filter=Q(state=Task.State.OPEN)),
             decided=Count("id", filter=Q(state=Task.State.DECIDED)),
             undecided=Count("id", filter=Q(state=Task.State.UNDECIDED)),
-            escalated=Count("id", filter=Q(escalations__gt=0)),
-            gold=Count("id", filter=Q(is_gold=True)),
+            escalated=Count("id", filter=Q(escalations__gt=0) & ~cancelled),
+            cancelled=Count("id", filter=cancelled),
         )
     )
     out = {
-        qid: {"total": 0, "open": 0, "decided": 0, "undecided": 0, "escalated": 0, "leased": 0}
+        qid: {
+            "total": 0,
+            "open": 0,
+            "decided": 0,
+            "undecided": 0,
+            "escalated": 0,
+            "cancelled": 0,
+            "leased": 0,
+        }
         for qid in queue_ids
     }
     for row in rows:

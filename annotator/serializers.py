@@ -139,7 +139,7 @@ class QueueOut(serializers.ModelSerializer):
             "nullable": True,
             "additionalProperties": {"type": "integer"},
             "description": "Task counts: total, open, leased, done, decided, undecided, "
-            "escalated, gold, percent.",
+            "escalated, cancelled, gold, percent. Cancelled tasks are not in total.",
         }
     )
     def get_progress(self, queue: TaskQueue) -> dict | None:
@@ -171,6 +171,39 @@ class TaskOut(serializers.ModelSerializer):
             "created_at",
             "decided_at",
         ]
+
+
+MAX_CANCEL_IDS = 10_000
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer: no numeric strings, booleans or fractions."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class TasksCancelIn(serializers.Serializer):
+    ids = serializers.ListField(
+        child=StrictIntegerField(min_value=1, max_value=2**63 - 1),
+        min_length=1,
+        max_length=MAX_CANCEL_IDS,
+        help_text="Ids of tasks of this queue.",
+    )
+    reason = serializers.CharField(max_length=2000, allow_blank=True, required=False, default="")
+
+
+class TasksCancelOut(serializers.Serializer):
+    cancelled = serializers.IntegerField(help_text="Open tasks cancelled now.")
+    skipped = serializers.IntegerField(
+        help_text="Tasks already decided, undecided or cancelled: left as they were."
+    )
+    leases_ended = serializers.IntegerField(
+        help_text="Live leases ended; their holders' submits answer 409."
+    )
+    message = serializers.CharField()
 
 
 class TaskRowIn(serializers.Serializer):

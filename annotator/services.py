@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -22,6 +22,7 @@ from django.db.models import Exists, F, OuterRef, Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from . import roles
 from .kinds import SchemaError, get_kind
@@ -135,7 +136,19 @@ def queue_create(*, project: Project, kind: str, title: str, **fields: Any) -> T
     return queue
 
 
-def queue_update(*, queue: TaskQueue, **fields: Any) -> TaskQueue:
+# A lowered redundancy can leave tasks whose answers already reach what they require: up to this
+# many are decided in the curator's request, more in a job (one code path: tasks_settle).
+SETTLE_INLINE_MAX = 100
+
+
+def queue_update(*, queue: TaskQueue, by=None, **fields: Any) -> TaskQueue:
+    """Change a queue's settings; ``by`` (who changed them) owns a settling job, if one runs.
+
+    A new redundancy applies to the open tasks that have not escalated. A task whose answers
+    then reach its (lowered) requirement is decided by the queue's rule (``tasks_settle``); a
+    task that live leases keep above the new redundancy comes down as those leases end
+    (``_slot_returned``) and is decided by the last answer or the last lease to end.
+    """
     unknown = set(fields) - set(QUEUE_FIELDS)
     if unknown:
         raise Invalid(f"Unknown queue fields: {', '.join(sorted(unknown))}")
@@ -156,7 +169,79 @@ def queue_update(*, queue: TaskQueue, **fields: Any) -> TaskQueue:
             Task.objects.filter(queue=queue, state=Task.State.OPEN, escalations=0).exclude(
                 required=Greatest(Value(queue.redundancy), F("active_count"))
             ).update(required=Greatest(Value(queue.redundancy), F("active_count")))
+            complete = list(
+                _complete_tasks(queue)
+                .order_by("id")
+                .values_list("id", flat=True)[: SETTLE_INLINE_MAX + 1]
+            )
+            if len(complete) > SETTLE_INLINE_MAX:
+                job_enqueue(
+                    kind="annotator.settle_tasks",
+                    params={"queue_id": queue.pk},
+                    created_by=by,
+                    project=queue.project,
+                )
+            elif complete:
+                tasks_settle(queue=queue)
     return queue
+
+
+def _complete_tasks(queue: TaskQueue):
+    """Open regular tasks whose answers reach what they require: due a decision."""
+    return Task.objects.filter(
+        queue=queue, state=Task.State.OPEN, is_gold=False, done_count__gte=F("required")
+    )
+
+
+def tasks_settle(
+    *,
+    queue: TaskQueue,
+    batch_size: int = 500,
+    progress: Callable[[int, int], None] | None = None,
+    now=None,
+) -> dict[str, int]:
+    """Decide every open regular task of ``queue`` whose answers reach what it requires.
+
+    Such tasks appear when the redundancy is lowered: nobody will answer them again, so no
+    submit would decide them. Each is decided by the queue's rule through ``task_decide`` under
+    its row lock (so it may escalate instead, and its outcome handler runs), a batch per
+    transaction, tasks locked in id order as everywhere. Idempotent: a task decided meanwhile is
+    passed over. ``progress(done, total)`` is called after each batch.
+    """
+    now = now or timezone.now()
+    total = _complete_tasks(queue).count()
+    counts = {"decided": 0, "undecided": 0, "escalated": 0}
+    done = last = 0
+    while True:
+        ids = list(
+            _complete_tasks(queue)
+            .filter(pk__gt=last)
+            .order_by("id")
+            .values_list("id", flat=True)[:batch_size]
+        )
+        if not ids:
+            break
+        last = ids[-1]
+        with transaction.atomic():
+            # The queue as it is now: its rule and outcome handler decide.
+            current = TaskQueue.objects.get(pk=queue.pk)
+            tasks = list(
+                _complete_tasks(current)
+                .filter(pk__in=ids)
+                .order_by("id")
+                .select_for_update(of=("self",))
+            )
+            for task in tasks:
+                task.queue = current
+                task_decide(task=task, now=now)
+                if task.state == Task.State.OPEN:
+                    counts["escalated"] += 1
+                else:
+                    counts[task.state] += 1
+        done += len(ids)
+        if progress is not None:
+            progress(done, max(total, done))
+    return counts
 
 
 def queue_set_status(*, queue: TaskQueue, status: str) -> TaskQueue:
@@ -274,6 +359,107 @@ def tasks_bulk_create(*, queue: TaskQueue, rows: list[TaskRow], batch_size: int 
     with transaction.atomic():
         Task.objects.bulk_create(objs, batch_size=batch_size)
     return len(objs)
+
+
+# --------------------------------------------------------------------------------------------
+# Cancelling tasks
+# --------------------------------------------------------------------------------------------
+@dataclass
+class CancelResult:
+    cancelled: int  # open tasks withdrawn now
+    skipped: int  # tasks already finished (decided, undecided or cancelled), left as they were
+    leases_ended: int  # leases ended with them; their holders' answers are refused (409)
+
+    @property
+    def message(self) -> str:
+        text = ngettext("%(n)d task cancelled.", "%(n)d tasks cancelled.", self.cancelled) % {
+            "n": self.cancelled
+        }
+        if self.skipped:
+            text += " " + ngettext(
+                "%(n)d had already finished and was left as it was.",
+                "%(n)d had already finished and were left as they were.",
+                self.skipped,
+            ) % {"n": self.skipped}
+        return text
+
+
+_ID_CHUNK = 500  # ids per statement: SQLite's host parameter limit is far above this
+
+
+def _chunks(ids: list[int]) -> Iterable[list[int]]:
+    for start in range(0, len(ids), _ID_CHUNK):
+        yield ids[start : start + _ID_CHUNK]
+
+
+def _task_ids(task_ids: Any) -> list[int]:
+    """A list of task ids, deduplicated in order; anything else is refused with a message."""
+    if isinstance(task_ids, str | bytes | dict) or not isinstance(task_ids, Iterable):
+        raise Invalid(_("Send the task ids as a list of integers."))
+    ids: list[int] = []
+    errors = []
+    for index, value in enumerate(task_ids):
+        if isinstance(value, bool) or not isinstance(value, int):
+            errors.append({"index": index, "error": _("not an integer task id")})
+        else:
+            ids.append(value)
+    if errors:
+        raise Invalid(_("Task ids must be integers."), errors[:50])
+    if not ids:
+        raise Invalid(_("Name at least one task."))
+    return list(dict.fromkeys(ids))
+
+
+def tasks_cancel(
+    *, queue: TaskQueue, task_ids: Iterable[int], reason: str = "", now=None
+) -> CancelResult:
+    """Withdraw open tasks of ``queue``: they are never offered again and their leases end.
+
+    All or nothing: an id that is not a task of this queue refuses the whole call and nothing is
+    written. Tasks that already finished (decided, undecided or cancelled) are skipped and
+    counted, so a repeated cancel is harmless and a task decided meanwhile keeps its decision.
+    A cancelled task keeps the answers it has; its outcome records ``{"cancelled": true,
+    "reason": ...}`` and ``decided_at`` when it left the pool. No outcome handler runs: nothing
+    was decided. An annotator holding one of its leases is told on submit, skip, report or
+    heartbeat that the curator withdrew it (409).
+    """
+    now = now or timezone.now()
+    ids = _task_ids(task_ids)
+    reason = (reason or "").strip()[:2000]
+    in_range = sorted(i for i in ids if 0 < i < 2**63)
+    with transaction.atomic():
+        # Task rows first and in id order, as every other path locks them.
+        states: dict[int, str] = {}
+        for chunk in _chunks(in_range):
+            states.update(
+                Task.objects.select_for_update()
+                .filter(queue=queue, pk__in=chunk)
+                .order_by("id")
+                .values_list("id", "state")
+            )
+        foreign = [i for i in ids if i not in states]
+        if foreign:
+            shown = ", ".join(str(i) for i in foreign[:20]) + (" …" if len(foreign) > 20 else "")
+            raise Invalid(
+                _("%(n)d id(s) are not tasks of this queue: %(ids)s. Nothing was cancelled.")
+                % {"n": len(foreign), "ids": shown},
+                [{"id": i, "error": _("not a task of this queue")} for i in foreign[:50]],
+            )
+        open_ids = [i for i in sorted(states) if states[i] == Task.State.OPEN]
+        ended = 0
+        for chunk in _chunks(open_ids):
+            ended += Assignment.objects.filter(
+                task_id__in=chunk, state=Assignment.State.LEASED
+            ).update(state=Assignment.State.EXPIRED, finished_at=now)
+            Task.objects.filter(pk__in=chunk).update(
+                state=Task.State.CANCELLED,
+                outcome={"cancelled": True, "reason": reason},
+                decided_at=now,
+                active_count=F("done_count"),  # no live leases are left
+            )
+    return CancelResult(
+        cancelled=len(open_ids), skipped=len(ids) - len(open_ids), leases_ended=ended
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -593,7 +779,10 @@ def assignment_claim(*, queue: TaskQueue, annotator, now=None) -> ClaimResult:
 
 
 def leases_expire(*, queue: TaskQueue | None = None, now=None, limit: int = 1000) -> int:
-    """Return expired leases to the pool (lazily from claims, and from the beat job)."""
+    """Return expired leases to the pool (lazily from claims, and from the beat job).
+
+    A task that an expired lease alone kept open past a lowered redundancy is decided here.
+    """
     now = now or timezone.now()
     stale = Assignment.objects.filter(state=Assignment.State.LEASED, expires_at__lte=now)
     if queue is not None:
@@ -602,14 +791,19 @@ def leases_expire(*, queue: TaskQueue | None = None, now=None, limit: int = 1000
     for assignment_id, task_id, gold in stale.values_list("id", "task_id", "is_gold")[:limit]:
         with transaction.atomic():
             # Lock the task first, as claim and submit do, so the counters stay exact.
-            locked = Task.objects.select_for_update(skip_locked=True).filter(pk=task_id)
-            if not locked.exists():
+            task = (
+                Task.objects.select_for_update(skip_locked=True, of=("self",))
+                .select_related("queue")
+                .filter(pk=task_id)
+                .first()
+            )
+            if task is None:
                 continue
             changed = Assignment.objects.filter(
                 pk=assignment_id, state=Assignment.State.LEASED, expires_at__lte=now
             ).update(state=Assignment.State.EXPIRED, finished_at=now)
             if changed and not gold:
-                Task.objects.filter(pk=task_id).update(active_count=F("active_count") - 1)
+                _slot_returned(task, now=now)
             expired += changed
     return expired
 
@@ -654,6 +848,13 @@ def _held_assignment(*, task_id: int, annotator, now) -> Assignment:
 
 
 def _lease_lost(assignment: Assignment, now) -> Conflict | None:
+    if assignment.task.state == Task.State.CANCELLED:  # tasks_cancel ended the lease
+        return Conflict(
+            _(
+                "This task was withdrawn by the curator and can no longer be answered. "
+                "Open the next task to continue."
+            )
+        )
     state = assignment.state
     if state == Assignment.State.LEASED and assignment.expires_at > now:
         return None
@@ -720,8 +921,30 @@ def _release(*, task_id: int, annotator, state: str, reason: str = "", now=None)
         assignment.report_reason = reason
         assignment.save(update_fields=["state", "finished_at", "report_reason"])
         if not assignment.is_gold:
-            Task.objects.filter(pk=task_id).update(active_count=F("active_count") - 1)
+            _slot_returned(assignment.task, now=now)
     return assignment
+
+
+def _slot_returned(task: Task, *, now) -> None:
+    """Count out a regular lease that ended without an answer (skip, report, expiry).
+
+    The caller holds the task's row lock and read ``task`` (with its queue) under it. A task
+    that live leases kept above a lowered redundancy (see ``queue_update``) comes down with
+    them, never below its live + done assignments; once its answers reach what it requires, it
+    is decided as a submit would decide it. In the common case this is the one UPDATE it was.
+    """
+    task.active_count -= 1
+    fields: dict[str, Any] = {"active_count": F("active_count") - 1}
+    if task.state != Task.State.OPEN:
+        Task.objects.filter(pk=task.pk).update(**fields)
+        return
+    redundancy = task.queue.redundancy
+    if not task.escalations and task.required > redundancy:
+        task.required = max(redundancy, task.active_count)
+        fields["required"] = task.required
+    Task.objects.filter(pk=task.pk).update(**fields)
+    if task.done_count >= task.required:
+        task_decide(task=task, now=now)
 
 
 def assignment_skip(*, task_id: int, annotator, now=None) -> Assignment:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 
 import markdown
 import nh3
@@ -21,6 +22,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
@@ -239,7 +241,7 @@ def queue_edit(request: HttpRequest, queue_id: int) -> HttpResponse:
     form = forms.QueueForm(request.POST or None, queue=queue)
     if request.method == "POST" and form.is_valid():
         try:
-            services.queue_update(queue=queue, **form.service_fields())
+            services.queue_update(queue=queue, by=request.user, **form.service_fields())
         except services.ServiceError as exc:
             _apply_service_error(form, exc)
         else:
@@ -303,6 +305,46 @@ def queue_status(request: HttpRequest, queue_id: int) -> HttpResponse:
             request, _("The queue is now %(s)s.") % {"s": queue.get_status_display().lower()}
         )
     return redirect("curator-queue", queue_id=queue.pk)
+
+
+def _task_ids_from_form(values: list[str]) -> list[int] | None:
+    """Ids from one or more form fields, each holding ids separated by commas or spaces."""
+    ids = []
+    for part in (p for value in values for p in re.split(r"[\s,]+", value) if p):
+        if not part.isascii() or not part.isdigit() or len(part) > 30:
+            return None
+        ids.append(int(part))
+    return ids
+
+
+def _back(request: HttpRequest, fallback: str) -> str:
+    """The page the form came from (``next``, on this site only), else ``fallback``."""
+    target = request.POST.get("next", "")
+    safe = url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    return target if target and safe else fallback
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def queue_tasks_cancel(request: HttpRequest, queue_id: int) -> HttpResponse:
+    """Cancel the tasks named in ``ids`` (with an optional ``reason``), then go back."""
+    queue = selectors.get_or_404(selectors.managed_queues_for(request.user), pk=queue_id)
+    back = _back(request, reverse("curator-queue", args=[queue.pk]))
+    ids = _task_ids_from_form(request.POST.getlist("ids"))
+    if ids is None:
+        messages.error(request, _("Task ids are whole numbers, separated by commas or spaces."))
+        return redirect(back)
+    try:
+        result = services.tasks_cancel(
+            queue=queue, task_ids=ids, reason=request.POST.get("reason", "")
+        )
+    except services.ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, result.message)
+    return redirect(back)
 
 
 @roles.roles_required(*CURATOR)
@@ -611,6 +653,11 @@ urlpatterns = [
     path("curate/queues/<int:queue_id>/edit/", queue_edit, name="curator-queue-edit"),
     path("curate/queues/<int:queue_id>/status/", queue_status, name="curator-queue-status"),
     path("curate/queues/<int:queue_id>/upload/", queue_upload, name="curator-queue-upload"),
+    path(
+        "curate/queues/<int:queue_id>/tasks/cancel/",
+        queue_tasks_cancel,
+        name="curator-queue-tasks-cancel",
+    ),
     path(
         "curate/queues/<int:queue_id>/disagreements/",
         queue_disagreements,

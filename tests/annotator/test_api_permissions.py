@@ -116,6 +116,13 @@ ENDPOINTS = [
         {WORKER: 404, CURATOR: 201, RESEARCHER: 404},
     ),
     (
+        "task-cancel",
+        "post",
+        "/api/queues/{queue}/tasks/cancel/",
+        {"ids": ["{task}"], "reason": "withdrawn"},
+        {WORKER: 404, CURATOR: 200, RESEARCHER: 404},
+    ),
+    (
         "next",
         "post",
         "/api/queues/{queue}/next/",
@@ -176,7 +183,8 @@ def fill(template, world):
         "project": world["queue"].project_id,
     }
     text = json.dumps(template) if not isinstance(template, str) else template
-    text = text.replace('"{project}"', str(ids["project"]))
+    for name, value in ids.items():
+        text = text.replace('"{' + name + '}"', str(value))  # a JSON number in a body
     for name, value in ids.items():
         text = text.replace("{" + name + "}", str(value))
     return text if isinstance(template, str) else json.loads(text)

@@ -55,6 +55,18 @@ class View:
     post: dict | None = None  # form data for a POST that would change something if accepted
 
 
+class Of:
+    """A form value read from the World (an id known only once the world is built)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+def form_data(name: str, w: World) -> dict:
+    post = VIEWS[name].post or {}
+    return {k: getattr(w, v.name) if isinstance(v, Of) else v for k, v in post.items()}
+
+
 # Every named HTML view of both helpers; a test below fails when a view is missing from here.
 VIEWS: dict[str, View] = {
     # workspace
@@ -76,6 +88,9 @@ VIEWS: dict[str, View] = {
     "curator-queue-status": View(["queue"], get=False, post={"status": "closed"}),
     "curator-queue-upload": View(["queue"], post={"text": json.dumps(vqa_payload(7))}),
     "curator-queue-disagreements": View(["queue"], post={}),
+    "curator-queue-tasks-cancel": View(
+        ["queue"], get=False, post={"ids": Of("held_task"), "reason": "withdrawn"}
+    ),
     "curator-task": View(["held_task"], post={}),
     "curator-enrollment-resume": View(["enrollment"], get=False, post={}),
     "curator-invites": View(post={"role": "curator", "days": 3}),
@@ -202,7 +217,7 @@ def test_permission_matrix(client, world, name, role, method):
     if method == "get":
         response = client.get(url)
     else:
-        response = client.post(url, VIEWS[name].post)
+        response = client.post(url, form_data(name, world))
     may = allowed(name, role)
     if may is None:  # public: login, logout, invitation links
         assert response.status_code in (200, 302), response.status_code
@@ -230,10 +245,11 @@ def test_out_of_reach_objects_answer_like_missing_ones(client, world, curator, r
                 continue
             url = reverse(name, args=[ids[a] for a in view.args])
             before = snapshot()
-            response = client.get(url) if view.get else client.post(url, view.post)
+            data = form_data(name, world)
+            response = client.get(url) if view.get else client.post(url, data)
             assert response.status_code == 404, (user, name)
             missing = reverse(name, args=[10**9 for _a in view.args])
-            again = client.get(missing) if view.get else client.post(missing, view.post)
+            again = client.get(missing) if view.get else client.post(missing, data)
             assert again.status_code == 404
             assert snapshot() == before
 
