@@ -2,7 +2,8 @@
 
 Invariants the database guards (not only the code):
 - a task never has more live + submitted assignments than it currently requires
-  (``Task.active_count <= Task.required``; ``required`` only grows by escalation);
+  (``Task.active_count <= Task.required``; ``required`` grows by escalation and follows the
+  queue's redundancy, never below the task's live + submitted assignments);
 - one assignment and one annotation per task per annotator;
 - an annotation is never edited (services only insert).
 """
@@ -14,6 +15,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 
@@ -94,6 +96,14 @@ class TaskQueue(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def kind_label(self) -> str:
+        """The task kind's name for people, in the active language ("Skill tags")."""
+        from .kinds import REGISTRY
+
+        kind = REGISTRY.get(self.kind)
+        return gettext(kind.label) if kind else self.kind
 
 
 class Task(models.Model):

@@ -6,6 +6,7 @@ from functools import wraps
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
+from django.utils.translation import gettext_lazy as _
 from rest_framework.permissions import BasePermission
 
 CROWDWORKER = "crowdworker"
@@ -14,10 +15,10 @@ RESEARCHER = "researcher"
 ADMIN = "admin"
 ALL_ROLES = (CROWDWORKER, CURATOR, RESEARCHER, ADMIN)
 ROLE_LABELS = {
-    CROWDWORKER: "Crowdworker",
-    CURATOR: "Curator",
-    RESEARCHER: "Researcher",
-    ADMIN: "Admin",
+    CROWDWORKER: _("Crowdworker"),
+    CURATOR: _("Curator"),
+    RESEARCHER: _("Researcher"),
+    ADMIN: _("Admin"),
 }
 
 
