@@ -257,49 +257,34 @@ class VersionImportApi(GenericAPIView):
     permission_classes = [RolePermission]
     serializer_class = VersionImportIn
     parser_classes = [JSONParser, MultiPartParser, FormParser]
+    # The serializer's fields, less the content, are the arguments of this service.
+    start = staticmethod(services.version_import_start)
 
     @extend_schema(request=VersionImportIn, responses={202: EvalJobOut, **ERRORS})
     def post(self, request):
-        data = self._validated(request)
-        content, filename = _content(data)
-        job, rows = services.version_import_start(
-            family=data["family"],
-            benchmark=data["benchmark"],
-            label=data["label"],
-            publish=data["publish"],
-            content=content,
-            filename=filename,
-            created_by=request.user,
-        )
-        return Response({"job_id": job.pk, "rows": rows}, status=status.HTTP_202_ACCEPTED)
+        return self._accepted(request)
 
-    def _validated(self, request) -> dict:
+    def _accepted(self, request, **target) -> Response:
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
+        data = serializer.validated_data
+        content, filename = _content(data)
+        args = {k: v for k, v in data.items() if k not in ("content", "file")}
+        job, rows = self.start(
+            **target, **args, content=content, filename=filename, created_by=request.user
+        )
+        return Response({"job_id": job.pk, "rows": rows}, status=status.HTTP_202_ACCEPTED)
 
 
 class RunImportApi(VersionImportApi):
     """Validate predictions against a version synchronously, then import and score in a job."""
 
     serializer_class = RunImportIn
+    start = staticmethod(services.run_import_start)
 
     @extend_schema(request=RunImportIn, responses={202: EvalJobOut, **ERRORS})
     def post(self, request, version_id: int):
-        version = selectors.version_get(version_id)
-        data = self._validated(request)
-        content, filename = _content(data)
-        job, rows = services.run_import_start(
-            version=version,
-            model=data["model"],
-            label=data["label"],
-            option=data["option"],
-            seed=data["seed"],
-            content=content,
-            filename=filename,
-            created_by=request.user,
-        )
-        return Response({"job_id": job.pk, "rows": rows}, status=status.HTTP_202_ACCEPTED)
+        return self._accepted(request, version=selectors.version_get(version_id))
 
 
 class RunComputeApi(GenericAPIView):
@@ -330,25 +315,11 @@ class JudgmentImportApi(VersionImportApi):
     synchronously, then import it and compute ratings and agreement in a job."""
 
     serializer_class = JudgmentImportIn
+    start = staticmethod(services.judgments_import_start)
 
     @extend_schema(request=JudgmentImportIn, responses={202: EvalJobOut, **ERRORS})
     def post(self, request, version_id: int):
-        version = selectors.version_get(version_id)
-        data = self._validated(request)
-        content, filename = _content(data)
-        job, rows = services.judgments_import_start(
-            version=version,
-            kind=data["kind"],
-            label=data["label"],
-            judge=data["judge"],
-            with_reference=data["with_reference"],
-            reference_player=data["reference_player"],
-            aliases=data["aliases"],
-            content=content,
-            filename=filename,
-            created_by=request.user,
-        )
-        return Response({"job_id": job.pk, "rows": rows}, status=status.HTTP_202_ACCEPTED)
+        return self._accepted(request, version=selectors.version_get(version_id))
 
 
 class JudgmentComputeApi(GenericAPIView):

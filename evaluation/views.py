@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from functools import partial
 
 from django import forms
 from django.contrib import messages
@@ -25,6 +26,7 @@ from annotator.services import ServiceError
 from curation.gateway.providers import provider_offline
 from curation.gateway.selectors import provider_choices_for
 from curation.models import LLMProvider, Scorer
+from curation.views.common import error_context, form_page, start_job
 
 from . import compute, pairwise, plots, runners, selectors, services
 from .metrics import visit
@@ -441,7 +443,7 @@ def run_model(request: HttpRequest, version_id: int) -> HttpResponse:
                     options=form.options(),
                 )
         except ServiceError as exc:
-            error = _error_context(exc)
+            error = error_context(exc)
         else:
             messages.success(
                 request, _("The run has started; its progress is shown below the runs.")
@@ -746,82 +748,50 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     )
 
 
-def _error_context(exc: ServiceError) -> dict:
-    return {"message": exc.message, "errors": getattr(exc, "errors", [])}
+def _import_page(request: HttpRequest, form: ImportForm, start, checked: str, **context):
+    """An import: the form's fields are ``start``'s arguments (with the content of the file or
+    text); checked now, so nothing is written on a refusal, then imported in a job whose page
+    the person is sent to with ``checked`` (the number of rows as %(n)d)."""
+
+    def save(data: dict):
+        content, filename = form.content()
+        args = {k: v for k, v in data.items() if k not in ("file", "text")}
+        return start(**args, content=content, filename=filename, created_by=request.user)
+
+    return form_page(
+        request,
+        form,
+        save,
+        "evaluation/import.html",
+        context,
+        done=lambda started: checked % {"n": started[1]},
+        then=lambda started: reverse("curator-job", args=[started[0].pk]),
+    )
 
 
 @roles.roles_required(*WRITERS)
 def version_import(request: HttpRequest) -> HttpResponse:
-    form = VersionImportForm(request.POST or None, request.FILES or None)
-    error = None
-    if request.method == "POST" and form.is_valid():
-        try:
-            content, filename = form.content()
-            data = form.cleaned_data
-            job, n = services.version_import_start(
-                family=data["family"],
-                benchmark=data["benchmark"],
-                label=data["label"],
-                publish=data["publish"],
-                content=content,
-                filename=filename,
-                created_by=request.user,
-            )
-            messages.success(
-                request, _("%(n)d items checked; the import job is running.") % {"n": n}
-            )
-            return redirect("curator-job", job.pk)
-        except forms.ValidationError as exc:
-            form.add_error(None, exc)
-        except ServiceError as exc:
-            error = _error_context(exc)
-    return render(
+    return _import_page(
         request,
-        "evaluation/import.html",
-        {"form": form, "error": error, "formats": FORMATS, "target": "items"},
-        status=400 if error or form.errors else 200,
+        VersionImportForm(request.POST or None, request.FILES or None),
+        services.version_import_start,
+        _("%(n)d items checked; the import job is running."),
+        formats=FORMATS,
+        target="items",
     )
 
 
 @roles.roles_required(*WRITERS)
 def run_import(request: HttpRequest, version_id: int) -> HttpResponse:
     version = selectors.version_get(version_id)
-    form = RunImportForm(request.POST or None, request.FILES or None)
-    error = None
-    if request.method == "POST" and form.is_valid():
-        try:
-            content, filename = form.content()
-            data = form.cleaned_data
-            job, n = services.run_import_start(
-                version=version,
-                model=data["model"],
-                label=data["label"],
-                option=data["option"],
-                seed=data["seed"],
-                content=content,
-                filename=filename,
-                created_by=request.user,
-            )
-            messages.success(
-                request,
-                _("%(n)d predictions checked; importing and computing metrics.") % {"n": n},
-            )
-            return redirect("curator-job", job.pk)
-        except forms.ValidationError as exc:
-            form.add_error(None, exc)
-        except ServiceError as exc:
-            error = _error_context(exc)
-    return render(
+    return _import_page(
         request,
-        "evaluation/import.html",
-        {
-            "form": form,
-            "error": error,
-            "formats": {version.benchmark.family: FORMATS[version.benchmark.family]},
-            "target": "predictions",
-            "version": version,
-        },
-        status=400 if error or form.errors else 200,
+        RunImportForm(request.POST or None, request.FILES or None),
+        partial(services.run_import_start, version=version),
+        _("%(n)d predictions checked; importing and computing metrics."),
+        formats={version.benchmark.family: FORMATS[version.benchmark.family]},
+        target="predictions",
+        version=version,
     )
 
 
@@ -829,13 +799,13 @@ def run_import(request: HttpRequest, version_id: int) -> HttpResponse:
 @roles.roles_required(*WRITERS)
 def run_compute(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_get(run_id)
-    try:
-        job = services.compute_enqueue(run=run, created_by=request.user)
-    except ServiceError as exc:
-        messages.error(request, exc.message)
-        return redirect("eval-version", run.version_id)
-    messages.success(request, _("Computing metrics for %(run)s.") % {"run": run.model.name})
-    return redirect("curator-job", job.pk)
+    return start_job(
+        request,
+        partial(services.compute_enqueue, run=run, created_by=request.user),
+        page=reverse("eval-version", args=[run.version_id]),
+        message=_("Computing metrics for %(run)s.") % {"run": run.model.name},
+        job_page=True,
+    )
 
 
 def _visit_version(version_id: int) -> BenchmarkVersion:
@@ -948,7 +918,7 @@ def judge_run(request: HttpRequest, version_id: int) -> HttpResponse:
                 pairing=pairing,
             )
         except ServiceError as exc:
-            error = _error_context(exc)
+            error = error_context(exc)
         else:
             messages.success(
                 request,
@@ -1001,43 +971,14 @@ def _judgments_page(
 @roles.roles_required(*WRITERS)
 def judgments_import(request: HttpRequest, version_id: int) -> HttpResponse:
     version = _visit_version(version_id)
-    form = JudgmentImportForm(request.POST or None, request.FILES or None)
-    error = None
-    if request.method == "POST" and form.is_valid():
-        try:
-            content, filename = form.content()
-            data = form.cleaned_data
-            job, n = services.judgments_import_start(
-                version=version,
-                kind=data["kind"],
-                label=data["label"],
-                judge=data["judge"],
-                with_reference=data["with_reference"],
-                reference_player=data["reference_player"],
-                aliases=data["aliases"],
-                content=content,
-                filename=filename,
-                created_by=request.user,
-            )
-            messages.success(
-                request, _("%(n)d judged pairs checked; importing and rating them.") % {"n": n}
-            )
-            return redirect("curator-job", job.pk)
-        except forms.ValidationError as exc:
-            form.add_error(None, exc)
-        except ServiceError as exc:
-            error = _error_context(exc)
-    return render(
+    return _import_page(
         request,
-        "evaluation/import.html",
-        {
-            "form": form,
-            "error": error,
-            "formats": JUDGMENT_FORMATS,
-            "target": "judgments",
-            "version": version,
-        },
-        status=400 if error or form.errors else 200,
+        JudgmentImportForm(request.POST or None, request.FILES or None),
+        partial(services.judgments_import_start, version=version),
+        _("%(n)d judged pairs checked; importing and rating them."),
+        formats=JUDGMENT_FORMATS,
+        target="judgments",
+        version=version,
     )
 
 
@@ -1045,13 +986,13 @@ def judgments_import(request: HttpRequest, version_id: int) -> HttpResponse:
 @roles.roles_required(*WRITERS)
 def judgments_compute(request: HttpRequest, version_id: int) -> HttpResponse:
     version = _visit_version(version_id)
-    try:
-        job = services.judgments_compute_enqueue(version=version, created_by=request.user)
-    except ServiceError as exc:
-        messages.error(request, exc.message)
-        return redirect("eval-judgments", version.pk)
-    messages.success(request, _("Rating the judgment sets again."))
-    return redirect("curator-job", job.pk)
+    return start_job(
+        request,
+        partial(services.judgments_compute_enqueue, version=version, created_by=request.user),
+        page=reverse("eval-judgments", args=[version.pk]),
+        message=_("Rating the judgment sets again."),
+        job_page=True,
+    )
 
 
 def _default_pair(options: list) -> tuple[str, str]:

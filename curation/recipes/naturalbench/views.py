@@ -10,6 +10,8 @@ settings, then redirects back.
 
 from __future__ import annotations
 
+from functools import partial
+
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -22,7 +24,6 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotator import roles
-from annotator.selectors import projects_for
 from annotator.services import Invalid
 
 from ...models import (
@@ -34,6 +35,7 @@ from ...models import (
     PairQuestionSet,
     Scorer,
 )
+from ...views.common import error_context, grouped_by_project, start_job, state_chips
 from . import prompts, selectors, services, skills
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check
@@ -149,12 +151,8 @@ def _initial(pipeline: NaturalBenchPipeline) -> dict:
     return data
 
 
-def _error(exc: Invalid) -> dict:
-    return {"message": exc.message, "errors": exc.errors}
-
-
-def _back(pipeline, anchor: str = "") -> HttpResponse:
-    return redirect(reverse("curator-nb-pipeline", args=[pipeline.pk]) + anchor)
+def _back(pipeline) -> HttpResponse:
+    return redirect("curator-nb-pipeline", pipeline.pk)
 
 
 # --------------------------------------------------------------------------------------------
@@ -164,11 +162,7 @@ def _back(pipeline, anchor: str = "") -> HttpResponse:
 @require_GET
 def pipelines(request: HttpRequest) -> HttpResponse:
     """Every pipeline in reach, grouped by project."""
-    projects = list(projects_for(request.user).order_by("name", "id"))
-    by_project: dict[int, list] = {p.pk: [] for p in projects}
-    for pipeline in selectors.pipelines_for(request.user).order_by("name", "id"):
-        by_project.setdefault(pipeline.project_id, []).append(pipeline)
-    groups = [{"project": p, "pipelines": by_project[p.pk]} for p in projects]
+    groups = grouped_by_project(request.user, selectors.pipelines_for(request.user), "pipelines")
     return render(request, "curation/naturalbench/pipelines.html", {"groups": groups})
 
 
@@ -201,7 +195,7 @@ def pipeline_new(request: HttpRequest, project_id: int) -> HttpResponse:
             project=project, created_by=request.user, **_settings(form)
         )
     except Invalid as exc:
-        return _form_page(request, project, form, error=_error(exc), status=400)
+        return _form_page(request, project, form, error=error_context(exc), status=400)
     messages.success(request, _("Pipeline created. Mine pairs to start."))
     return _back(pipeline)
 
@@ -220,7 +214,9 @@ def pipeline_settings(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     try:
         services.pipeline_update(pipeline=pipeline, **_settings(form))
     except Invalid as exc:
-        return _form_page(request, project, form, pipeline=pipeline, error=_error(exc), status=400)
+        return _form_page(
+            request, project, form, pipeline=pipeline, error=error_context(exc), status=400
+        )
     messages.success(request, _("Settings saved."))
     return _back(pipeline)
 
@@ -279,43 +275,46 @@ def stage_start(request: HttpRequest, pipeline_id: int, stage: str) -> HttpRespo
     params = {}
     if stage == "export" and request.POST.get("label", "").strip():
         params["label"] = request.POST["label"].strip()[:60]
-    try:
-        job = services.stage_start(
-            pipeline=pipeline, stage=stage, created_by=request.user, params=params
-        )
-    except Invalid as exc:
-        messages.error(request, exc.message)
-        return _back(pipeline)
-    messages.success(
-        request, _("%(what)s: job #%(n)d started.") % {"what": STAGE_LABELS[stage], "n": job.pk}
+    return start_job(
+        request,
+        partial(
+            services.stage_start,
+            pipeline=pipeline,
+            stage=stage,
+            created_by=request.user,
+            params=params,
+        ),
+        page=reverse("curator-nb-pipeline", args=[pipeline.pk]),
+        message=lambda job: (
+            _("%(what)s: job #%(n)d started.") % {"what": STAGE_LABELS[stage], "n": job.pk}
+        ),
     )
-    return _back(pipeline, f"#job-{job.pk}")
 
 
 def _page(request, queryset):
     return Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
 
 
+def _state_list(request, name: str, pipeline, page, counts: dict, choices, **extra):
+    """One of the lists behind the funnel's counts, with a chip per state."""
+    context = {
+        "pipeline": pipeline,
+        "page": page,
+        "state": request.GET.get("state", ""),
+        "chips": state_chips(counts, choices),
+        **extra,
+    }
+    return render(request, f"curation/naturalbench/{name}.html", context)
+
+
 @roles.roles_required(*CURATOR)
 @require_GET
 def pairs(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
-    state = request.GET.get("state", "")
+    page = _page(request, selectors.pairs_page(pipeline, state=request.GET.get("state", "")))
     counts = selectors.funnel(pipeline)["pairs"]
-    chips = [
-        {"value": v, "label": label, "n": counts[v]} for v, label in ConfoundingPair.State.choices
-    ]
-    return render(
-        request,
-        "curation/naturalbench/pairs.html",
-        {
-            "pipeline": pipeline,
-            "page": _page(request, selectors.pairs_page(pipeline, state=state)),
-            "state": state,
-            "chips": chips,
-            "total": counts["all"],
-        },
-    )
+    choices = ConfoundingPair.State.choices
+    return _state_list(request, "pairs", pipeline, page, counts, choices, total=counts["all"])
 
 
 @roles.roles_required(*CURATOR)
@@ -323,21 +322,12 @@ def pairs(request: HttpRequest, pipeline_id: int) -> HttpResponse:
 def questions(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
     state = request.GET.get("state", "")
+    page = _page(request, selectors.question_sets_page(pipeline, state=state))
     counts = selectors.funnel(pipeline)["questions"]
-    chips = [
-        {"value": v, "label": label, "n": counts[v]} for v, label in PairQuestionSet.State.choices
-    ]
-    return render(
-        request,
-        "curation/naturalbench/questions.html",
-        {
-            "pipeline": pipeline,
-            "page": _page(request, selectors.question_sets_page(pipeline, state=state)),
-            "state": state,
-            "chips": chips,
-            "total": counts["sets"],
-            "limit": 1 + pipeline.max_regenerations,
-        },
+    limit = 1 + pipeline.max_regenerations
+    choices = PairQuestionSet.State.choices
+    return _state_list(
+        request, "questions", pipeline, page, counts, choices, total=counts["sets"], limit=limit
     )
 
 
@@ -345,29 +335,16 @@ def questions(request: HttpRequest, pipeline_id: int) -> HttpResponse:
 @require_GET
 def samples(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
-    state = request.GET.get("state", "")
-    counts = selectors.funnel(pipeline)["samples"]
-    chips = [
-        {"value": v, "label": label, "n": counts[v]}
-        for v, label in NaturalBenchSample.State.choices
-    ]
-    page = _page(request, selectors.samples_page(pipeline, state=state))
+    page = _page(request, selectors.samples_page(pipeline, state=request.GET.get("state", "")))
     for sample in page:
         sample.skill_labels = [
             skills.labels(tags) if tags is not None else None
             for tags in (sample.skills or [None, None])
         ]
-    return render(
-        request,
-        "curation/naturalbench/samples.html",
-        {
-            "pipeline": pipeline,
-            "page": page,
-            "state": state,
-            "chips": chips,
-            "total": counts["assembled"] + counts["refused"],
-        },
-    )
+    counts = selectors.funnel(pipeline)["samples"]
+    total = counts["assembled"] + counts["refused"]
+    choices = NaturalBenchSample.State.choices
+    return _state_list(request, "samples", pipeline, page, counts, choices, total=total)
 
 
 @roles.roles_required(*CURATOR)

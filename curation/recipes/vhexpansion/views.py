@@ -9,6 +9,8 @@ setting, then redirects back.
 
 from __future__ import annotations
 
+from functools import partial
+
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -23,11 +25,23 @@ from django.views.decorators.http import require_GET, require_POST
 from annotator import roles
 from annotator.models import Job
 from annotator.selectors import projects_for
-from annotator.services import Invalid, ServiceError
+from annotator.services import Invalid
 
 from ... import gateway
 from ...models import Scorer
 from ...models.vhexpansion import VHCase
+from ...views.common import (
+    PublishForm,
+    error_context,
+    first_error,
+    funnel_context,
+    grouped_by_project,
+    job_cards,
+    perform,
+    publish_version,
+    start_job,
+    state_chips,
+)
 from . import export, selectors, services
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check
@@ -149,17 +163,9 @@ class AdversarialForm(forms.Form):
         self.fields["run"].queryset = runs
 
 
-class PublishForm(forms.Form):
-    label = forms.CharField(max_length=60, label=gettext_lazy("Version label"), initial="v1")
-
-
 # --------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------
-def _error(exc: Invalid) -> dict:
-    return {"message": exc.message, "errors": exc.errors}
-
-
 def _runs_for(case_set):
     from evaluation.models import ModelRun
 
@@ -181,13 +187,16 @@ def _naturalbench_versions(user):
     )
 
 
+def _url(case_set) -> str:
+    return reverse("curator-vhx-set", args=[case_set.pk])
+
+
 def _back(case_set) -> HttpResponse:
-    return redirect("curator-vhx-set", case_set.pk)
+    return redirect(_url(case_set))
 
 
-def _started(request: HttpRequest, case_set, job: Job, what: str) -> HttpResponse:
-    messages.success(request, _("%(what)s started.") % {"what": what})
-    return redirect(reverse("curator-vhx-set", args=[case_set.pk]) + f"#job-{job.pk}")
+def _start(request: HttpRequest, case_set, start, what: str) -> HttpResponse:
+    return start_job(request, start, page=_url(case_set), what=what)
 
 
 # --------------------------------------------------------------------------------------------
@@ -197,11 +206,8 @@ def _started(request: HttpRequest, case_set, job: Job, what: str) -> HttpRespons
 @require_GET
 def case_sets(request: HttpRequest) -> HttpResponse:
     """Every set in reach, grouped by project."""
-    projects = list(projects_for(request.user).order_by("name", "id"))
-    by_project: dict[int, list] = {p.pk: [] for p in projects}
-    for case_set in selectors.case_sets_with_counts(request.user).order_by("name", "id"):
-        by_project.setdefault(case_set.project_id, []).append(case_set)
-    groups = [{"project": p, "sets": by_project[p.pk]} for p in projects]
+    sets = selectors.case_sets_with_counts(request.user)
+    groups = grouped_by_project(request.user, sets, "sets")
     return render(request, "curation/vhexpansion/sets.html", {"groups": groups})
 
 
@@ -241,7 +247,7 @@ def case_set_new(request: HttpRequest, project_id: int) -> HttpResponse:
             created_by=request.user,
         )
     except Invalid as exc:
-        return _new_page(request, project, form, nb_form, error=_error(exc), status=400)
+        return _new_page(request, project, form, nb_form, error=error_context(exc), status=400)
     messages.success(
         request,
         _("%(n)d test cases checked; job #%(job)d is importing them.") % {"n": n, "job": job.pk},
@@ -264,13 +270,14 @@ def case_set_from_naturalbench(request: HttpRequest, project_id: int) -> HttpRes
             created_by=request.user,
         )
     except Invalid as exc:
-        return _new_page(request, project, ImportForm(), nb_form, error=_error(exc), status=400)
+        return _new_page(
+            request, project, ImportForm(), nb_form, error=error_context(exc), status=400
+        )
     messages.success(request, _("Test cases created from NaturalBench."))
     return _back(case_set)
 
 
 def _detail_context(request: HttpRequest, case_set) -> dict:
-    funnel = selectors.funnel(case_set)
     jobs = selectors.latest_jobs(case_set)
     queue = case_set.review_queue
     runs = _runs_for(case_set)
@@ -278,10 +285,9 @@ def _detail_context(request: HttpRequest, case_set) -> dict:
     perturb_form = PerturbForm(initial={"perturbations": services.common_perturbations()})
     return {
         "case_set": case_set,
-        "funnel": funnel,
-        "jobs": [(JOB_LABELS[k], jobs[k]) for k in services.JOB_KINDS if k in jobs],
+        **funnel_context(selectors.funnel(case_set), jobs, "cases"),
+        "jobs": job_cards(jobs, JOB_LABELS),
         "review_question": services.REVIEW_QUESTION,
-        "running": any(not j.is_finished for j in jobs.values()),
         "samples": selectors.sample_cases(case_set, limit=SAMPLES),
         "settings_form": SettingsForm(
             initial={
@@ -299,7 +305,6 @@ def _detail_context(request: HttpRequest, case_set) -> dict:
         ),
         "versions": list(export.published_versions(case_set).select_related("benchmark")[:5]),
         "queue": queue,
-        "max_bar": max(funnel["cases"], 1),
         "template": services.negation_template(),
         "provider": gateway.provider_for(case_set.project),
     }
@@ -311,15 +316,12 @@ def case_set_detail(request: HttpRequest, set_id: int) -> HttpResponse:
     """The expansion funnel; ``?part=funnel`` is the fragment htmx polls while a job runs."""
     case_set = selectors.case_set_or_404(request.user, set_id)
     if request.GET.get("part") == "funnel":
-        funnel = selectors.funnel(case_set)
-        jobs = selectors.latest_jobs(case_set)
-        context = {
-            "case_set": case_set,
-            "funnel": funnel,
-            "running": any(not j.is_finished for j in jobs.values()),
-            "max_bar": max(funnel["cases"], 1),
-        }
-        return render(request, "curation/vhexpansion/_funnel.html", context)
+        funnel = funnel_context(
+            selectors.funnel(case_set), selectors.latest_jobs(case_set), "cases"
+        )
+        return render(
+            request, "curation/vhexpansion/_funnel.html", {"case_set": case_set, **funnel}
+        )
     return render(request, "curation/vhexpansion/set.html", _detail_context(request, case_set))
 
 
@@ -331,29 +333,21 @@ def case_set_settings(request: HttpRequest, set_id: int) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, _("Reviewers and drafts must be whole numbers from 1 to 10."))
         return _back(case_set)
-    try:
-        services.case_set_settings(
-            case_set=case_set,
-            reviewers=form.cleaned_data["reviewers"],
-            max_attempts=form.cleaned_data["max_attempts"],
-        )
-    except Invalid as exc:
-        messages.error(request, exc.message)
-        return _back(case_set)
-    messages.success(request, _("Review settings saved."))
-    return _back(case_set)
+    save = partial(
+        services.case_set_settings,
+        case_set=case_set,
+        reviewers=form.cleaned_data["reviewers"],
+        max_attempts=form.cleaned_data["max_attempts"],
+    )
+    return perform(request, save, back=_url(case_set), done=_("Review settings saved."))
 
 
 @roles.roles_required(*CURATOR)
 @require_POST
 def negate(request: HttpRequest, set_id: int) -> HttpResponse:
     case_set = selectors.case_set_or_404(request.user, set_id)
-    try:
-        job = services.negations_draft_start(case_set=case_set, created_by=request.user)
-    except Invalid as exc:
-        messages.error(request, exc.message)
-        return _back(case_set)
-    return _started(request, case_set, job, _("Drafting negations"))
+    start = partial(services.negations_draft_start, case_set=case_set, created_by=request.user)
+    return _start(request, case_set, start, _("Drafting negations"))
 
 
 @roles.roles_required(*CURATOR)
@@ -364,17 +358,14 @@ def perturb(request: HttpRequest, set_id: int) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, _("Choose at least one perturbation."))
         return _back(case_set)
-    try:
-        job = services.variants_perturb_start(
-            case_set=case_set,
-            perturbations=form.cleaned_data["perturbations"],
-            seed=form.cleaned_data["seed"] or 0,
-            created_by=request.user,
-        )
-    except Invalid as exc:
-        messages.error(request, exc.message)
-        return _back(case_set)
-    return _started(request, case_set, job, _("Common perturbations"))
+    start = partial(
+        services.variants_perturb_start,
+        case_set=case_set,
+        perturbations=form.cleaned_data["perturbations"],
+        seed=form.cleaned_data["seed"] or 0,
+        created_by=request.user,
+    )
+    return _start(request, case_set, start, _("Common perturbations"))
 
 
 @roles.roles_required(*CURATOR)
@@ -383,47 +374,38 @@ def adversarial(request: HttpRequest, set_id: int) -> HttpResponse:
     case_set = selectors.case_set_or_404(request.user, set_id)
     form = AdversarialForm(request.POST, runs=_runs_for(case_set))
     if not form.is_valid():
-        first = next(iter(form.errors.values()))[0]
-        messages.error(request, _("The attack settings are not valid: %(e)s") % {"e": first})
+        messages.error(
+            request, _("The attack settings are not valid: %(e)s") % {"e": first_error(form)}
+        )
         return _back(case_set)
     data = form.cleaned_data
-    try:
-        job = services.variants_adversarial_start(
-            case_set=case_set,
-            scorer=data["scorer"],
-            method=data["method"],
-            branch=data["branch"],
-            run_id=data["run"].pk if data.get("run") else None,
-            steps=data.get("steps"),
-            seed=data.get("seed") or 0,
-            created_by=request.user,
-        )
-    except Invalid as exc:
-        messages.error(request, exc.message)
-        return _back(case_set)
-    return _started(request, case_set, job, _("Adversarial perturbation"))
+    start = partial(
+        services.variants_adversarial_start,
+        case_set=case_set,
+        scorer=data["scorer"],
+        method=data["method"],
+        branch=data["branch"],
+        run_id=data["run"].pk if data.get("run") else None,
+        steps=data.get("steps"),
+        seed=data.get("seed") or 0,
+        created_by=request.user,
+    )
+    return _start(request, case_set, start, _("Adversarial perturbation"))
 
 
 @roles.roles_required(*CURATOR)
 @require_POST
 def publish(request: HttpRequest, set_id: int) -> HttpResponse:
     case_set = selectors.case_set_or_404(request.user, set_id)
-    form = PublishForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, _("Give the version a label (at most 60 characters)."))
-        return _back(case_set)
-    try:
-        version = export.expanded_publish(
-            case_set=case_set, label=form.cleaned_data["label"], created_by=request.user
-        )
-    except ServiceError as exc:
-        messages.error(request, exc.message)
-        return _back(case_set)
-    messages.success(
+    return publish_version(
         request,
-        _("Published %(n)d test cases as %(label)s.") % {"n": version.item_count, "label": version},
+        partial(export.expanded_publish, case_set=case_set),
+        back=_url(case_set),
+        done=lambda version: (
+            _("Published %(n)d test cases as %(label)s.")
+            % {"n": version.item_count, "label": version}
+        ),
     )
-    return _back(case_set)
 
 
 @roles.roles_required(*CURATOR)
@@ -450,10 +432,7 @@ def cases(request: HttpRequest, set_id: int) -> HttpResponse:
         request.GET.get("page")
     )
     funnel = selectors.funnel(case_set)
-    chips = [
-        {"value": value, "label": label, "n": funnel["states"][value]}
-        for value, label in VHCase.NegationState.choices
-    ]
+    chips = state_chips(funnel["states"], VHCase.NegationState.choices)
     return render(
         request,
         "curation/vhexpansion/cases.html",

@@ -10,6 +10,8 @@ then redirects back; bad input re-renders with the reason, never a 500.
 
 from __future__ import annotations
 
+from functools import partial
+
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -22,12 +24,24 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotator import roles
-from annotator.models import Job
-from annotator.selectors import projects_for
 from annotator.services import ServiceError
 
 from ...models import LLMProvider
 from ...models.visit import VisitInstance
+from ...views.common import PublishForm as LabelForm
+from ...views.common import (
+    error_context,
+    first_error,
+    form_page,
+    funnel_context,
+    grouped_by_project,
+    job_cards,
+    perform,
+    publish_version,
+    refuse,
+    start_job,
+    state_chips,
+)
 from . import export, prompts, selectors, services
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check
@@ -120,8 +134,7 @@ class SettingsForm(forms.Form):
     )
 
 
-class PublishForm(forms.Form):
-    label = forms.CharField(max_length=60, label=gettext_lazy("Version label"), initial="v1")
+class PublishForm(LabelForm):
     benchmark = forms.CharField(
         max_length=200,
         required=False,
@@ -183,28 +196,19 @@ class SubmissionForm(forms.Form):
 # --------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------
-def _error(exc: ServiceError) -> dict:
-    return {"message": exc.message, "errors": getattr(exc, "errors", [])}
+def _url(pipeline, anchor: str = "") -> str:
+    url = reverse("curator-visit-pipeline", args=[pipeline.pk])
+    return url + (f"#{anchor}" if anchor else "")
 
 
 def _back(pipeline, anchor: str = "") -> HttpResponse:
-    url = reverse("curator-visit-pipeline", args=[pipeline.pk])
-    return redirect(url + (f"#{anchor}" if anchor else ""))
-
-
-def _started(request: HttpRequest, pipeline, job: Job, what: str) -> HttpResponse:
-    messages.success(request, _("%(what)s started.") % {"what": what})
-    return _back(pipeline, f"job-{job.pk}")
+    return redirect(_url(pipeline, anchor))
 
 
 def _providers(pipeline):
     return LLMProvider.objects.filter(Q(project=None) | Q(project=pipeline.project)).order_by(
         "name"
     )
-
-
-def _first_error(form: forms.Form) -> str:
-    return next(iter(form.errors.values()))[0] if form.errors else ""
 
 
 def _version(pipeline):
@@ -220,38 +224,22 @@ def _version(pipeline):
 @roles.roles_required(*CURATOR)
 @require_GET
 def pipelines(request: HttpRequest) -> HttpResponse:
-    projects = list(projects_for(request.user).order_by("name", "id"))
-    by_project: dict[int, list] = {p.pk: [] for p in projects}
-    for pipeline in selectors.pipelines_with_counts(request.user).order_by("name", "id"):
-        by_project.setdefault(pipeline.project_id, []).append(pipeline)
-    groups = [{"project": p, "pipelines": by_project[p.pk]} for p in projects]
+    pipelines = selectors.pipelines_with_counts(request.user)
+    groups = grouped_by_project(request.user, pipelines, "pipelines")
     return render(request, "curation/visit/pipelines.html", {"groups": groups})
 
 
 @roles.roles_required(*CURATOR)
 def pipeline_new(request: HttpRequest, project_id: int) -> HttpResponse:
     project = selectors.curated_project_or_404(request.user, project_id)
-    form = PipelineForm(request.POST or None)
-    error = None
-    if request.method == "POST" and form.is_valid():
-        try:
-            pipeline = services.pipeline_create(
-                project=project,
-                name=form.cleaned_data["name"],
-                description=form.cleaned_data["description"],
-                created_by=request.user,
-            )
-        except ServiceError as exc:
-            error = _error(exc)
-        else:
-            messages.success(request, _("Pipeline created."))
-            return _back(pipeline)
-    status = 400 if request.method == "POST" else 200
-    return render(
+    return form_page(
         request,
+        PipelineForm(request.POST or None),
+        lambda data: services.pipeline_create(project=project, created_by=request.user, **data),
         "curation/visit/new.html",
-        {"project": project, "form": form, "error": error},
-        status=status,
+        {"project": project},
+        done=_("Pipeline created."),
+        then=_url,
     )
 
 
@@ -269,7 +257,6 @@ def _table2_rows(table: dict) -> list[dict]:
 
 
 def _detail_context(request: HttpRequest, pipeline) -> dict:
-    funnel = selectors.funnel(pipeline)
     table2 = selectors.verification_table(pipeline)
     jobs = selectors.latest_jobs(pipeline)
     version = _version(pipeline)
@@ -279,12 +266,11 @@ def _detail_context(request: HttpRequest, pipeline) -> dict:
         runs = list(version.runs.select_related("model").order_by("model__name"))
     return {
         "pipeline": pipeline,
-        "funnel": funnel,
+        **funnel_context(selectors.funnel(pipeline), jobs),
         "table2": table2,
         "table2_rows": _table2_rows(table2),
         "families": selectors.families(pipeline),
-        "jobs": [(JOB_LABELS[k], jobs[k]) for k in services.JOB_KINDS if k in jobs],
-        "running": any(not j.is_finished for j in jobs.values()),
+        "jobs": job_cards(jobs, JOB_LABELS),
         "samples": selectors.sample_instances(pipeline),
         "import_form": ImportForm(),
         "instructions_form": InstructionsForm(),
@@ -334,13 +320,8 @@ def pipeline_detail(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     """The funnel and every step's button; ``?part=funnel`` is the fragment htmx polls."""
     pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
     if request.GET.get("part") == "funnel":
-        jobs = selectors.latest_jobs(pipeline)
-        context = {
-            "pipeline": pipeline,
-            "funnel": selectors.funnel(pipeline),
-            "running": any(not j.is_finished for j in jobs.values()),
-        }
-        return render(request, "curation/visit/_funnel.html", context)
+        funnel = funnel_context(selectors.funnel(pipeline), selectors.latest_jobs(pipeline))
+        return render(request, "curation/visit/_funnel.html", {"pipeline": pipeline, **funnel})
     return render(request, "curation/visit/pipeline.html", _detail_context(request, pipeline))
 
 
@@ -350,15 +331,10 @@ def pipeline_settings(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
     form = SettingsForm(request.POST)
     if not form.is_valid():
-        messages.error(request, _("The settings are not valid: %(e)s") % {"e": _first_error(form)})
+        messages.error(request, _("The settings are not valid: %(e)s") % {"e": first_error(form)})
         return _back(pipeline)
-    try:
-        services.pipeline_settings(pipeline=pipeline, **form.cleaned_data)
-    except ServiceError as exc:
-        messages.error(request, exc.message)
-        return _back(pipeline)
-    messages.success(request, _("Settings saved."))
-    return _back(pipeline)
+    save = partial(services.pipeline_settings, pipeline=pipeline, **form.cleaned_data)
+    return perform(request, save, back=_url(pipeline), done=_("Settings saved."))
 
 
 @roles.roles_required(*CURATOR)
@@ -375,7 +351,7 @@ def dataset_import(request: HttpRequest, pipeline_id: int) -> HttpResponse:
         )
     except ServiceError as exc:
         context = _detail_context(request, pipeline)
-        context["import_error"] = _error(exc)
+        context["import_error"] = error_context(exc)
         return render(request, "curation/visit/pipeline.html", context, status=400)
     messages.success(request, _("%(n)d rows checked; importing them.") % {"n": n})
     return _back(pipeline, f"job-{job.pk}")
@@ -385,12 +361,8 @@ def dataset_import(request: HttpRequest, pipeline_id: int) -> HttpResponse:
 @require_POST
 def images_fetch(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
-    try:
-        job = services.images_fetch_start(pipeline=pipeline, created_by=request.user)
-    except ServiceError as exc:
-        messages.error(request, exc.message)
-        return _back(pipeline)
-    return _started(request, pipeline, job, _("Fetching the remote images"))
+    start = partial(services.images_fetch_start, pipeline=pipeline, created_by=request.user)
+    return start_job(request, start, page=_url(pipeline), what=_("Fetching the remote images"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -419,32 +391,29 @@ def _seed_images(request: HttpRequest, form: FamilyForm) -> list[services.SeedIm
 def family_new(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
     form = FamilyForm(request.POST or None, request.FILES or None)
-    error = None
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            family = services.family_create(
-                pipeline=pipeline,
-                name=data["name"],
-                description=data["description"],
-                multi_image=data["multi_image"],
-                seed_instruction=data["seed_instruction"],
-                seed_response=data["seed_response"],
-                seed_images=_seed_images(request, form),
-                created_by=request.user,
-            )
-        except ServiceError as exc:
-            error = _error(exc)
-        else:
-            messages.success(
-                request, _("Family “%(name)s” created with its example.") % {"name": family.name}
-            )
-            return _back(pipeline, "families")
-    return render(
+
+    def save(data: dict):
+        return services.family_create(
+            pipeline=pipeline,
+            name=data["name"],
+            description=data["description"],
+            multi_image=data["multi_image"],
+            seed_instruction=data["seed_instruction"],
+            seed_response=data["seed_response"],
+            seed_images=_seed_images(request, form),
+            created_by=request.user,
+        )
+
+    return form_page(
         request,
+        form,
+        save,
         "curation/visit/family_new.html",
-        {"pipeline": pipeline, "form": form, "error": error},
-        status=400 if request.method == "POST" else 200,
+        {"pipeline": pipeline},
+        done=lambda family: (
+            _("Family “%(name)s” created with its example.") % {"name": family.name}
+        ),
+        then=_url(pipeline, "families"),
     )
 
 
@@ -457,19 +426,20 @@ def instructions(request: HttpRequest, pipeline_id: int, family_id: int) -> Http
     if not form.is_valid():
         messages.error(request, _("Ask for between 1 and 200 new instructions."))
         return _back(pipeline, "families")
-    try:
-        n = services.instruction_tasks_create(
-            family=family, count=form.cleaned_data["count"], created_by=request.user
-        )
-    except ServiceError as exc:
-        messages.error(request, exc.message)
-        return _back(pipeline, "families")
-    messages.success(
+    return perform(
         request,
-        _("%(n)d instruction tasks of “%(name)s” wait for crowdworkers.")
-        % {"n": n, "name": family.name},
+        partial(
+            services.instruction_tasks_create,
+            family=family,
+            count=form.cleaned_data["count"],
+            created_by=request.user,
+        ),
+        back=_url(pipeline, "families"),
+        done=lambda n: (
+            _("%(n)d instruction tasks of “%(name)s” wait for crowdworkers.")
+            % {"n": n, "name": family.name}
+        ),
     )
-    return _back(pipeline, "families")
 
 
 @roles.roles_required(*CURATOR)
@@ -485,11 +455,8 @@ def instances(request: HttpRequest, pipeline_id: int) -> HttpResponse:
         selectors.instances_page(pipeline, state=state, family=family), PAGE_SIZE
     ).get_page(request.GET.get("page"))
     funnel = selectors.funnel(pipeline)
-    chips = [
-        {"value": value, "label": label, "n": funnel["states"].get(value, 0)}
-        for value, label in VisitInstance.State.choices
-        if value != VisitInstance.State.SEED
-    ]
+    choices = [c for c in VisitInstance.State.choices if c[0] != VisitInstance.State.SEED]
+    chips = state_chips(funnel["states"], choices)
     return render(
         request,
         "curation/visit/instances.html",
@@ -512,38 +479,27 @@ def instances(request: HttpRequest, pipeline_id: int) -> HttpResponse:
 @require_POST
 def draft(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
-    try:
-        job = services.references_draft_start(pipeline=pipeline, created_by=request.user)
-    except ServiceError as exc:
-        messages.error(request, exc.message)
-        return _back(pipeline)
-    return _started(request, pipeline, job, _("Drafting references"))
+    start = partial(services.references_draft_start, pipeline=pipeline, created_by=request.user)
+    return start_job(request, start, page=_url(pipeline), what=_("Drafting references"))
 
 
 @roles.roles_required(*CURATOR)
 @require_POST
 def publish(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
-    form = PublishForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, _("Give the version a label (at most 60 characters)."))
-        return _back(pipeline, "publish")
-    try:
-        version = services.version_publish(
-            pipeline=pipeline,
-            label=form.cleaned_data["label"],
-            benchmark_name=form.cleaned_data["benchmark"],
-            created_by=request.user,
-        )
-    except ServiceError as exc:
-        messages.error(request, exc.message)
-        return _back(pipeline, "publish")
-    messages.success(
+    return publish_version(
         request,
-        _("Published %(n)d instances (%(k)d verified) as %(v)s.")
-        % {"n": version.item_count, "k": version.kept_count, "v": version},
+        lambda benchmark, **args: services.version_publish(
+            pipeline=pipeline, benchmark_name=benchmark, **args
+        ),
+        form_class=PublishForm,
+        back=_url(pipeline, "publish"),
+        done=lambda version: (
+            _("Published %(n)d instances (%(k)d verified) as %(v)s.")
+            % {"n": version.item_count, "k": version.kept_count, "v": version}
+        ),
+        then=_url(pipeline, "responses"),
     )
-    return _back(pipeline, "responses")
 
 
 @roles.roles_required(*CURATOR)
@@ -552,20 +508,23 @@ def generate(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
     form = GenerateForm(request.POST, providers=_providers(pipeline))
     if not form.is_valid():
-        messages.error(request, _("Choose a model: %(e)s") % {"e": _first_error(form)})
+        messages.error(request, _("Choose a model: %(e)s") % {"e": first_error(form)})
         return _back(pipeline, "responses")
-    try:
-        job = services.responses_generate_start(
-            pipeline=pipeline,
-            provider=form.cleaned_data["provider"],
-            limit=form.cleaned_data.get("limit"),
-            created_by=request.user,
-        )
-    except ServiceError as exc:
-        messages.error(request, exc.message)
-        return _back(pipeline, "responses")
-    messages.success(request, _("The model is answering the verified instances."))
-    return redirect("curator-job", job.pk)
+    start = partial(
+        services.responses_generate_start,
+        pipeline=pipeline,
+        provider=form.cleaned_data["provider"],
+        limit=form.cleaned_data.get("limit"),
+        created_by=request.user,
+    )
+    return start_job(
+        request,
+        start,
+        page=_url(pipeline),
+        refused_at="responses",
+        message=_("The model is answering the verified instances."),
+        job_page=True,
+    )
 
 
 @roles.roles_required(*CURATOR)
@@ -574,33 +533,31 @@ def pairs(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
     form = PairsForm(request.POST)
     if not form.is_valid():
-        messages.error(request, _("The sampling is not valid: %(e)s") % {"e": _first_error(form)})
+        messages.error(request, _("The sampling is not valid: %(e)s") % {"e": first_error(form)})
         return _back(pipeline, "ratings")
-    try:
-        n = services.pairs_sample(
+    return perform(
+        request,
+        partial(
+            services.pairs_sample,
             pipeline=pipeline,
             n=form.cleaned_data["n"],
             votes=form.cleaned_data["votes"],
             seed=form.cleaned_data["seed"],
             created_by=request.user,
-        )
-    except ServiceError as exc:
-        messages.error(request, exc.message)
-        return _back(pipeline, "ratings")
-    messages.success(request, _("%(n)d tuples wait for raters.") % {"n": n})
-    return _back(pipeline, "ratings")
+        ),
+        back=_url(pipeline, "ratings"),
+        done=lambda n: _("%(n)d tuples wait for raters.") % {"n": n},
+    )
 
 
 @roles.roles_required(*CURATOR)
 @require_POST
 def sync(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
-    try:
-        job = services.human_votes_sync_start(pipeline=pipeline, created_by=request.user)
-    except ServiceError as exc:
-        messages.error(request, exc.message)
-        return _back(pipeline, "ratings")
-    return _started(request, pipeline, job, _("Rating the crowd votes"))
+    start = partial(services.human_votes_sync_start, pipeline=pipeline, created_by=request.user)
+    return start_job(
+        request, start, page=_url(pipeline), refused_at="ratings", what=_("Rating the crowd votes")
+    )
 
 
 @roles.roles_required(*CURATOR)
@@ -610,21 +567,24 @@ def judge(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     form = JudgeForm(request.POST)
     if not form.is_valid():
         messages.error(
-            request, _("The judge settings are not valid: %(e)s") % {"e": _first_error(form)}
+            request, _("The judge settings are not valid: %(e)s") % {"e": first_error(form)}
         )
         return _back(pipeline, "leaderboard")
-    try:
-        job = services.leaderboard_judge_existing(
-            pipeline=pipeline,
-            seed=form.cleaned_data["seed"],
-            reference_pairs=form.cleaned_data["reference_pairs"],
-            created_by=request.user,
-        )
-    except ServiceError as exc:
-        messages.error(request, exc.message)
-        return _back(pipeline, "leaderboard")
-    messages.success(request, _("The LLM judge compares the models in both orders."))
-    return redirect("curator-job", job.pk)
+    start = partial(
+        services.leaderboard_judge_existing,
+        pipeline=pipeline,
+        seed=form.cleaned_data["seed"],
+        reference_pairs=form.cleaned_data["reference_pairs"],
+        created_by=request.user,
+    )
+    return start_job(
+        request,
+        start,
+        page=_url(pipeline),
+        refused_at="leaderboard",
+        message=_("The LLM judge compares the models in both orders."),
+        job_page=True,
+    )
 
 
 @roles.roles_required(*CURATOR)
@@ -640,7 +600,7 @@ def download(request: HttpRequest, pipeline_id: int, what: str, fmt: str) -> Htt
         else:
             raise services.Invalid(_("Unknown export."))
     except ServiceError as exc:
-        messages.error(request, exc.message)
+        refuse(request, exc)
         return _back(pipeline, "export")
     name = f"visit-{pipeline.pk}-{what}.{fmt}"
     content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
@@ -696,7 +656,9 @@ def leaderboard(request: HttpRequest, pipeline_id: int) -> HttpResponse:
             created_by=request.user,
         )
     except ServiceError as exc:
-        return _leaderboard_page(request, pipeline, form, error=_error(exc), status=exc.status)
+        return _leaderboard_page(
+            request, pipeline, form, error=error_context(exc), status=exc.status
+        )
     messages.success(
         request,
         _("%(n)d responses of %(model)s stored; the judge compares %(p)d pairs in both orders.")

@@ -10,6 +10,8 @@ thing, then redirects back; refusals say why and change nothing.
 
 from __future__ import annotations
 
+from functools import partial
+
 from django import forms
 from django.contrib import messages
 from django.db.models import Q
@@ -21,13 +23,24 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotator import roles
-from annotator.models import Job
-from annotator.selectors import projects_for
 from annotator.services import Invalid, ServiceError
 
 from ... import gateway
 from ...models import LLMProvider
 from ...models.vlind import VLindImage, VLindTriple
+from ...views.common import (
+    PublishForm,
+    error_context,
+    first_error,
+    form_page,
+    funnel_context,
+    grouped_by_project,
+    job_cards,
+    perform,
+    publish_version,
+    start_job,
+    state_chips,
+)
 from . import export, prompts, selectors, services
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check
@@ -145,33 +158,28 @@ class DraftForm(forms.Form):
     )
 
 
-class PublishForm(forms.Form):
-    label = forms.CharField(max_length=60, label=gettext_lazy("Version label"), initial="v1")
-
-
 # --------------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------------
-def _error(exc: Invalid) -> dict:
-    return {"message": exc.message, "errors": exc.errors}
-
-
 def _refuse(request: HttpRequest, exc: ServiceError) -> None:
     detail = "; ".join(f"{e['error']}" for e in getattr(exc, "errors", [])[:5])
     messages.error(request, f"{exc.message} {detail}".strip())
 
 
+def _url(bench) -> str:
+    return reverse("curator-vlind-bench", args=[bench.pk])
+
+
 def _back(bench) -> HttpResponse:
-    return redirect("curator-vlind-bench", bench.pk)
+    return redirect(_url(bench))
 
 
 def _back_to_triple(bench, triple) -> HttpResponse:
     return redirect("curator-vlind-triple", bench.pk, triple.pk)
 
 
-def _started(request: HttpRequest, bench, job: Job, what: str) -> HttpResponse:
-    messages.success(request, _("%(what)s started.") % {"what": what})
-    return redirect(reverse("curator-vlind-bench", args=[bench.pk]) + f"#job-{job.pk}")
+def _start(request: HttpRequest, bench, start, what: str) -> HttpResponse:
+    return start_job(request, start, page=_url(bench), what=what, refuse=_refuse)
 
 
 def _providers(bench):
@@ -204,35 +212,23 @@ def _too_big(request: HttpRequest, files) -> str:
 @require_GET
 def benches(request: HttpRequest) -> HttpResponse:
     """Every bench in reach, grouped by project."""
-    projects = list(projects_for(request.user).order_by("name", "id"))
-    by_project: dict[int, list] = {p.pk: [] for p in projects}
-    for bench in selectors.benches_with_counts(request.user).order_by("name", "id"):
-        by_project.setdefault(bench.project_id, []).append(bench)
-    groups = [{"project": p, "benches": by_project[p.pk]} for p in projects]
+    groups = grouped_by_project(
+        request.user, selectors.benches_with_counts(request.user), "benches"
+    )
     return render(request, "curation/vlind/benches.html", {"groups": groups})
 
 
 @roles.roles_required(*CURATOR)
 def bench_new(request: HttpRequest, project_id: int) -> HttpResponse:
     project = selectors.curated_project_or_404(request.user, project_id)
-    form = BenchForm(request.POST or None)
-    error = None
-    if request.method == "POST" and form.is_valid():
-        try:
-            bench = services.bench_create(
-                project=project, created_by=request.user, **form.cleaned_data
-            )
-        except Invalid as exc:
-            error = _error(exc)
-        else:
-            messages.success(request, _("VLind-Bench created with the paper's 11 concepts."))
-            return _back(bench)
-    status = 400 if request.method == "POST" else 200
-    return render(
+    return form_page(
         request,
+        BenchForm(request.POST or None),
+        lambda data: services.bench_create(project=project, created_by=request.user, **data),
         "curation/vlind/new.html",
-        {"project": project, "form": form, "error": error},
-        status=status,
+        {"project": project},
+        done=_("VLind-Bench created with the paper's 11 concepts."),
+        then=_url,
     )
 
 
@@ -243,10 +239,8 @@ def _detail_context(request: HttpRequest, bench) -> dict:
     _endpoint, _model, image_problem = services.image_endpoint(bench)
     return {
         "bench": bench,
-        "funnel": funnel,
-        "running": any(not j.is_finished for j in jobs.values()),
-        "max_bar": max(funnel["triples"], 1),
-        "jobs": [(JOB_LABELS[k], jobs[k]) for k in services.JOB_KINDS if k in jobs],
+        **funnel_context(funnel, jobs, "triples"),
+        "jobs": job_cards(jobs, JOB_LABELS),
         "concept_rows": selectors.concept_rows(bench, funnel),
         "table1": export.table1(bench, found),
         "samples": selectors.sample_triples(bench),
@@ -282,15 +276,8 @@ def bench_detail(request: HttpRequest, bench_id: int) -> HttpResponse:
     """The funnel; ``?part=funnel`` is the fragment htmx polls while a job runs."""
     bench = selectors.bench_or_404(request.user, bench_id)
     if request.GET.get("part") == "funnel":
-        funnel = selectors.funnel(bench)
-        jobs = selectors.latest_jobs(bench)
-        context = {
-            "bench": bench,
-            "funnel": funnel,
-            "running": any(not j.is_finished for j in jobs.values()),
-            "max_bar": max(funnel["triples"], 1),
-        }
-        return render(request, "curation/vlind/_funnel.html", context)
+        funnel = funnel_context(selectors.funnel(bench), selectors.latest_jobs(bench), "triples")
+        return render(request, "curation/vlind/_funnel.html", {"bench": bench, **funnel})
     prompts.templates_ensure()  # idempotent: seeds the four prompts where they are missing
     return render(request, "curation/vlind/bench.html", _detail_context(request, bench))
 
@@ -301,24 +288,10 @@ def bench_settings(request: HttpRequest, bench_id: int) -> HttpResponse:
     bench = selectors.bench_or_404(request.user, bench_id)
     form = SettingsForm(request.POST, providers=_providers(bench))
     if not form.is_valid():
-        first = next(iter(form.errors.values()))[0]
-        messages.error(request, _("The settings are not valid: %(e)s") % {"e": first})
+        messages.error(request, _("The settings are not valid: %(e)s") % {"e": first_error(form)})
         return _back(bench)
-    data = form.cleaned_data
-    try:
-        services.bench_settings(
-            bench=bench,
-            triples_per_concept=data["triples_per_concept"],
-            images_per_style=data["images_per_style"],
-            image_provider=data["image_provider"],
-            image_model=data["image_model"],
-            image_size=data["image_size"],
-        )
-    except Invalid as exc:
-        _refuse(request, exc)
-        return _back(bench)
-    messages.success(request, _("Settings saved."))
-    return _back(bench)
+    save = partial(services.bench_settings, bench=bench, **form.cleaned_data)
+    return perform(request, save, back=_url(bench), done=_("Settings saved."), refuse=_refuse)
 
 
 # --------------------------------------------------------------------------------------------
@@ -341,7 +314,7 @@ def concept_edit(request: HttpRequest, bench_id: int, concept_id: int) -> HttpRe
                 active=form.cleaned_data["active"],
             )
         except Invalid as exc:
-            error = _error(exc)
+            error = error_context(exc)
         else:
             messages.success(request, _("Concept “%(c)s” saved.") % {"c": concept.name})
             return redirect("curator-vlind-concept", bench.pk, concept.pk)
@@ -368,26 +341,20 @@ def concept_edit(request: HttpRequest, bench_id: int, concept_id: int) -> HttpRe
 def concept_new(request: HttpRequest, bench_id: int) -> HttpResponse:
     bench = selectors.bench_or_404(request.user, bench_id)
     form = NewConceptForm(request.POST or None, initial={"active": True})
-    error = None
-    if request.method == "POST" and form.is_valid():
-        try:
-            concept = services.concept_add(
-                bench=bench,
-                name=form.cleaned_data["name"],
-                description=form.cleaned_data["description"],
-                image_hint=form.cleaned_data["image_hint"],
-                examples=form.examples(),
-            )
-        except Invalid as exc:
-            error = _error(exc)
-        else:
-            messages.success(request, _("Concept “%(c)s” added.") % {"c": concept.name})
-            return _back(bench)
-    return render(
+    return form_page(
         request,
+        form,
+        lambda data: services.concept_add(
+            bench=bench,
+            name=data["name"],
+            description=data["description"],
+            image_hint=data["image_hint"],
+            examples=form.examples(),
+        ),
         "curation/vlind/concept.html",
-        {"bench": bench, "concept": None, "form": form, "error": error, "preview": ""},
-        status=400 if request.method == "POST" else 200,
+        {"bench": bench, "concept": None, "preview": ""},
+        done=lambda concept: _("Concept “%(c)s” added.") % {"c": concept.name},
+        then=_url(bench),
     )
 
 
@@ -406,38 +373,29 @@ def draft(request: HttpRequest, bench_id: int) -> HttpResponse:
             % {"n": services.MAX_TRIPLES_PER_CONCEPT},
         )
         return _back(bench)
-    try:
-        job = services.triples_draft_start(
-            bench=bench, count=form.cleaned_data.get("count"), created_by=request.user
-        )
-    except Invalid as exc:
-        _refuse(request, exc)
-        return _back(bench)
-    return _started(request, bench, job, _("Drafting triples"))
+    start = partial(
+        services.triples_draft_start,
+        bench=bench,
+        count=form.cleaned_data.get("count"),
+        created_by=request.user,
+    )
+    return _start(request, bench, start, _("Drafting triples"))
 
 
 @roles.roles_required(*CURATOR)
 @require_POST
 def generate_images(request: HttpRequest, bench_id: int) -> HttpResponse:
     bench = selectors.bench_or_404(request.user, bench_id)
-    try:
-        job = services.images_generate_start(bench=bench, created_by=request.user)
-    except Invalid as exc:
-        _refuse(request, exc)
-        return _back(bench)
-    return _started(request, bench, job, _("Generating images"))
+    start = partial(services.images_generate_start, bench=bench, created_by=request.user)
+    return _start(request, bench, start, _("Generating images"))
 
 
 @roles.roles_required(*CURATOR)
 @require_POST
 def draft_nouns(request: HttpRequest, bench_id: int) -> HttpResponse:
     bench = selectors.bench_or_404(request.user, bench_id)
-    try:
-        job = services.nouns_draft_start(bench=bench, created_by=request.user)
-    except Invalid as exc:
-        _refuse(request, exc)
-        return _back(bench)
-    return _started(request, bench, job, _("Drafting VP nouns"))
+    start = partial(services.nouns_draft_start, bench=bench, created_by=request.user)
+    return _start(request, bench, start, _("Drafting VP nouns"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -454,9 +412,7 @@ def triples(request: HttpRequest, bench_id: int) -> HttpResponse:
     concept_id = int(concept_id) if concept_id and concept_id.isdigit() else None
     rows = selectors.triples_page(bench, stage=stage, concept_id=concept_id)
     funnel = selectors.funnel(bench)
-    chips = [
-        {"value": v, "label": label, "n": funnel["stages"][v]} for v, label in selectors.STAGES
-    ]
+    chips = state_chips(funnel["stages"], selectors.STAGES)
     return render(
         request,
         "curation/vlind/triples.html",
@@ -521,7 +477,7 @@ def _triple_refused(request, bench, triple, exc: Invalid) -> HttpResponse:
     return render(
         request,
         "curation/vlind/triple.html",
-        _triple_context(request, bench, triple, error=_error(exc)),
+        _triple_context(request, bench, triple, error=error_context(exc)),
         status=400,
     )
 
@@ -614,23 +570,16 @@ def triple_best(request: HttpRequest, bench_id: int, triple_id: int) -> HttpResp
 @require_POST
 def publish(request: HttpRequest, bench_id: int) -> HttpResponse:
     bench = selectors.bench_or_404(request.user, bench_id)
-    form = PublishForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, _("Give the version a label (at most 60 characters)."))
-        return _back(bench)
-    try:
-        version = export.dataset_publish(
-            bench=bench, label=form.cleaned_data["label"], created_by=request.user
-        )
-    except ServiceError as exc:
-        _refuse(request, exc)
-        return _back(bench)
-    messages.success(
+    return publish_version(
         request,
-        _("Froze %(n)d instances as version %(label)s.")
-        % {"n": version.item_count, "label": version.label},
+        partial(export.dataset_publish, bench=bench),
+        back=_url(bench),
+        done=lambda version: (
+            _("Froze %(n)d instances as version %(label)s.")
+            % {"n": version.item_count, "label": version.label}
+        ),
+        refuse=_refuse,
     )
-    return _back(bench)
 
 
 @roles.roles_required(*CURATOR)
