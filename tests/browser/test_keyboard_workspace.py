@@ -9,6 +9,7 @@ import io
 import os
 
 import pytest
+from django.db import connections
 from django.urls import reverse
 from PIL import Image
 
@@ -130,6 +131,10 @@ def browser_page(monkeypatch):
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.js_errors = errors
         yield page
+        # The ORM calls made while Playwright's sync loop runs get a connection of their own,
+        # which pytest-django's teardown does not see; close it, or the test database cannot be
+        # dropped at the end of the session ("being accessed by other users").
+        connections.close_all()
         context.close()
         browser.close()
 
