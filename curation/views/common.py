@@ -14,8 +14,9 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.core.files.storage import default_storage
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -24,6 +25,8 @@ from django.utils.translation import gettext_lazy
 from annotator.models import Job
 from annotator.selectors import projects_for
 from annotator.services import ServiceError
+
+from ..export_files import export_file_problem
 
 
 def error_context(exc: ServiceError) -> dict:
@@ -172,3 +175,62 @@ def funnel_context(funnel: dict, latest_jobs: Mapping[str, Job], bar: str = "") 
 def state_chips(counts: Mapping[str, int], choices: Iterable[tuple[str, str]]) -> list[dict]:
     """The filter chips of a list page: each state with its label and count."""
     return [{"value": v, "label": label, "n": counts.get(v, 0)} for v, label in choices]
+
+
+# --------------------------------------------------------------------------------------------
+# export files written by jobs (curation/export_files.py)
+# --------------------------------------------------------------------------------------------
+def export_cards(
+    jobs: Iterable[Job],
+    *,
+    label: Callable[[Job], str],
+    card_url: Callable[[Job], str],
+    file_url: Callable[[Job], str],
+) -> list[tuple[str, Job]]:
+    """(label, job) for export jobs in the job grid: the card polls ``card_url`` while the job
+    runs (so the download link appears when it ends) and links ``file_url`` once it succeeded."""
+    cards = []
+    for job in jobs:
+        job.card_url = card_url(job)
+        job.download_url = file_url(job) if job.status == Job.Status.SUCCEEDED else ""
+        cards.append((label(job), job))
+    return cards
+
+
+def export_card(request: HttpRequest, label: str, job: Job) -> HttpResponse:
+    """The polled fragment of one export card (the job grid's entry alone)."""
+    return render(request, "curation/_job_grid.html", {"jobs": [(label, job)], "entry_only": True})
+
+
+def serve_export(request: HttpRequest, job: Job | None, *, back: str) -> HttpResponse:
+    """The stored file of a finished export job, or a 404 page that says why not (not
+    finished, failed, not this object's, file gone)."""
+    problem = export_file_problem(job)
+    if problem:
+        return render(
+            request, "curation/export_missing.html", {"problem": problem, "back": back}, status=404
+        )
+    result = job.result
+    return FileResponse(
+        default_storage.open(result["path"], "rb"),
+        as_attachment=True,
+        filename=result["filename"],
+        content_type=result.get("content_type") or "application/octet-stream",
+    )
+
+
+def newest_export(
+    request: HttpRequest, job: Job | None, *, page: str, what: str = ""
+) -> HttpResponse:
+    """A GET on an export's old address: the newest finished export of that format, or back to
+    the page with "start an export" when there is none yet."""
+    if job is None:
+        messages.info(
+            request,
+            _("No finished %(what)s export yet: start an export, then download it from its card.")
+            % {"what": what}
+            if what
+            else _("No finished export yet: start an export, then download it from its card."),
+        )
+        return redirect(page)
+    return serve_export(request, job, back=page)

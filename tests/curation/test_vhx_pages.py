@@ -3,6 +3,7 @@ exports, and the role matrix (crowdworkers and other projects' curators: 404, no
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import zipfile
@@ -191,21 +192,96 @@ def test_a_refused_action_says_why_and_starts_nothing(curator_client, case_set):
     assert (Job.objects.count(), BenchmarkVersion.objects.count()) == (0, 0)
 
 
-def test_export_downloads_and_publish(curator_client, case_set):
+def test_export_job_writes_the_zip_and_its_card_links_it(
+    curator_client, case_set, eager, django_capture_on_commit_callbacks
+):
+    # given a set with three accepted negations and no export yet
     _accept_all(case_set)
-    response = curator_client.get(reverse("curator-vhx-export", args=[case_set.pk, "llava"]))
+    url = reverse("curator-vhx-export", args=[case_set.pk, "llava"])
+    page = reverse("curator-vhx-set", args=[case_set.pk])
+    # a GET before any export says to start one
+    response = curator_client.get(url, follow=True)
+    assert "No finished LLAVA export yet: start an export" in response.content.decode()
+    # when the export button is pressed (the job runs eagerly)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = curator_client.post(url)
+    job = Job.objects.get(kind=services.EXPORT_JOB)
+    assert response.status_code == 302
+    assert response.url == page + f"#job-{job.pk}"
+    job.refresh_from_db()
+    # then the job stored the zip with its size and hash, images counted
+    assert job.status == "succeeded", job.error
+    path = f"exports/vhexpansion/{case_set.pk}/{job.pk}/vhexpansion-{case_set.pk}-llava.zip"
+    assert job.result["path"] == path
+    assert (job.done, job.total, job.result["images"], job.result["rows"]) == (3, 3, 3, 6)
+    file_url = reverse("curator-vhx-export-file", args=[case_set.pk, job.pk])
+    data = b"".join(curator_client.get(file_url).streaming_content)
+    assert job.result["size"] == len(data)
+    assert job.result["sha256"] == hashlib.sha256(data).hexdigest()
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert len(json.loads(zf.read("llava.json"))) == 6
+        assert len([n for n in zf.namelist() if n.startswith("images/")]) == 3
+    # the card on the page links the file; its polled fragment too
+    html = curator_client.get(page).content.decode()
+    assert file_url in html and "Export: LLaVA conversations (.zip)" in html
+    card = curator_client.get(file_url + "?part=card", HTTP_HX_REQUEST="true")
+    assert card.content.decode().startswith(f'<div id="job-{job.pk}" data-testid="export-job">')
+    # and the old address now serves the newest finished export of that format
+    response = curator_client.get(url)
     assert response.status_code == 200
     assert response["Content-Type"] == "application/zip"
-    with zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))) as zf:
-        assert len(json.loads(zf.read("llava.json"))) == 6
+    assert b"".join(response.streaming_content) == data
+    # publishing still reads the same rows
     response = curator_client.post(
         reverse("curator-vhx-publish", args=[case_set.pk]), {"label": "v1"}
     )
     assert response.status_code == 302
     version = BenchmarkVersion.objects.get()
     assert (version.label, version.item_count) == ("v1", 6)
+
+
+def test_export_refusals_and_unfinished_jobs_say_why(
+    curator_client, case_set, django_capture_on_commit_callbacks
+):
+    # nothing accepted yet: the button is refused and no job starts
+    response = curator_client.post(
+        reverse("curator-vhx-export", args=[case_set.pk, "jsonl"]), follow=True
+    )
+    assert "Nothing to export yet" in response.content.decode()
+    assert not Job.objects.exists()
+    # an unknown format: refused, nothing started, and a GET goes back with the reason
+    _accept_all(case_set)
+    response = curator_client.post(
+        reverse("curator-vhx-export", args=[case_set.pk, "xml"]), follow=True
+    )
+    assert "Unknown export format" in response.content.decode()
+    assert not Job.objects.exists()
     bad = curator_client.get(reverse("curator-vhx-export", args=[case_set.pk, "xml"]))
     assert bad.status_code == 302
+    # a queued (not run) job: its file answers 404 with the reason
+    response = curator_client.post(reverse("curator-vhx-export", args=[case_set.pk, "jsonl"]))
+    job = Job.objects.get(kind=services.EXPORT_JOB)
+    assert job.status == "queued"
+    file_url = reverse("curator-vhx-export-file", args=[case_set.pk, job.pk])
+    response = curator_client.get(file_url)
+    assert response.status_code == 404
+    assert "This export is not finished yet" in response.content.decode()
+    # its card on the page polls its own fragment (the inner card does not) and has no link yet
+    html = curator_client.get(reverse("curator-vhx-set", args=[case_set.pk])).content.decode()
+    assert f'hx-get="{file_url}?part=card" hx-trigger="every 1s"' in html
+    assert f'href="{file_url}"' not in html
+    assert "<div hx-disable>" in html
+    # a failed one says it failed
+    Job.objects.filter(pk=job.pk).update(status="failed", error="Invalid: disk full\nmore")
+    response = curator_client.get(file_url)
+    assert response.status_code == 404
+    assert "This export failed: Invalid: disk full" in response.content.decode()
+    # another job (another set's export, or another kind) is not this set's
+    other = Job.objects.create(kind=services.PERTURB_JOB, params={"case_set_id": case_set.pk})
+    for pk in (other.pk, job.pk + 1000):
+        response = curator_client.get(reverse("curator-vhx-export-file", args=[case_set.pk, pk]))
+        assert response.status_code == 404
+        assert "There is no such export here." in response.content.decode()
 
 
 def test_cases_page_filters_by_state(curator_client, case_set):
@@ -230,6 +306,8 @@ def _urls(case_set):
         ("post", reverse("curator-vhx-adversarial", args=[pk]), {"method": "ifgsm"}),
         ("post", reverse("curator-vhx-publish", args=[pk]), {"label": "v9"}),
         ("get", reverse("curator-vhx-export", args=[pk, "jsonl"]), {}),
+        ("post", reverse("curator-vhx-export", args=[pk, "jsonl"]), {}),
+        ("get", reverse("curator-vhx-export-file", args=[pk, 1]), {}),
     ]
 
 

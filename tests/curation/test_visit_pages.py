@@ -6,6 +6,7 @@ changes)."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 
 import pytest
@@ -15,7 +16,7 @@ from django.urls import reverse
 from annotator import roles
 from annotator.models import Job, Task
 from curation.models import VisitFamily, VisitImage, VisitInstance, VisitPipeline
-from curation.recipes.visit import services
+from curation.recipes.visit import export, services
 from tests.curation.test_visit_helpers import (
     DATASET,
     media,
@@ -180,24 +181,90 @@ def test_good_dataset_upload_is_checked_then_imported_by_a_job(
     assert VisitInstance.objects.filter(pipeline=pipeline).count() == 5
 
 
+@pytest.fixture
+def eager(settings):
+    from celery import current_app
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    current_app.conf.task_always_eager = True
+    yield
+    current_app.conf.task_always_eager = False
+
+
+def _export(client, pipeline, what, fmt, capture):
+    with capture(execute=True):
+        response = client.post(reverse("curator-visit-export", args=[pipeline.pk, what, fmt]))
+    job = Job.objects.filter(kind=services.EXPORT_JOB).order_by("-id").first()
+    job.refresh_from_db()
+    return response, job
+
+
 @needs(VISIT_BENCH)
-def test_exports_download_in_the_published_layout(curator_client, small, curator):
+def test_export_jobs_write_the_published_layout(
+    curator_client, small, curator, eager, django_capture_on_commit_callbacks
+):
+    # given a published version and no export yet
     services.version_publish(pipeline=small, label="v1", created_by=curator)
-    response = curator_client.get(
-        reverse("curator-visit-export", args=[small.pk, "dataset", "csv"])
+    url = reverse("curator-visit-export", args=[small.pk, "dataset", "csv"])
+    response = curator_client.get(url, follow=True)
+    assert "No finished Dataset (CSV) export yet: start an export" in response.content.decode()
+    # when the dataset CSV export is started (the job runs eagerly)
+    response, job = _export(
+        curator_client, small, "dataset", "csv", django_capture_on_commit_callbacks
     )
+    page = reverse("curator-visit-pipeline", args=[small.pk])
+    assert response.url == page + f"#job-{job.pk}"
+    # then the job stored the file with its size and hash, records counted
+    assert job.status == "succeeded", job.error
+    assert job.result["path"] == f"exports/visit/{small.pk}/{job.pk}/visit-{small.pk}-dataset.csv"
+    assert (job.done, job.total, job.result["records"]) == (12, 12, 12)
+    response = curator_client.get(url)
     assert response.status_code == 200
     assert response["Content-Disposition"] == f'attachment; filename="visit-{small.pk}-dataset.csv"'
-    header = response.content.decode().splitlines()[0]
-    assert header.startswith(
-        "instruction_category,image,instruction,instruction_conditioned_caption"
+    body = b"".join(response.streaming_content)
+    assert (len(body), hashlib.sha256(body).hexdigest()) == (
+        job.result["size"],
+        job.result["sha256"],
     )
-    prefs = curator_client.get(
-        reverse("curator-visit-export", args=[small.pk, "preferences", "csv"])
-    ).content.decode()
-    assert prefs.splitlines() == [
+    assert (
+        body.decode()
+        .splitlines()[0]
+        .startswith("instruction_category,image,instruction,instruction_conditioned_caption")
+    )
+    assert body.decode() == export.dataset_export(pipeline=small, fmt="csv")
+    file_url = reverse("curator-visit-export-file", args=[small.pk, job.pk])
+    assert file_url in curator_client.get(page).content.decode()
+    # the preferences CSV (no votes yet: the header alone) and the JSONL, by their own jobs
+    _response, prefs = _export(
+        curator_client, small, "preferences", "csv", django_capture_on_commit_callbacks
+    )
+    prefs_url = reverse("curator-visit-export-file", args=[small.pk, prefs.pk])
+    text = b"".join(curator_client.get(prefs_url).streaming_content).decode()
+    assert text.splitlines() == [
         "image_url,instruction,A,B,A_model,B_model,model_selection.A,model_selection.B"
     ]
+    _response, lines = _export(
+        curator_client, small, "dataset", "jsonl", django_capture_on_commit_callbacks
+    )
+    assert lines.result["records"] == 12 and lines.result["filename"].endswith(".jsonl")
+
+
+def test_export_refusals_say_why_and_start_nothing(curator_client, pipeline):
+    # no published version: refused, no job
+    url = reverse("curator-visit-export", args=[pipeline.pk, "dataset", "csv"])
+    response = curator_client.post(url, follow=True)
+    assert "Publish the verified instances as a version first." in response.content.decode()
+    bad = reverse("curator-visit-export", args=[pipeline.pk, "preferences", "jsonl"])
+    assert "Unknown export" in curator_client.post(bad, follow=True).content.decode()
+    assert curator_client.get(bad).status_code == 302
+    assert not Job.objects.exists()
+    # a job that is not this pipeline's export: 404 saying so
+    other = Job.objects.create(kind=services.IMPORT_JOB, params={"pipeline_id": pipeline.pk})
+    response = curator_client.get(
+        reverse("curator-visit-export-file", args=[pipeline.pk, other.pk])
+    )
+    assert response.status_code == 404
+    assert "There is no such export here." in response.content.decode()
 
 
 @needs(VISIT_BENCH)
@@ -276,6 +343,8 @@ def _curator_pages(pipeline, family):
         ),
         ("post", reverse("curator-visit-publish", args=[pipeline.pk]), {"label": "v9"}),
         ("get", reverse("curator-visit-export", args=[pipeline.pk, "dataset", "csv"]), {}),
+        ("post", reverse("curator-visit-export", args=[pipeline.pk, "dataset", "csv"]), {}),
+        ("get", reverse("curator-visit-export-file", args=[pipeline.pk, 1]), {}),
     ]
 
 

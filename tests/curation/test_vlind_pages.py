@@ -4,6 +4,7 @@ researchers and other projects' curators: 404, nothing changes) and the demo."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import zipfile
 
@@ -15,7 +16,7 @@ from django.urls import reverse
 from annotator import roles
 from annotator.models import Job, Task
 from curation.models import Image, VLindBench, VLindConcept, VLindImage, VLindTriple
-from curation.recipes.vlind import demo, export, selectors
+from curation.recipes.vlind import demo, export, selectors, services
 from evaluation.models import BenchmarkVersion
 from tests.curation import test_vlind_helpers as helpers
 from tests.curation.test_vlind_helpers import draft_offline, kept, png_bytes, review_triples
@@ -171,14 +172,50 @@ def test_nouns_and_best_image_forms(curator_client, bench):
     assert triple.best_image_id == rows[0].pk
 
 
-def test_export_and_publish_from_the_page(curator_client, bench):
+def _run_export(client, url, data, capture):
+    with capture(execute=True):
+        response = client.post(url, data)
+    job = Job.objects.filter(kind=services.EXPORT_JOB).order_by("-id").first()
+    job.refresh_from_db()
+    return response, job
+
+
+def test_export_jobs_and_publish_from_the_page(
+    curator_client, bench, eager, django_capture_on_commit_callbacks
+):
+    # given one assembled instance and no export yet
     draft_offline(bench, names=("color",), count=1)
     review_triples(bench, helpers.reviewers(), {})
     helpers.assemble(bench, kept(bench)[0], seed=5)
-    response = curator_client.get(reverse("curator-vlind-export", args=[bench.pk]))
-    assert response["Content-Type"] == "application/zip"
-    names = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))).namelist()
-    assert "data.json" in names and "tests.jsonl" in names
+    url = reverse("curator-vlind-export", args=[bench.pk])
+    page = reverse("curator-vlind-bench", args=[bench.pk])
+    response = curator_client.get(url, follow=True)
+    assert "No finished export yet: start an export" in response.content.decode()
+    # when the export button is pressed with App. B (the job runs eagerly)
+    response, job = _run_export(
+        curator_client, url, {"appendix_b": "1"}, django_capture_on_commit_callbacks
+    )
+    assert response.url == page + f"#job-{job.pk}"
+    # then the job stored the archive with its hash; images counted (App. B's five included)
+    assert job.status == "succeeded", job.error
+    name = f"vlind-bench-{bench.pk}-appendix-b.zip"
+    assert job.result["path"] == f"exports/vlind/{bench.pk}/{job.pk}/{name}"
+    assert job.done == job.total == job.result["images"] > 5
+    file_url = reverse("curator-vlind-export-file", args=[bench.pk, job.pk])
+    data = b"".join(curator_client.get(file_url).streaming_content)
+    assert (len(data), hashlib.sha256(data).hexdigest()) == (
+        job.result["size"],
+        job.result["sha256"],
+    )
+    names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    assert {"data.json", "tests.jsonl", "appendix_b/blank.png"} <= set(names)
+    assert file_url in curator_client.get(page).content.decode()
+    # the old address serves the newest finished export of the same kind only
+    with_b = curator_client.get(url + "?appendix_b=1")
+    assert with_b["Content-Type"] == "application/zip"
+    assert b"".join(with_b.streaming_content) == data
+    assert curator_client.get(url).status_code == 302  # none without App. B yet
+    # a frozen version exports by its own job
     assert (
         curator_client.post(
             reverse("curator-vlind-publish", args=[bench.pk]), {"label": "v1"}
@@ -189,10 +226,34 @@ def test_export_and_publish_from_the_page(curator_client, bench):
     assert (version.label, version.item_count, version.benchmark.family) == ("v1", 1, "vlind")
     again = curator_client.post(reverse("curator-vlind-publish", args=[bench.pk]), {"label": "v1"})
     assert again.status_code == 302 and export.published_versions(bench).count() == 1
-    zipped = curator_client.get(
-        reverse("curator-vlind-version-export", args=[bench.pk, version.pk])
+    version_url = reverse("curator-vlind-version-export", args=[bench.pk, version.pk])
+    _response, frozen = _run_export(
+        curator_client, version_url, {}, django_capture_on_commit_callbacks
     )
+    assert frozen.status == "succeeded", frozen.error
+    assert frozen.result["filename"] == f"vlind-bench-{bench.pk}-v1.zip"
+    zipped = curator_client.get(version_url)
     assert zipped.status_code == 200
+    frozen_names = zipfile.ZipFile(io.BytesIO(b"".join(zipped.streaming_content))).namelist()
+    assert "appendix_b/blank.png" not in frozen_names and "data.json" in frozen_names
+
+
+def test_export_refusals_and_a_job_of_another_bench_say_why(curator_client, bench, curator):
+    # nothing assembled: the button is refused, no job
+    response = curator_client.post(reverse("curator-vlind-export", args=[bench.pk]), follow=True)
+    assert "Nothing to export yet: no instance is assembled." in response.content.decode()
+    assert not Job.objects.exists()
+    # another bench's export job is not served here, nor an unfinished one
+    other = VLindBench.objects.create(project=bench.project, name="Other")
+    job = Job.objects.create(
+        kind=services.EXPORT_JOB, params={"bench_id": other.pk}, project=bench.project
+    )
+    response = curator_client.get(reverse("curator-vlind-export-file", args=[bench.pk, job.pk]))
+    assert response.status_code == 404
+    assert "There is no such export here." in response.content.decode()
+    response = curator_client.get(reverse("curator-vlind-export-file", args=[other.pk, job.pk]))
+    assert response.status_code == 404
+    assert "This export is not finished yet" in response.content.decode()
 
 
 def _urls(bench, triple, concept):
@@ -235,6 +296,8 @@ def _urls(bench, triple, concept):
         ("post", reverse("curator-vlind-best", args=[b, t]), {"image": ""}),
         ("post", reverse("curator-vlind-publish", args=[b]), {"label": "v9"}),
         ("get", reverse("curator-vlind-export", args=[b]), {}),
+        ("post", reverse("curator-vlind-export", args=[b]), {}),
+        ("get", reverse("curator-vlind-export-file", args=[b, 1]), {}),
     ]
 
 

@@ -18,22 +18,32 @@ accuracy needs the pair).
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
+import time
 import zipfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
-from annotator.services import Invalid
+from django.db.models import QuerySet
 
+from annotator.models import Job
+from annotator.services import Invalid, job_enqueue
+
+from ...export_files import Progress, export_store, progress_for
 from ...models import Image
 from ...models.vhexpansion import VHCaseSet, VHNegation, VHVariant
-from .services import ORIGINAL, perturbation_sort_key
+from .services import EXPORT_JOB, ORIGINAL, perturbation_sort_key
 
 JSONL_NAME = "vhexpansion.jsonl"
 LLAVA_NAME = "llava.json"
 FORMATS = ("jsonl", "llava")
+NOTHING_TO_EXPORT = (
+    "Nothing to export yet: no case has an accepted negation. Draft negations and let "
+    "people review them first."
+)
 _EXT = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp"}
 # Item fields beyond the evaluation layout, kept in the published version's item data.
 LINK_FIELDS = ("case_id", "category", "image_sha256", "negation_of", "variant_of", "derivation")
@@ -169,34 +179,126 @@ def llava_conversations(rows: Sequence[dict], *, suffix: str = "") -> list[dict]
     ]
 
 
-def _write_images(zf: zipfile.ZipFile, images: dict[str, Image]) -> None:
-    for path, image in sorted(images.items()):
+def _write_images(
+    zf: zipfile.ZipFile, images: dict[str, Image], progress: Progress | None = None
+) -> None:
+    total = len(images)
+    if progress:
+        progress(0, total)
+    for done, (path, image) in enumerate(sorted(images.items()), start=1):
         with image.file.storage.open(image.file.name, "rb") as handle:
-            # Images are compressed already: stored, not deflated.
-            zf.writestr(path, handle.read(), compress_type=zipfile.ZIP_STORED)
+            # Images are compressed already: stored, not deflated; copied in blocks.
+            info = zipfile.ZipInfo(path, date_time=time.localtime()[:6])
+            info.compress_type = zipfile.ZIP_STORED
+            with zf.open(info, "w") as out:
+                shutil.copyfileobj(handle, out, 1 << 20)
+        if progress:
+            progress(done, total)
 
 
-def export_zip(*, case_set: VHCaseSet, fmt: str = "jsonl", suffix: str = "") -> IO[bytes]:
-    """A zip of the expanded set with its images, in a temporary file positioned at 0."""
+def _checked(*, case_set: VHCaseSet, fmt: str) -> Expanded:
     if fmt not in FORMATS:
         raise Invalid(f"Unknown export format {fmt!r}; choose jsonl or llava.")
     expanded = expanded_set(case_set=case_set)
     if not expanded.rows:
-        raise Invalid(
-            "Nothing to export yet: no case has an accepted negation. Draft negations and let "
-            "people review them first."
-        )
-    tmp = tempfile.SpooledTemporaryFile(max_size=32 * 2**20)
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        raise Invalid(NOTHING_TO_EXPORT)
+    return expanded
+
+
+def write_zip(
+    fh: IO[bytes],
+    *,
+    expanded: Expanded,
+    fmt: str = "jsonl",
+    suffix: str = "",
+    progress: Progress | None = None,
+) -> None:
+    """Write the zip of the expanded set with its images into ``fh``; ``progress(done, total)``
+    counts the images. The one builder behind the export job and ``export_zip``."""
+    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         if fmt == "jsonl":
             zf.writestr(JSONL_NAME, jsonl_text(expanded.rows))
             zf.writestr("README.txt", README)
         else:
             data = llava_conversations(expanded.rows, suffix=suffix)
             zf.writestr(LLAVA_NAME, json.dumps(data, ensure_ascii=False, indent=1))
-        _write_images(zf, expanded.images)
+        _write_images(zf, expanded.images, progress)
+
+
+def export_zip(*, case_set: VHCaseSet, fmt: str = "jsonl", suffix: str = "") -> IO[bytes]:
+    """A zip of the expanded set with its images, in a temporary file positioned at 0."""
+    expanded = _checked(case_set=case_set, fmt=fmt)
+    tmp = tempfile.SpooledTemporaryFile(max_size=32 * 2**20)
+    write_zip(tmp, expanded=expanded, fmt=fmt, suffix=suffix)
     tmp.seek(0)
     return tmp
+
+
+# --------------------------------------------------------------------------------------------
+# Export jobs: the zip is written by a job and stored (curation/export_files.py)
+# --------------------------------------------------------------------------------------------
+def export_filename(case_set: VHCaseSet, fmt: str) -> str:
+    return f"vhexpansion-{case_set.pk}-{fmt}.zip"
+
+
+def export_start(*, case_set: VHCaseSet, fmt: str, created_by=None) -> Job:
+    """Check the format and that something can be exported, then enqueue the export job."""
+    if fmt not in FORMATS:
+        raise Invalid(f"Unknown export format {fmt!r}; choose jsonl or llava.")
+    accepted = VHNegation.objects.filter(case__case_set=case_set, status=VHNegation.Status.ACCEPTED)
+    if not accepted.exists():
+        raise Invalid(NOTHING_TO_EXPORT)
+    return job_enqueue(
+        kind=EXPORT_JOB,
+        params={"case_set_id": case_set.pk, "fmt": fmt},
+        created_by=created_by,
+        project=case_set.project,
+    )
+
+
+def export_run(*, case_set: VHCaseSet, fmt: str, job_id: int) -> dict:
+    """The body of the export job: build the zip (images counted) and store it."""
+    expanded = _checked(case_set=case_set, fmt=fmt)
+    stored = export_store(
+        job_id=job_id,
+        recipe="vhexpansion",
+        object_id=case_set.pk,
+        filename=export_filename(case_set, fmt),
+        content_type="application/zip",
+        write=lambda fh: write_zip(fh, expanded=expanded, fmt=fmt, progress=progress_for(job_id)),
+    )
+    return {
+        **stored,
+        "case_set_id": case_set.pk,
+        "fmt": fmt,
+        "rows": len(expanded.rows),
+        "images": len(expanded.images),
+    }
+
+
+def export_jobs(case_set: VHCaseSet) -> QuerySet[Job]:
+    return (
+        Job.objects.select_related("created_by")
+        .filter(kind=EXPORT_JOB, params__case_set_id=case_set.pk)
+        .order_by("-created_at", "-id")
+    )
+
+
+def latest_exports(case_set: VHCaseSet) -> list[Job]:
+    """The newest export job of each format (one query)."""
+    newest: dict[str, Job] = {}
+    for job in export_jobs(case_set)[:20]:
+        newest.setdefault(job.params.get("fmt", ""), job)
+    return [newest[fmt] for fmt in FORMATS if fmt in newest]
+
+
+def newest_finished_export(case_set: VHCaseSet, fmt: str) -> Job | None:
+    return (
+        export_jobs(case_set)
+        .filter(status=Job.Status.SUCCEEDED, params__fmt=fmt)
+        .order_by("-finished_at", "-id")
+        .first()
+    )
 
 
 def benchmark_name(case_set: VHCaseSet) -> str:

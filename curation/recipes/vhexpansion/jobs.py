@@ -9,7 +9,13 @@ from annotator.models import Job
 
 from . import services
 
-__all__ = ["vhx_adversarial", "vhx_draft_negations", "vhx_import_cases", "vhx_perturb"]
+__all__ = [
+    "vhx_adversarial",
+    "vhx_draft_negations",
+    "vhx_export",
+    "vhx_import_cases",
+    "vhx_perturb",
+]
 
 
 def _case_set(job: Job):
@@ -78,5 +84,17 @@ def vhx_adversarial(self, job_id: int) -> None:
             job_id=job.pk,
             created_by=job.created_by,
         )
+
+    run_job(self, job_id, work)
+
+
+@shared_task(name=services.EXPORT_JOB, **JOB_OPTIONS)
+def vhx_export(self, job_id: int) -> None:
+    """Write the expanded set's zip (Sec. 3, Sec. 5.4 layouts) with its images and store it."""
+
+    def work(job: Job) -> dict:
+        from .export import export_run
+
+        return export_run(case_set=_case_set(job), fmt=job.params["fmt"], job_id=job.pk)
 
     run_job(self, job_id, work)

@@ -41,6 +41,8 @@ IMPORT_JOB = "vhexpansion.import_cases"
 NEGATE_JOB = "vhexpansion.draft_negations"
 PERTURB_JOB = "vhexpansion.perturb"
 ADVERSARIAL_JOB = "vhexpansion.adversarial"
+# The export job (export.py) has its own cards, newest per format, so it is not in JOB_KINDS.
+EXPORT_JOB = "vhexpansion.export"
 JOB_KINDS = (IMPORT_JOB, NEGATE_JOB, PERTURB_JOB, ADVERSARIAL_JOB)
 
 # The gateway's defaults seed this template with the Fig. 3 text; its offline rule has this name.

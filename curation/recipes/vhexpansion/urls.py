@@ -24,4 +24,9 @@ urlpatterns = [
     ),
     path("vhexpansion/<int:set_id>/publish/", views.publish, name="curator-vhx-publish"),
     path("vhexpansion/<int:set_id>/export/<str:fmt>/", views.download, name="curator-vhx-export"),
+    path(
+        "vhexpansion/<int:set_id>/exports/<int:job_id>/",
+        views.export_file,
+        name="curator-vhx-export-file",
+    ),
 ]

@@ -15,12 +15,12 @@ from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Q
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator import roles
 from annotator.models import Job
@@ -33,12 +33,16 @@ from ...models.vhexpansion import VHCase
 from ...views.common import (
     PublishForm,
     error_context,
+    export_card,
+    export_cards,
     first_error,
     funnel_context,
     grouped_by_project,
     job_cards,
+    newest_export,
     perform,
     publish_version,
+    serve_export,
     start_job,
     state_chips,
 )
@@ -286,7 +290,9 @@ def _detail_context(request: HttpRequest, case_set) -> dict:
     return {
         "case_set": case_set,
         **funnel_context(selectors.funnel(case_set), jobs, "cases"),
-        "jobs": job_cards(jobs, JOB_LABELS),
+        "jobs": job_cards(jobs, JOB_LABELS)
+        + _export_cards(case_set, export.latest_exports(case_set)),
+        "formats": list(FORMAT_LABELS.items()),
         "review_question": services.REVIEW_QUESTION,
         "samples": selectors.sample_cases(case_set, limit=SAMPLES),
         "settings_form": SettingsForm(
@@ -408,18 +414,60 @@ def publish(request: HttpRequest, set_id: int) -> HttpResponse:
     )
 
 
+FORMAT_LABELS = {
+    "jsonl": gettext_lazy("JSONL + images (.zip)"),
+    "llava": gettext_lazy("LLaVA conversations (.zip)"),
+}
+
+
+def _export_label(job: Job) -> str:
+    fmt = job.params.get("fmt", "")
+    return _("Export: %(format)s") % {"format": FORMAT_LABELS.get(fmt, fmt)}
+
+
+def _export_cards(case_set, jobs) -> list:
+    def card_url(job: Job) -> str:
+        return reverse("curator-vhx-export-file", args=[case_set.pk, job.pk]) + "?part=card"
+
+    def file_url(job: Job) -> str:
+        return reverse("curator-vhx-export-file", args=[case_set.pk, job.pk])
+
+    return export_cards(jobs, label=_export_label, card_url=card_url, file_url=file_url)
+
+
+@roles.roles_required(*CURATOR)
+@require_http_methods(["GET", "POST"])
+def download(request: HttpRequest, set_id: int, fmt: str) -> HttpResponse:
+    """POST starts a job that writes the expanded set as a zip with its images (JSONL in the
+    evaluation layout, or LLaVA JSON); GET serves the newest finished one of that format, or
+    goes back to the page saying to start one."""
+    case_set = selectors.case_set_or_404(request.user, set_id)
+    if request.method == "POST":
+        start = partial(export.export_start, case_set=case_set, fmt=fmt, created_by=request.user)
+        return start_job(
+            request,
+            start,
+            page=_url(case_set),
+            message=_("Export started: its card shows progress, then the download link."),
+        )
+    if fmt not in export.FORMATS:
+        messages.error(request, _("Unknown export format; choose jsonl or llava."))
+        return _back(case_set)
+    job = export.newest_finished_export(case_set, fmt)
+    return newest_export(request, job, page=_url(case_set) + "#export-title", what=fmt.upper())
+
+
 @roles.roles_required(*CURATOR)
 @require_GET
-def download(request: HttpRequest, set_id: int, fmt: str) -> HttpResponse:
-    """The expanded set as a zip with its images: JSONL (evaluation layout) or LLaVA JSON."""
+def export_file(request: HttpRequest, set_id: int, job_id: int) -> HttpResponse:
+    """The file an export job wrote (404 saying why when it is not finished, failed or not
+    this set's); ``?part=card`` is its card, polled while the job runs."""
     case_set = selectors.case_set_or_404(request.user, set_id)
-    try:
-        archive = export.export_zip(case_set=case_set, fmt=fmt)
-    except Invalid as exc:
-        messages.error(request, exc.message)
-        return _back(case_set)
-    name = f"vhexpansion-{case_set.pk}-{fmt}.zip"
-    return FileResponse(archive, as_attachment=True, filename=name, content_type="application/zip")
+    job = export.export_jobs(case_set).filter(pk=job_id).first()
+    if request.GET.get("part") == "card" and job is not None:
+        [(label, job)] = _export_cards(case_set, [job])
+        return export_card(request, label, job)
+    return serve_export(request, job, back=_url(case_set) + "#export-title")
 
 
 @roles.roles_required(*CURATOR)

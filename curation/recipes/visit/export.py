@@ -8,10 +8,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import IO
 
-from annotator.models import Annotation
-from annotator.services import Invalid
+from annotator.models import Annotation, Job
+from annotator.services import Invalid, job_enqueue
 
+from ...export_files import Progress, export_store, progress_for
 from ...models.visit import VisitPair, VisitPipeline
 from . import services
 
@@ -38,6 +40,7 @@ PREFERENCE_COLUMNS = (
     "model_selection.B",
 )
 FORMATS = ("csv", "jsonl")
+PROGRESS_ROWS = 500  # records between two progress reports
 
 
 def _flag(value: bool, fmt: str):
@@ -73,23 +76,52 @@ def dataset_records(version, *, fmt: str = "csv") -> list[dict]:
     return records
 
 
-def _csv(columns, records) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(columns), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(records)
-    return out.getvalue()
+def write_records(
+    fh: IO[bytes],
+    records: list[dict],
+    *,
+    columns=DATASET_COLUMNS,
+    fmt: str = "csv",
+    progress: Progress | None = None,
+) -> None:
+    """Write the records as CSV (header, then one line per record) or JSONL into ``fh`` (UTF-8);
+    ``progress(done, total)`` counts the records. The one writer behind every export."""
+    text = io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)
+    try:
+        writer = csv.DictWriter(text, fieldnames=list(columns), lineterminator="\n")
+        if fmt == "csv":
+            writer.writeheader()
+        total = len(records)
+        if progress:
+            progress(0, total)
+        for done, record in enumerate(records, start=1):
+            if fmt == "csv":
+                writer.writerow(record)
+            else:
+                text.write(json.dumps(record, ensure_ascii=False) + "\n")
+            if progress and (done % PROGRESS_ROWS == 0 or done == total):
+                progress(done, total)
+        text.flush()
+    finally:
+        text.detach()  # leave ``fh`` open for the caller
+
+
+def _text(records: list[dict], *, columns=DATASET_COLUMNS, fmt: str = "csv") -> str:
+    buffer = io.BytesIO()
+    write_records(buffer, records, columns=columns, fmt=fmt)
+    return buffer.getvalue().decode("utf-8")
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise Invalid(f"Unknown format {fmt!r}: use csv or jsonl.")
 
 
 def dataset_export(*, pipeline: VisitPipeline, fmt: str) -> str:
     """The pipeline's current version in the published layout."""
-    if fmt not in FORMATS:
-        raise Invalid(f"Unknown format {fmt!r}: use csv or jsonl.")
+    _check_format(fmt)
     version = services.version_of(pipeline)
-    records = dataset_records(version, fmt=fmt)
-    if fmt == "csv":
-        return _csv(DATASET_COLUMNS, records)
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    return _text(dataset_records(version, fmt=fmt), fmt=fmt)
 
 
 def preference_records(pipeline: VisitPipeline) -> list[dict]:
@@ -133,4 +165,88 @@ def preference_records(pipeline: VisitPipeline) -> list[dict]:
 
 
 def preferences_export(*, pipeline: VisitPipeline) -> str:
-    return _csv(PREFERENCE_COLUMNS, preference_records(pipeline))
+    return _text(preference_records(pipeline), columns=PREFERENCE_COLUMNS)
+
+
+# --------------------------------------------------------------------------------------------
+# Export jobs: the file is written by a job and stored (curation/export_files.py)
+# --------------------------------------------------------------------------------------------
+EXPORTS = (("dataset", "csv"), ("dataset", "jsonl"), ("preferences", "csv"))
+CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
+
+
+def export_filename(pipeline: VisitPipeline, what: str, fmt: str) -> str:
+    return f"visit-{pipeline.pk}-{what}.{fmt}"
+
+
+def _check_export(pipeline: VisitPipeline, what: str, fmt: str):
+    if (what, fmt) not in EXPORTS:
+        raise Invalid("Unknown export: choose the dataset as CSV or JSONL, or the preferences CSV.")
+    return services.version_of(pipeline)
+
+
+def export_start(*, pipeline: VisitPipeline, what: str, fmt: str, created_by=None) -> Job:
+    """Check the export and that a version is published, then enqueue the export job."""
+    _check_export(pipeline, what, fmt)
+    return job_enqueue(
+        kind=services.EXPORT_JOB,
+        params={"pipeline_id": pipeline.pk, "what": what, "fmt": fmt},
+        created_by=created_by,
+        project=pipeline.project,
+    )
+
+
+def export_run(*, pipeline: VisitPipeline, what: str, fmt: str, job_id: int) -> dict:
+    """The body of the export job: write the records (counted) and store the file."""
+    version = _check_export(pipeline, what, fmt)
+    if what == "dataset":
+        records, columns = dataset_records(version, fmt=fmt), DATASET_COLUMNS
+    else:
+        records, columns = preference_records(pipeline), PREFERENCE_COLUMNS
+    stored = export_store(
+        job_id=job_id,
+        recipe="visit",
+        object_id=pipeline.pk,
+        filename=export_filename(pipeline, what, fmt),
+        content_type=CONTENT_TYPES[fmt],
+        write=lambda fh: write_records(
+            fh,
+            records,
+            columns=columns,
+            fmt=fmt,
+            progress=progress_for(job_id, unit="records"),
+        ),
+    )
+    return {
+        **stored,
+        "pipeline_id": pipeline.pk,
+        "what": what,
+        "fmt": fmt,
+        "version_id": version.pk,
+        "records": len(records),
+    }
+
+
+def export_jobs(pipeline: VisitPipeline):
+    return (
+        Job.objects.select_related("created_by")
+        .filter(kind=services.EXPORT_JOB, params__pipeline_id=pipeline.pk)
+        .order_by("-created_at", "-id")
+    )
+
+
+def latest_exports(pipeline: VisitPipeline) -> list[Job]:
+    """The newest export job of each export (one query)."""
+    newest: dict[tuple, Job] = {}
+    for job in export_jobs(pipeline)[:20]:
+        newest.setdefault((job.params.get("what"), job.params.get("fmt")), job)
+    return [newest[key] for key in EXPORTS if key in newest]
+
+
+def newest_finished_export(pipeline: VisitPipeline, what: str, fmt: str) -> Job | None:
+    return (
+        export_jobs(pipeline)
+        .filter(status=Job.Status.SUCCEEDED, params__what=what, params__fmt=fmt)
+        .order_by("-finished_at", "-id")
+        .first()
+    )

@@ -9,7 +9,13 @@ from annotator.models import Job
 
 from . import services
 
-__all__ = ["visit_draft_references", "visit_fetch_images", "visit_import", "visit_sync_votes"]
+__all__ = [
+    "visit_draft_references",
+    "visit_export",
+    "visit_fetch_images",
+    "visit_import",
+    "visit_sync_votes",
+]
 
 
 def _pipeline(job: Job):
@@ -64,5 +70,22 @@ def visit_sync_votes(self, job_id: int) -> None:
 
     def work(job: Job) -> dict:
         return services.human_votes_sync(pipeline=_pipeline(job), job_id=job.pk)
+
+    run_job(self, job_id, work)
+
+
+@shared_task(name=services.EXPORT_JOB, **JOB_OPTIONS)
+def visit_export(self, job_id: int) -> None:
+    """Write the version (or the crowd's votes) in the published layout and store the file."""
+
+    def work(job: Job) -> dict:
+        from .export import export_run
+
+        return export_run(
+            pipeline=_pipeline(job),
+            what=job.params["what"],
+            fmt=job.params["fmt"],
+            job_id=job.pk,
+        )
 
     run_job(self, job_id, work)

@@ -38,4 +38,9 @@ urlpatterns = [
         views.download,
         name="curator-visit-export",
     ),
+    path(
+        "visit/<int:pipeline_id>/exports/<int:job_id>/",
+        views.export_file,
+        name="curator-visit-export-file",
+    ),
 ]

@@ -21,9 +21,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator import roles
+from annotator.models import Job
 from annotator.services import ServiceError
 
 from ...models import LLMProvider
@@ -31,14 +32,18 @@ from ...models.visit import VisitInstance
 from ...views.common import PublishForm as LabelForm
 from ...views.common import (
     error_context,
+    export_card,
+    export_cards,
     first_error,
     form_page,
     funnel_context,
     grouped_by_project,
     job_cards,
+    newest_export,
     perform,
     publish_version,
     refuse,
+    serve_export,
     start_job,
     state_chips,
 )
@@ -270,7 +275,9 @@ def _detail_context(request: HttpRequest, pipeline) -> dict:
         "table2": table2,
         "table2_rows": _table2_rows(table2),
         "families": selectors.families(pipeline),
-        "jobs": job_cards(jobs, JOB_LABELS),
+        "jobs": job_cards(jobs, JOB_LABELS)
+        + _export_cards(pipeline, export.latest_exports(pipeline)),
+        "exports": [(what, fmt, label) for (what, fmt), label in EXPORT_LABELS.items()],
         "samples": selectors.sample_instances(pipeline),
         "import_form": ImportForm(),
         "instructions_form": InstructionsForm(),
@@ -587,26 +594,64 @@ def judge(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     )
 
 
+EXPORT_LABELS = {
+    ("dataset", "csv"): gettext_lazy("Dataset (CSV)"),
+    ("dataset", "jsonl"): gettext_lazy("Dataset (JSONL)"),
+    ("preferences", "csv"): gettext_lazy("Human preferences (CSV)"),
+}
+
+
+def _export_label(job: Job) -> str:
+    key = (job.params.get("what"), job.params.get("fmt"))
+    return _("Export: %(what)s") % {"what": EXPORT_LABELS.get(key, "?")}
+
+
+def _export_cards(pipeline, jobs) -> list:
+    def card_url(job: Job) -> str:
+        return reverse("curator-visit-export-file", args=[pipeline.pk, job.pk]) + "?part=card"
+
+    def file_url(job: Job) -> str:
+        return reverse("curator-visit-export-file", args=[pipeline.pk, job.pk])
+
+    return export_cards(jobs, label=_export_label, card_url=card_url, file_url=file_url)
+
+
+@roles.roles_required(*CURATOR)
+@require_http_methods(["GET", "POST"])
+def download(request: HttpRequest, pipeline_id: int, what: str, fmt: str) -> HttpResponse:
+    """POST starts a job writing the version in the published layout (CSV / JSONL) or the
+    crowd's votes (CSV); GET serves the newest finished one, or goes back saying to start one."""
+    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    if request.method == "POST":
+        start = partial(
+            export.export_start, pipeline=pipeline, what=what, fmt=fmt, created_by=request.user
+        )
+        return start_job(
+            request,
+            start,
+            page=_url(pipeline),
+            refused_at="export",
+            message=_("Export started: its card shows progress, then the download link."),
+        )
+    if (what, fmt) not in export.EXPORTS:
+        refuse(request, services.Invalid(_("Unknown export.")))
+        return _back(pipeline, "export")
+    job = export.newest_finished_export(pipeline, what, fmt)
+    label = str(EXPORT_LABELS[(what, fmt)])
+    return newest_export(request, job, page=_url(pipeline, "export"), what=label)
+
+
 @roles.roles_required(*CURATOR)
 @require_GET
-def download(request: HttpRequest, pipeline_id: int, what: str, fmt: str) -> HttpResponse:
-    """The version in the published layout (CSV / JSONL), or the crowd's votes (CSV)."""
+def export_file(request: HttpRequest, pipeline_id: int, job_id: int) -> HttpResponse:
+    """The file an export job wrote (404 saying why when it is not finished, failed or not
+    this pipeline's); ``?part=card`` is its card, polled while the job runs."""
     pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
-    try:
-        if what == "dataset":
-            body = export.dataset_export(pipeline=pipeline, fmt=fmt)
-        elif what == "preferences" and fmt == "csv":
-            body = export.preferences_export(pipeline=pipeline)
-        else:
-            raise services.Invalid(_("Unknown export."))
-    except ServiceError as exc:
-        refuse(request, exc)
-        return _back(pipeline, "export")
-    name = f"visit-{pipeline.pk}-{what}.{fmt}"
-    content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
-    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+    job = export.export_jobs(pipeline).filter(pk=job_id).first()
+    if request.GET.get("part") == "card" and job is not None:
+        [(label, job)] = _export_cards(pipeline, [job])
+        return export_card(request, label, job)
+    return serve_export(request, job, back=_url(pipeline, "export"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -29,8 +29,10 @@ from typing import IO
 
 from django.db.models import Prefetch
 
-from annotator.services import Invalid
+from annotator.models import Job
+from annotator.services import Invalid, job_enqueue
 
+from ...export_files import Progress, export_store, progress_for
 from ...models import Image
 from ...models.vlind import VLindBench, VLindImage, VLindTriple
 from . import prompts, services
@@ -235,8 +237,8 @@ def blank_image() -> bytes:
     return buf.getvalue()
 
 
-def zip_rows(rows: list[Row], *, appendix_b: bool = False) -> IO[bytes]:
-    """The archive (layout in the module docstring) in a temporary file positioned at 0."""
+def _stored_images(rows: list[Row]) -> dict[str, Image]:
+    """The images the rows name, by SHA-256; refuses an empty export and lost images."""
     if not rows:
         raise Invalid(
             "Nothing to export yet: no instance is assembled. An instance needs a kept triple, "
@@ -247,8 +249,38 @@ def zip_rows(rows: list[Row], *, appendix_b: bool = False) -> IO[bytes]:
     missing = sorted(shas - set(by_sha))
     if missing:
         raise Invalid(f"{len(missing)} images of this set are no longer stored.")
-    tmp = tempfile.SpooledTemporaryFile(max_size=32 * 2**20)
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    return by_sha
+
+
+def image_count(rows: list[Row], *, appendix_b: bool = False) -> int:
+    """Image files the archive holds: every reviewed counterfactual image and the factual one
+    per row, plus (App. B) the white image and four rendered prompts per row."""
+    n = sum(len(r.images) + 1 for r in rows)
+    return n + (1 + 4 * len(rows) if appendix_b else 0)
+
+
+def write_zip(
+    fh: IO[bytes],
+    rows: list[Row],
+    *,
+    by_sha: dict[str, Image],
+    appendix_b: bool = False,
+    progress: Progress | None = None,
+) -> None:
+    """Write the archive (layout in the module docstring) into ``fh``; ``progress(done,
+    total)`` counts the image files. The one builder behind the export job and ``zip_rows``."""
+    total, done = image_count(rows, appendix_b=appendix_b), 0
+
+    def image(zf: zipfile.ZipFile, path: str, data: bytes, **kwargs) -> None:
+        nonlocal done
+        zf.writestr(path, data, **kwargs)
+        done += 1
+        if progress:
+            progress(done, total)
+
+    if progress:
+        progress(0, total)
+    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(DATA_NAME, data_json(rows))
         zf.writestr("README.txt", README)
         tests = [line for r in rows for line in test_inputs(r.data)]
@@ -257,16 +289,23 @@ def zip_rows(rows: list[Row], *, appendix_b: bool = False) -> IO[bytes]:
             cf = counterfactual_dir(r.data)
             for image_id, sha in sorted(r.images.items(), key=lambda kv: int(kv[0])):
                 data = _jpeg(by_sha[sha])
-                zf.writestr(f"{cf}/{image_id}.jpg", data, compress_type=zipfile.ZIP_STORED)
+                image(zf, f"{cf}/{image_id}.jpg", data, compress_type=zipfile.ZIP_STORED)
             data = _jpeg(by_sha[r.factual])
-            zf.writestr(f"{factual_dir(r.data)}/0.jpg", data, compress_type=zipfile.ZIP_STORED)
+            image(zf, f"{factual_dir(r.data)}/0.jpg", data, compress_type=zipfile.ZIP_STORED)
         if appendix_b:
-            zf.writestr("appendix_b/blank.png", blank_image())
+            image(zf, "appendix_b/blank.png", blank_image())
             for r in rows:
                 folder = f"appendix_b/rendered/{r.data['concept']}/{r.data['context_id']}"
                 for t in test_inputs(r.data):
                     if t["key"] in ("a1_image", "a2_image", "c1_image", "c2_image"):
-                        zf.writestr(f"{folder}/{t['key'][:2]}.png", rendered_prompt(t["prompt"]))
+                        image(zf, f"{folder}/{t['key'][:2]}.png", rendered_prompt(t["prompt"]))
+
+
+def zip_rows(rows: list[Row], *, appendix_b: bool = False) -> IO[bytes]:
+    """The archive in a temporary file positioned at 0."""
+    by_sha = _stored_images(rows)
+    tmp = tempfile.SpooledTemporaryFile(max_size=32 * 2**20)
+    write_zip(tmp, rows, by_sha=by_sha, appendix_b=appendix_b)
     tmp.seek(0)
     return tmp
 
@@ -361,3 +400,102 @@ def version_rows(version) -> list[Row]:
 
 def version_zip(version, *, appendix_b: bool = False) -> IO[bytes]:
     return zip_rows(version_rows(version), appendix_b=appendix_b)
+
+
+# --------------------------------------------------------------------------------------------
+# Export jobs: the archive is written by a job and stored (curation/export_files.py)
+# --------------------------------------------------------------------------------------------
+def export_filename(bench: VLindBench, *, version=None, appendix_b: bool = False) -> str:
+    label = f"-{version.label}" if version is not None else ""
+    return f"vlind-bench-{bench.pk}{label}{'-appendix-b' if appendix_b else ''}.zip"
+
+
+def _version_of(bench: VLindBench, version_id: int | None):
+    if version_id is None:
+        return None
+    version = published_versions(bench).filter(pk=version_id).first()
+    if version is None:
+        raise Invalid("That version is not one of this bench's.")
+    return version
+
+
+def _rows_for(bench: VLindBench, version) -> list[Row]:
+    return version_rows(version) if version is not None else rows_of(bench)
+
+
+def export_start(
+    *, bench: VLindBench, version=None, appendix_b: bool = False, created_by=None
+) -> Job:
+    """Check that there is something to export (the current assembly, or a frozen version of
+    this bench), then enqueue the export job."""
+    if version is not None:
+        _version_of(bench, version.pk)
+    _stored_images(_rows_for(bench, version))
+    return job_enqueue(
+        kind=services.EXPORT_JOB,
+        params={
+            "bench_id": bench.pk,
+            "version_id": version.pk if version is not None else None,
+            "appendix_b": bool(appendix_b),
+        },
+        created_by=created_by,
+        project=bench.project,
+    )
+
+
+def export_run(*, bench: VLindBench, version_id: int | None, appendix_b: bool, job_id: int) -> dict:
+    """The body of the export job: build the archive (images counted) and store it."""
+    version = _version_of(bench, version_id)
+    rows = _rows_for(bench, version)
+    by_sha = _stored_images(rows)
+    stored = export_store(
+        job_id=job_id,
+        recipe="vlind",
+        object_id=bench.pk,
+        filename=export_filename(bench, version=version, appendix_b=appendix_b),
+        content_type="application/zip",
+        write=lambda fh: write_zip(
+            fh, rows, by_sha=by_sha, appendix_b=appendix_b, progress=progress_for(job_id)
+        ),
+    )
+    return {
+        **stored,
+        "bench_id": bench.pk,
+        "version_id": version_id,
+        "appendix_b": appendix_b,
+        "instances": len(rows),
+        "images": image_count(rows, appendix_b=appendix_b),
+    }
+
+
+def export_jobs(bench: VLindBench):
+    return (
+        Job.objects.select_related("created_by")
+        .filter(kind=services.EXPORT_JOB, params__bench_id=bench.pk)
+        .order_by("-created_at", "-id")
+    )
+
+
+def latest_exports(bench: VLindBench, *, limit: int = 4) -> list[Job]:
+    """The newest export job of each kind of export (current or a version, with or without
+    App. B), newest first, at most ``limit`` (one query)."""
+    newest: dict[tuple, Job] = {}
+    for job in export_jobs(bench)[:20]:
+        key = (job.params.get("version_id"), bool(job.params.get("appendix_b")))
+        newest.setdefault(key, job)
+    return list(newest.values())[:limit]
+
+
+def newest_finished_export(
+    bench: VLindBench, *, version_id: int | None = None, appendix_b: bool = False
+) -> Job | None:
+    return (
+        export_jobs(bench)
+        .filter(
+            status=Job.Status.SUCCEEDED,
+            params__version_id=version_id,
+            params__appendix_b=bool(appendix_b),
+        )
+        .order_by("-finished_at", "-id")
+        .first()
+    )

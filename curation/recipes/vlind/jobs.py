@@ -9,7 +9,12 @@ from annotator.models import Job
 
 from . import services
 
-__all__ = ["vlind_draft_nouns", "vlind_draft_triples", "vlind_generate_images"]
+__all__ = [
+    "vlind_draft_nouns",
+    "vlind_draft_triples",
+    "vlind_export",
+    "vlind_generate_images",
+]
 
 
 def _bench(job: Job):
@@ -52,5 +57,22 @@ def vlind_draft_nouns(self, job_id: int) -> None:
 
     def work(job: Job) -> dict:
         return services.nouns_draft(bench=_bench(job), job_id=job.pk, created_by=job.created_by)
+
+    run_job(self, job_id, work)
+
+
+@shared_task(name=services.EXPORT_JOB, **JOB_OPTIONS)
+def vlind_export(self, job_id: int) -> None:
+    """Write the data.json archive (Sec. 3-4, App. B) with its images and store it."""
+
+    def work(job: Job) -> dict:
+        from .export import export_run
+
+        return export_run(
+            bench=_bench(job),
+            version_id=job.params.get("version_id"),
+            appendix_b=bool(job.params.get("appendix_b")),
+            job_id=job.pk,
+        )
 
     run_job(self, job_id, work)

@@ -51,4 +51,9 @@ urlpatterns = [
         views.version_download,
         name="curator-vlind-version-export",
     ),
+    path(
+        "vlind/<int:bench_id>/exports/<int:job_id>/",
+        views.export_file,
+        name="curator-vlind-export-file",
+    ),
 ]

@@ -15,14 +15,15 @@ from functools import partial
 from django import forms
 from django.contrib import messages
 from django.db.models import Q
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator import roles
+from annotator.models import Job
 from annotator.services import Invalid, ServiceError
 
 from ... import gateway
@@ -31,13 +32,17 @@ from ...models.vlind import VLindImage, VLindTriple
 from ...views.common import (
     PublishForm,
     error_context,
+    export_card,
+    export_cards,
     first_error,
     form_page,
     funnel_context,
     grouped_by_project,
     job_cards,
+    newest_export,
     perform,
     publish_version,
+    serve_export,
     start_job,
     state_chips,
 )
@@ -240,7 +245,7 @@ def _detail_context(request: HttpRequest, bench) -> dict:
     return {
         "bench": bench,
         **funnel_context(funnel, jobs, "triples"),
-        "jobs": job_cards(jobs, JOB_LABELS),
+        "jobs": job_cards(jobs, JOB_LABELS) + _export_cards(bench, export.latest_exports(bench)),
         "concept_rows": selectors.concept_rows(bench, funnel),
         "table1": export.table1(bench, found),
         "samples": selectors.sample_triples(bench),
@@ -582,43 +587,79 @@ def publish(request: HttpRequest, bench_id: int) -> HttpResponse:
     )
 
 
-@roles.roles_required(*CURATOR)
-@require_GET
-def download(request: HttpRequest, bench_id: int) -> HttpResponse:
-    """The current assembly as data.json + image folders (zip); ``?appendix_b=1`` adds App. B's
-    plain white image and rendered prompts."""
-    bench = selectors.bench_or_404(request.user, bench_id)
-    try:
-        archive = export.export_zip(bench=bench, appendix_b=request.GET.get("appendix_b") == "1")
-    except Invalid as exc:
-        _refuse(request, exc)
-        return _back(bench)
-    return FileResponse(
-        archive,
-        as_attachment=True,
-        filename=f"vlind-bench-{bench.pk}.zip",
-        content_type="application/zip",
+def _export_label(job: Job) -> str:
+    version_id = job.params.get("version_id")
+    what = _("version #%(id)d") % {"id": version_id} if version_id else _("current assembly")
+    if job.params.get("appendix_b"):
+        what = _("%(what)s with App. B") % {"what": what}
+    return _("Export: %(what)s") % {"what": what}
+
+
+def _export_cards(bench, jobs) -> list:
+    def card_url(job: Job) -> str:
+        return reverse("curator-vlind-export-file", args=[bench.pk, job.pk]) + "?part=card"
+
+    def file_url(job: Job) -> str:
+        return reverse("curator-vlind-export-file", args=[bench.pk, job.pk])
+
+    return export_cards(jobs, label=_export_label, card_url=card_url, file_url=file_url)
+
+
+def _export(request: HttpRequest, bench, version=None) -> HttpResponse:
+    """POST starts the export job; GET serves the newest finished one of the same kind (with
+    or without App. B), or goes back saying to start one."""
+    appendix_b = (request.POST if request.method == "POST" else request.GET).get("appendix_b")
+    appendix_b = appendix_b == "1"
+    if request.method == "POST":
+        start = partial(
+            export.export_start,
+            bench=bench,
+            version=version,
+            appendix_b=appendix_b,
+            created_by=request.user,
+        )
+        return start_job(
+            request,
+            start,
+            page=_url(bench),
+            refused_at="export-title",
+            message=_("Export started: its card shows progress, then the download link."),
+            refuse=_refuse,
+        )
+    job = export.newest_finished_export(
+        bench, version_id=version.pk if version else None, appendix_b=appendix_b
     )
+    return newest_export(request, job, page=_url(bench) + "#export-title")
 
 
 @roles.roles_required(*CURATOR)
-@require_GET
+@require_http_methods(["GET", "POST"])
+def download(request: HttpRequest, bench_id: int) -> HttpResponse:
+    """The current assembly as data.json + image folders (zip), written by a job;
+    ``appendix_b=1`` adds App. B's plain white image and rendered prompts."""
+    bench = selectors.bench_or_404(request.user, bench_id)
+    return _export(request, bench)
+
+
+@roles.roles_required(*CURATOR)
+@require_http_methods(["GET", "POST"])
 def version_download(request: HttpRequest, bench_id: int, version_id: int) -> HttpResponse:
-    """A frozen version's archive, rebuilt from its items."""
+    """A frozen version's archive, rebuilt from its items by a job."""
     bench = selectors.bench_or_404(request.user, bench_id)
     version = export.published_versions(bench).filter(pk=version_id).first()
     if version is None:
-        from django.http import Http404
-
         raise Http404
-    try:
-        archive = export.version_zip(version, appendix_b=request.GET.get("appendix_b") == "1")
-    except Invalid as exc:
-        _refuse(request, exc)
-        return _back(bench)
-    return FileResponse(
-        archive,
-        as_attachment=True,
-        filename=f"vlind-bench-{bench.pk}-{version.label}.zip",
-        content_type="application/zip",
-    )
+    return _export(request, bench, version)
+
+
+@roles.roles_required(*CURATOR)
+@require_GET
+def export_file(request: HttpRequest, bench_id: int, job_id: int) -> HttpResponse:
+    """The file an export job wrote (404 saying why when it is not finished, failed or not
+    this bench's); ``?part=card`` is its card, polled while the job runs."""
+    bench = selectors.bench_or_404(request.user, bench_id)
+    job = export.export_jobs(bench).filter(pk=job_id).first()
+    if request.GET.get("part") == "card" and job is not None:
+        [(label, job)] = _export_cards(bench, [job])
+        return export_card(request, label, job)
+    return serve_export(request, job, back=_url(bench) + "#export-title")
