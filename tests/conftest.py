@@ -11,6 +11,17 @@ def _fast_password_hashing(settings):
 
 
 @pytest.fixture
+def eager(settings):
+    """Celery jobs run in-process, in the test's transaction; reset afterwards."""
+    from celery import current_app
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    current_app.conf.task_always_eager = True
+    yield
+    current_app.conf.task_always_eager = False
+
+
+@pytest.fixture
 def crowdworker(db):
     return UserFactory(username="worker", role=roles.CROWDWORKER)
 

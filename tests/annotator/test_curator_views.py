@@ -178,12 +178,8 @@ def test_upload_bad_jsonl_lists_every_line_and_writes_nothing(curator_client, qu
 
 
 def test_good_upload_imports_tasks(
-    curator_client, queue, settings, django_capture_on_commit_callbacks
+    curator_client, queue, eager, django_capture_on_commit_callbacks
 ):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    from blindspot.celery import app
-
-    app.conf.task_always_eager = True
     rows = [json.dumps(vqa_payload(i)) for i in range(3)]
     rows.append(json.dumps({"id": "g1", "payload": vqa_payload(9), "gold": {"answer": "No"}}))
     url = reverse("curator-queue-upload", args=[queue.pk])
@@ -203,13 +199,9 @@ def test_good_upload_imports_tasks(
     assert "hx-trigger" not in page.content.decode()  # finished jobs stop polling
 
 
-def test_upload_file_field(curator_client, queue, settings, django_capture_on_commit_callbacks):
+def test_upload_file_field(curator_client, queue, eager, django_capture_on_commit_callbacks):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    from blindspot.celery import app
-
-    app.conf.task_always_eager = True
     data = "\n".join(json.dumps(vqa_payload(i)) for i in range(2)).encode()
     url = reverse("curator-queue-upload", args=[queue.pk])
     with django_capture_on_commit_callbacks(execute=True):

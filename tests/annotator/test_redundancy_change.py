@@ -9,7 +9,6 @@ live leases keep above the new N comes down, and is decided, as those leases end
 from datetime import timedelta
 
 import pytest
-from celery import current_app
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -317,15 +316,6 @@ def test_tasks_settle_works_in_batches_and_is_idempotent(queue3):
     # and settling again finds nothing to do
     assert services.tasks_settle(queue=queue3) == {"decided": 0, "undecided": 0, "escalated": 0}
     assert len(CALLS) == 3
-
-
-@pytest.fixture
-def eager(settings):
-    """Celery jobs run in-process."""
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = False
 
 
 def test_many_tasks_are_settled_by_a_job_after_commit(

@@ -8,7 +8,6 @@ import io
 
 import numpy as np
 import pytest
-from celery import current_app
 from PIL import Image as PILImage
 
 from annotator.models import Job
@@ -299,14 +298,6 @@ def test_thumbnail_is_a_256px_webp_made_once(db, media):
     assert (thumb.format, thumb.size) == ("WEBP", (256, 128))
     assert assets.thumb_url(image) == f"/media/{image.thumbnail.name}"
     assert assets.display_size(image) == (256, 128)
-
-
-@pytest.fixture
-def eager(settings):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = False
 
 
 def test_thumbnail_job_runs_in_batches_and_is_idempotent(

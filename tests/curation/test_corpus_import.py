@@ -7,7 +7,6 @@ import json
 import zipfile
 
 import pytest
-from celery import current_app
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
@@ -22,14 +21,6 @@ from tests.curation.fixtures_assets import jpeg, noisy_jpeg, png, tar_bytes, zip
 def media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     return settings.MEDIA_ROOT
-
-
-@pytest.fixture
-def eager(settings):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = False
 
 
 def stored(media, under: str = "") -> list[str]:

@@ -18,14 +18,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def eager(settings):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = False
-
-
-@pytest.fixture
 def provider(fake_openai, project):
     return LLMProvider.objects.create(
         project=project,

@@ -9,7 +9,6 @@ import json
 import zipfile
 
 import pytest
-from celery import current_app
 
 from annotator.models import Job, Task
 from curation.models import Generation, LLMProvider, VHCase, VHNegation
@@ -27,14 +26,6 @@ OFFLINE = {
     "c2": "Is it false that the cup is on the table?",
     "c3": "Is it false that the two dogs are sleeping?",
 }
-
-
-@pytest.fixture
-def eager(settings):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = False
 
 
 def negations_of(case_set):

@@ -9,7 +9,6 @@ import json
 import zipfile
 
 import pytest
-from celery import current_app
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
@@ -32,14 +31,6 @@ from tests.factories import ProjectFactory, UserFactory
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.curation.test_vhx_helpers")]
 media = helpers.media
 case_set = helpers.case_set
-
-
-@pytest.fixture
-def eager(settings):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = False
 
 
 @pytest.fixture

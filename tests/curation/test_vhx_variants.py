@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from celery import current_app
 
 from annotator.models import Job
 from annotator.services import Invalid
@@ -17,14 +16,6 @@ from tests.curation import test_vhx_helpers as helpers
 pytestmark = pytest.mark.django_db
 case_set = helpers.case_set
 media = helpers.media
-
-
-@pytest.fixture
-def eager(settings):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = False
 
 
 def test_perturbation_job_records_derivations(

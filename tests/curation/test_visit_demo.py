@@ -4,7 +4,6 @@ real stages with the offline drafter and judge, leaving work of every kind for a
 from __future__ import annotations
 
 import pytest
-from celery import current_app
 
 from annotator.models import Task
 from curation.models import VisitInstance, VisitPair
@@ -18,14 +17,6 @@ __all__ = ["media"]
 
 def _open(queue) -> int:
     return Task.objects.filter(queue=queue, state=Task.State.OPEN).count()
-
-
-@pytest.fixture
-def eager(settings):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = False
 
 
 def test_demo_leaves_tasks_of_each_kind_and_a_labelled_leaderboard(

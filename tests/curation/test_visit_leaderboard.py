@@ -11,7 +11,6 @@ import io
 import json
 
 import pytest
-from celery import current_app
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
@@ -34,14 +33,6 @@ pytestmark = [
 ]
 __all__ = ["media", "pipeline"]
 PANDA = "PandaGPT (13B)"
-
-
-@pytest.fixture
-def eager(settings):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = False
 
 
 @pytest.fixture

@@ -181,16 +181,6 @@ def test_good_dataset_upload_is_checked_then_imported_by_a_job(
     assert VisitInstance.objects.filter(pipeline=pipeline).count() == 5
 
 
-@pytest.fixture
-def eager(settings):
-    from celery import current_app
-
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = False
-
-
 def _export(client, pipeline, what, fmt, capture):
     with capture(execute=True):
         response = client.post(reverse("curator-visit-export", args=[pipeline.pk, what, fmt]))

@@ -9,7 +9,6 @@ import io
 import zipfile
 
 import pytest
-from celery import current_app
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
@@ -25,14 +24,6 @@ from tests.factories import ProjectFactory, UserFactory
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.curation.test_vlind_helpers")]
 media = helpers.media
 bench = helpers.bench
-
-
-@pytest.fixture
-def eager(settings):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = False
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import csv
 import io
 
 import pytest
-from celery import current_app
 
 from evaluation import importers, services
 from tests.evaluation.judgment_files import COLUMNS, first_instances, read
@@ -43,13 +42,10 @@ def visit_version(db, files):
 
 
 @pytest.fixture
-def eager(settings, tmp_path):
-    """Celery jobs run in-process; uploads land in a temporary MEDIA_ROOT."""
-    settings.CELERY_TASK_ALWAYS_EAGER = True
+def eager(eager, settings, tmp_path):
+    """Celery jobs run in-process (tests/conftest.py); uploads land in a temporary MEDIA_ROOT."""
     settings.MEDIA_ROOT = str(tmp_path)
-    current_app.conf.task_always_eager = True
-    yield
-    current_app.conf.task_always_eager = False
+    return eager
 
 
 @pytest.fixture
