@@ -3,26 +3,38 @@ the recipe's own builder into a temporary file, then stores it once under
 ``exports/<recipe>/<object id>/<job id>/<filename>`` with its size and SHA-256 in ``Job.result``.
 
 The web tier only starts the job and later serves the stored file; nothing is built in a request.
+
+Retention: once a job has stored its file, only the newest ``BLINDSPOT_EXPORTS_KEEP`` (default 3)
+exports of the same variant are kept (same job kind and params: recipe, object, and format /
+what / version / appendix flag); older ones lose their file and their ``Job.result`` records
+``deleted_at`` and ``replaced_by``, so their download page says which job replaced them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tempfile
 import time
 from collections.abc import Callable
 from typing import IO, Any
 
+from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
+from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotator.models import Job
 from annotator.services import job_progress
 
+log = logging.getLogger(__name__)
+
 Progress = Callable[[int, int], None]
 PROGRESS_EVERY_S = 0.5  # at most two progress writes a second, plus the last one
+EXPORTS_KEEP = 3  # default of settings.BLINDSPOT_EXPORTS_KEEP
 
 
 def export_path(*, recipe: str, object_id: int, job_id: int, filename: str) -> str:
@@ -76,6 +88,10 @@ def export_store(
         if default_storage.exists(name):
             default_storage.delete(name)
         stored = default_storage.save(name, File(tmp, name=os.path.basename(name)))
+    try:
+        exports_prune(job_id=job_id, recipe=recipe, object_id=object_id)
+    except Exception:  # noqa: BLE001 - housekeeping must never fail the export that just worked
+        log.exception("export retention after job %s failed; older files kept", job_id)
     return {
         "path": stored,
         "size": size,
@@ -85,9 +101,60 @@ def export_store(
     }
 
 
+def exports_keep() -> int:
+    """How many finished exports of one variant keep their file (at least the newest one)."""
+    return max(1, int(getattr(settings, "BLINDSPOT_EXPORTS_KEEP", EXPORTS_KEEP)))
+
+
+def exports_prune(*, job_id: int, recipe: str, object_id: int) -> list[int]:
+    """After job ``job_id`` stored its file: delete the files of all but the newest
+    ``exports_keep()`` finished exports of the same variant (this job counts as the newest) and
+    mark their results with ``deleted_at`` and ``replaced_by``. Returns the ids marked.
+
+    The variant is the job's kind and params (each recipe's ``export_start`` enqueues exactly
+    the object id and what distinguishes the contents: format, what, version, appendix flag).
+    Jobs already marked are skipped, so a re-run changes nothing more. A storage error on a
+    delete is logged and that job keeps its file and its result."""
+    job = Job.objects.filter(pk=job_id).only("kind", "params").first()
+    if job is None:
+        return []
+    prefix = f"exports/{recipe}/{object_id}/"  # export_path without the job's part
+    older = [
+        other
+        for other in Job.objects.filter(
+            kind=job.kind, status=Job.Status.SUCCEEDED, result__path__startswith=prefix
+        )
+        .exclude(pk=job_id)
+        .order_by("-finished_at", "-id")
+        .only("id", "params", "result")
+        if other.params == job.params and not other.result.get("deleted_at")
+    ][exports_keep() - 1 :]
+    marked = []
+    for other in older:
+        with transaction.atomic():
+            row = Job.objects.select_for_update().filter(pk=other.pk).only("result").first()
+            result = dict(row.result or {}) if row is not None else {}
+            if result.get("deleted_at") or not result.get("path"):
+                continue
+            try:
+                default_storage.delete(result["path"])
+            except Exception:  # noqa: BLE001 - any storage backend's error: keep the file
+                log.exception("could not delete export file %s of job %s", result["path"], row.pk)
+                continue
+            result.update(deleted_at=timezone.now().isoformat(), replaced_by=job_id)
+            Job.objects.filter(pk=row.pk).update(result=result)
+            marked.append(row.pk)
+    return marked
+
+
+def export_deleted(job: Job) -> bool:
+    """Whether retention removed this finished export's file (``exports_prune``)."""
+    return bool((job.result or {}).get("deleted_at"))
+
+
 def export_file_problem(job: Job | None) -> str:
-    """Why a job's file cannot be served ("" when it can): missing, still running, failed, or
-    its file gone from storage."""
+    """Why a job's file cannot be served ("" when it can): missing, still running, failed,
+    replaced by a newer export (its file removed), or its file gone from storage."""
     if job is None:
         return _("There is no such export here.")
     if job.status == Job.Status.FAILED:
@@ -96,6 +163,11 @@ def export_file_problem(job: Job | None) -> str:
         return _("This export is not finished yet (%(percent)d%%); its card shows progress.") % {
             "percent": job.percent
         }
+    if export_deleted(job):
+        return _(
+            "This export was replaced by a newer one (job %(job)s) and its file removed; "
+            "download the newer one."
+        ) % {"job": job.result.get("replaced_by", "—")}
     path = (job.result or {}).get("path")
     if not path or not default_storage.exists(path):
         return _("The file of this export is no longer stored; start a new export.")

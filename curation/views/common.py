@@ -26,7 +26,7 @@ from annotator.models import Job
 from annotator.selectors import projects_for
 from annotator.services import ServiceError
 
-from ..export_files import export_file_problem
+from ..export_files import export_deleted, export_file_problem
 
 
 def error_context(exc: ServiceError) -> dict:
@@ -188,11 +188,14 @@ def export_cards(
     file_url: Callable[[Job], str],
 ) -> list[tuple[str, Job]]:
     """(label, job) for export jobs in the job grid: the card polls ``card_url`` while the job
-    runs (so the download link appears when it ends) and links ``file_url`` once it succeeded."""
+    runs (so the download link appears when it ends) and links ``file_url`` once it succeeded,
+    unless a newer export replaced it and its file was removed (the card then says so)."""
     cards = []
     for job in jobs:
         job.card_url = card_url(job)
-        job.download_url = file_url(job) if job.status == Job.Status.SUCCEEDED else ""
+        succeeded = job.status == Job.Status.SUCCEEDED
+        job.file_deleted = succeeded and export_deleted(job)
+        job.download_url = file_url(job) if succeeded and not job.file_deleted else ""
         cards.append((label(job), job))
     return cards
 
