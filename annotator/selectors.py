@@ -49,6 +49,13 @@ def get_or_404(qs: QuerySet, **lookup):
     return obj
 
 
+def curated_project_or_404(user, pk: int) -> Project:
+    """A project the user curates (a curator or admin in its reach); 404 for anyone else."""
+    if not roles.has_role(user, [roles.CURATOR]):
+        raise Http404
+    return get_or_404(projects_for(user), pk=pk)
+
+
 _WORK_QUEUE = Shape(TaskQueue, "q")
 _WORK_QUEUE_SQL = f"""
 SELECT {_WORK_QUEUE.columns} FROM annotator_taskqueue q

@@ -87,6 +87,33 @@ def version_create(
     return version
 
 
+def benchmark_version_create(
+    *,
+    family: str,
+    name: str,
+    label: str,
+    rows: Sequence[ItemRow],
+    project: Project | None = None,
+    publish: bool = True,
+    source: str = "",
+    created_by=None,
+) -> BenchmarkVersion:
+    """A new version of the benchmark ``family`` / ``name`` (created when missing), in one
+    transaction: a refused version leaves no empty benchmark behind."""
+    with transaction.atomic():
+        benchmark = benchmark_get_or_create(
+            family=family, name=name, project=project, created_by=created_by
+        )
+        return version_create(
+            benchmark=benchmark,
+            label=label,
+            rows=rows,
+            publish=publish,
+            source=source,
+            created_by=created_by,
+        )
+
+
 def _items_add(version: BenchmarkVersion, rows: Sequence[ItemRow]) -> None:
     existing = set(version.items.values_list("item_id", flat=True))
     clashes = [
@@ -434,14 +461,10 @@ def import_run(params: dict, *, created_by=None, job=None) -> dict:
     content = _content(params)
     if params["target"] == "items":
         rows = importers.parse_items(family, content, params.get("filename", ""))
-        benchmark = benchmark_get_or_create(
+        version = benchmark_version_create(
             family=family,
             name=params["benchmark"],
             project=Project.objects.filter(pk=params.get("project_id")).first(),
-            created_by=created_by,
-        )
-        version = version_create(
-            benchmark=benchmark,
             label=params["label"],
             rows=rows,
             publish=params.get("publish", True),

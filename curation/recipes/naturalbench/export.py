@@ -547,14 +547,10 @@ def _evaluation_version(pipeline, *, label: str, sha256: str, jsonl: str, create
 
     rows = importers.parse_naturalbench_items(jsonl, JSONL_NAME)
     try:
-        benchmark = evaluation_services.benchmark_get_or_create(
+        return evaluation_services.benchmark_version_create(
             family=Family.NATURALBENCH,
             name=benchmark_name(pipeline),
             project=pipeline.project,
-            created_by=created_by,
-        )
-        return evaluation_services.version_create(
-            benchmark=benchmark,
             label=label,
             rows=rows,
             publish=True,

@@ -41,15 +41,6 @@ def pipeline_or_404(user, pk: int) -> NaturalBenchPipeline:
     return pipeline
 
 
-def curated_project_or_404(user, pk: int):
-    if not roles.has_role(user, [roles.CURATOR]):
-        raise Http404
-    project = projects_for(user).filter(pk=pk).first()
-    if project is None:
-        raise Http404
-    return project
-
-
 def version_or_404(pipeline: NaturalBenchPipeline, pk: int) -> NaturalBenchVersion:
     version = pipeline.versions.filter(pk=pk).first()
     if version is None:

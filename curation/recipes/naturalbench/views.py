@@ -24,6 +24,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotator import roles
+from annotator.selectors import curated_project_or_404
 from annotator.services import Invalid
 
 from ...models import (
@@ -183,7 +184,7 @@ def _settings(form: PipelineForm) -> dict:
 
 @roles.roles_required(*CURATOR)
 def pipeline_new(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = selectors.curated_project_or_404(request.user, project_id)
+    project = curated_project_or_404(request.user, project_id)
     if request.method != "POST":
         form = PipelineForm(project=project, initial={"name": f"NaturalBench {project.name}"})
         return _form_page(request, project, form)

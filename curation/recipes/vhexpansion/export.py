@@ -324,14 +324,10 @@ def expanded_publish(*, case_set: VHCaseSet, label: str, created_by=None):
     for item in items:
         row = by_id[item.item_id]
         item.data.update({key: row[key] for key in LINK_FIELDS if key in row})
-    benchmark = evaluation_services.benchmark_get_or_create(
+    return evaluation_services.benchmark_version_create(
         family=Family.VHEXPANSION,
         name=benchmark_name(case_set),
         project=case_set.project,
-        created_by=created_by,
-    )
-    return evaluation_services.version_create(
-        benchmark=benchmark,
         label=label,
         rows=items,
         publish=True,

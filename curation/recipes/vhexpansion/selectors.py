@@ -31,15 +31,6 @@ def case_set_or_404(user, pk: int) -> VHCaseSet:
     return case_set
 
 
-def curated_project_or_404(user, pk: int):
-    if not roles.has_role(user, [roles.CURATOR]):
-        raise Http404
-    project = projects_for(user).filter(pk=pk).first()
-    if project is None:
-        raise Http404
-    return project
-
-
 def case_sets_with_counts(user) -> QuerySet[VHCaseSet]:
     return case_sets_for(user).annotate(
         n_cases=Count("cases", distinct=True),

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotator import roles
 from annotator.models import Job
-from annotator.selectors import projects_for
+from annotator.selectors import curated_project_or_404, projects_for
 from annotator.services import Invalid
 
 from ... import gateway
@@ -234,7 +234,7 @@ def _new_page(request, project, form, nb_form, error=None, status=200) -> HttpRe
 @roles.roles_required(*CURATOR)
 def case_set_new(request: HttpRequest, project_id: int) -> HttpResponse:
     """Import a set from a JSONL/CSV file (+ image archive): checked now, imported in a job."""
-    project = selectors.curated_project_or_404(request.user, project_id)
+    project = curated_project_or_404(request.user, project_id)
     nb_form = NaturalBenchForm(versions=_naturalbench_versions(request.user))
     if request.method != "POST":
         return _new_page(request, project, ImportForm(), nb_form)
@@ -262,7 +262,7 @@ def case_set_new(request: HttpRequest, project_id: int) -> HttpResponse:
 @roles.roles_required(*CURATOR)
 @require_POST
 def case_set_from_naturalbench(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = selectors.curated_project_or_404(request.user, project_id)
+    project = curated_project_or_404(request.user, project_id)
     nb_form = NaturalBenchForm(request.POST, versions=_naturalbench_versions(request.user))
     if not nb_form.is_valid():
         return _new_page(request, project, ImportForm(), nb_form, status=400)

@@ -42,15 +42,6 @@ def pipeline_or_404(user, pk: int, *, manage: bool = True) -> VisitPipeline:
     return pipeline
 
 
-def curated_project_or_404(user, pk: int):
-    if not roles.has_role(user, [roles.CURATOR]):
-        raise Http404
-    project = projects_for(user).filter(pk=pk).first()
-    if project is None:
-        raise Http404
-    return project
-
-
 def family_or_404(pipeline: VisitPipeline, pk: int) -> VisitFamily:
     family = VisitFamily.objects.filter(pipeline=pipeline, pk=pk).first()
     if family is None:

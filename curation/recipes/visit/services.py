@@ -1389,11 +1389,10 @@ def version_publish(
     if other is not None and other.project_id not in (None, pipeline.project_id):
         raise Invalid(f"The benchmark name “{name}” belongs to another project; choose another.")
     with transaction.atomic():
-        benchmark = eval_services.benchmark_get_or_create(
-            family=Family.VISIT, name=name, project=pipeline.project, created_by=created_by
-        )
-        version = eval_services.version_create(
-            benchmark=benchmark,
+        version = eval_services.benchmark_version_create(
+            family=Family.VISIT,
+            name=name,
+            project=pipeline.project,
             label=label,
             rows=[row for _inst, row in rows],
             publish=True,

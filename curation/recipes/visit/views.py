@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotator import roles
 from annotator.models import Job
+from annotator.selectors import curated_project_or_404
 from annotator.services import ServiceError
 
 from ...models import LLMProvider
@@ -236,7 +237,7 @@ def pipelines(request: HttpRequest) -> HttpResponse:
 
 @roles.roles_required(*CURATOR)
 def pipeline_new(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = selectors.curated_project_or_404(request.user, project_id)
+    project = curated_project_or_404(request.user, project_id)
     return form_page(
         request,
         PipelineForm(request.POST or None),

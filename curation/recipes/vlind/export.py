@@ -358,14 +358,10 @@ def dataset_publish(*, bench: VLindBench, label: str, created_by=None):
         ]
         item.data["image_sha256"] = row.images
         item.data["factual_image_sha256"] = row.factual
-    benchmark = evaluation_services.benchmark_get_or_create(
+    return evaluation_services.benchmark_version_create(
         family=Family.VLIND,
         name=benchmark_name(bench),
         project=bench.project,
-        created_by=created_by,
-    )
-    return evaluation_services.version_create(
-        benchmark=benchmark,
         label=label,
         rows=items,
         publish=True,

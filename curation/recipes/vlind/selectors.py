@@ -43,15 +43,6 @@ def bench_or_404(user, pk: int) -> VLindBench:
     return bench
 
 
-def curated_project_or_404(user, pk: int):
-    if not roles.has_role(user, [roles.CURATOR]):
-        raise Http404
-    project = projects_for(user).filter(pk=pk).first()
-    if project is None:
-        raise Http404
-    return project
-
-
 def triple_or_404(bench: VLindBench, pk: int) -> VLindTriple:
     triple = (
         bench.triples.select_related("concept", "factual_image", "generation", "noun_generation")

@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotator import roles
 from annotator.models import Job
+from annotator.selectors import curated_project_or_404
 from annotator.services import Invalid, ServiceError
 
 from ... import gateway
@@ -225,7 +226,7 @@ def benches(request: HttpRequest) -> HttpResponse:
 
 @roles.roles_required(*CURATOR)
 def bench_new(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = selectors.curated_project_or_404(request.user, project_id)
+    project = curated_project_or_404(request.user, project_id)
     return form_page(
         request,
         BenchForm(request.POST or None),
