@@ -14,14 +14,14 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.core.files.storage import default_storage
 from django.db.models import QuerySet
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from annotator.files import file_response
 from annotator.models import Job
 from annotator.selectors import projects_for
 from annotator.services import ServiceError
@@ -214,9 +214,9 @@ def serve_export(request: HttpRequest, job: Job | None, *, back: str) -> HttpRes
             request, "curation/export_missing.html", {"problem": problem, "back": back}, status=404
         )
     result = job.result
-    return FileResponse(
-        default_storage.open(result["path"], "rb"),
-        as_attachment=True,
+    return file_response(
+        request,
+        result["path"],
         filename=result["filename"],
         content_type=result.get("content_type") or "application/octet-stream",
     )

@@ -16,7 +16,7 @@ from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Q
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -24,6 +24,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotator import roles
+from annotator.files import DOWNLOAD_ROLES, downloadable_or_404, file_response
 from annotator.selectors import curated_project_or_404
 from annotator.services import Invalid
 
@@ -366,18 +367,18 @@ def version_detail(request: HttpRequest, pipeline_id: int, version_id: int) -> H
     )
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(*DOWNLOAD_ROLES)
 @require_GET
 def version_download(
     request: HttpRequest, pipeline_id: int, version_id: int, fmt: str
 ) -> HttpResponse:
-    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    """A frozen version's zip or Parquet file, for curators and researchers of the pipeline's
+    project (anyone else: 404)."""
+    pipeline = downloadable_or_404(request.user, NaturalBenchPipeline.objects, pipeline_id)
     version = selectors.version_or_404(pipeline, version_id)
     field = {"zip": version.archive, "parquet": version.parquet}.get(fmt)
     if not field:
         raise Http404
     name = f"naturalbench-{pipeline.pk}-{version.label}.{fmt}"
     content_type = "application/zip" if fmt == "zip" else "application/vnd.apache.parquet"
-    return FileResponse(
-        field.open("rb"), as_attachment=True, filename=name, content_type=content_type
-    )
+    return file_response(request, field.name, filename=name, content_type=content_type)

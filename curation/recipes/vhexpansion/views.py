@@ -23,13 +23,14 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator import roles
+from annotator.files import DOWNLOAD_ROLES, downloadable_or_404
 from annotator.models import Job
 from annotator.selectors import curated_project_or_404, projects_for
 from annotator.services import Invalid
 
 from ... import gateway
 from ...models import Scorer
-from ...models.vhexpansion import VHCase
+from ...models.vhexpansion import VHCase, VHCaseSet
 from ...views.common import (
     PublishForm,
     error_context,
@@ -435,14 +436,14 @@ def _export_cards(case_set, jobs) -> list:
     return export_cards(jobs, label=_export_label, card_url=card_url, file_url=file_url)
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(*DOWNLOAD_ROLES)
 @require_http_methods(["GET", "POST"])
 def download(request: HttpRequest, set_id: int, fmt: str) -> HttpResponse:
-    """POST starts a job that writes the expanded set as a zip with its images (JSONL in the
-    evaluation layout, or LLaVA JSON); GET serves the newest finished one of that format, or
-    goes back to the page saying to start one."""
-    case_set = selectors.case_set_or_404(request.user, set_id)
+    """POST (curators) starts a job that writes the expanded set as a zip with its images (JSONL
+    in the evaluation layout, or LLaVA JSON); GET (curators and researchers of the set's
+    project) serves the newest finished one of that format, or goes back saying to start one."""
     if request.method == "POST":
+        case_set = selectors.case_set_or_404(request.user, set_id)
         start = partial(export.export_start, case_set=case_set, fmt=fmt, created_by=request.user)
         return start_job(
             request,
@@ -450,6 +451,7 @@ def download(request: HttpRequest, set_id: int, fmt: str) -> HttpResponse:
             page=_url(case_set),
             message=_("Export started: its card shows progress, then the download link."),
         )
+    case_set = downloadable_or_404(request.user, VHCaseSet.objects, set_id)
     if fmt not in export.FORMATS:
         messages.error(request, _("Unknown export format; choose jsonl or llava."))
         return _back(case_set)
@@ -457,12 +459,13 @@ def download(request: HttpRequest, set_id: int, fmt: str) -> HttpResponse:
     return newest_export(request, job, page=_url(case_set) + "#export-title", what=fmt.upper())
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(*DOWNLOAD_ROLES)
 @require_GET
 def export_file(request: HttpRequest, set_id: int, job_id: int) -> HttpResponse:
-    """The file an export job wrote (404 saying why when it is not finished, failed or not
-    this set's); ``?part=card`` is its card, polled while the job runs."""
-    case_set = selectors.case_set_or_404(request.user, set_id)
+    """The file an export job wrote, for curators and researchers of the set's project (404
+    saying why when it is not finished, failed or not this set's); ``?part=card`` is its card,
+    polled while the job runs."""
+    case_set = downloadable_or_404(request.user, VHCaseSet.objects, set_id)
     job = export.export_jobs(case_set).filter(pk=job_id).first()
     if request.GET.get("part") == "card" and job is not None:
         [(label, job)] = _export_cards(case_set, [job])

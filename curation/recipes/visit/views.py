@@ -24,12 +24,13 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator import roles
+from annotator.files import DOWNLOAD_ROLES, downloadable_or_404
 from annotator.models import Job
 from annotator.selectors import curated_project_or_404
 from annotator.services import ServiceError
 
 from ...models import LLMProvider
-from ...models.visit import VisitInstance
+from ...models.visit import VisitInstance, VisitPipeline
 from ...views.common import PublishForm as LabelForm
 from ...views.common import (
     error_context,
@@ -617,13 +618,14 @@ def _export_cards(pipeline, jobs) -> list:
     return export_cards(jobs, label=_export_label, card_url=card_url, file_url=file_url)
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(*DOWNLOAD_ROLES)
 @require_http_methods(["GET", "POST"])
 def download(request: HttpRequest, pipeline_id: int, what: str, fmt: str) -> HttpResponse:
-    """POST starts a job writing the version in the published layout (CSV / JSONL) or the
-    crowd's votes (CSV); GET serves the newest finished one, or goes back saying to start one."""
-    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    """POST (curators) starts a job writing the version in the published layout (CSV / JSONL)
+    or the crowd's votes (CSV); GET (curators and researchers of the pipeline's project) serves
+    the newest finished one, or goes back saying to start one."""
     if request.method == "POST":
+        pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
         start = partial(
             export.export_start, pipeline=pipeline, what=what, fmt=fmt, created_by=request.user
         )
@@ -634,6 +636,7 @@ def download(request: HttpRequest, pipeline_id: int, what: str, fmt: str) -> Htt
             refused_at="export",
             message=_("Export started: its card shows progress, then the download link."),
         )
+    pipeline = downloadable_or_404(request.user, VisitPipeline.objects, pipeline_id)
     if (what, fmt) not in export.EXPORTS:
         refuse(request, services.Invalid(_("Unknown export.")))
         return _back(pipeline, "export")
@@ -642,12 +645,13 @@ def download(request: HttpRequest, pipeline_id: int, what: str, fmt: str) -> Htt
     return newest_export(request, job, page=_url(pipeline, "export"), what=label)
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(*DOWNLOAD_ROLES)
 @require_GET
 def export_file(request: HttpRequest, pipeline_id: int, job_id: int) -> HttpResponse:
-    """The file an export job wrote (404 saying why when it is not finished, failed or not
-    this pipeline's); ``?part=card`` is its card, polled while the job runs."""
-    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+    """The file an export job wrote, for curators and researchers of the pipeline's project
+    (404 saying why when it is not finished, failed or not this pipeline's); ``?part=card`` is
+    its card, polled while the job runs."""
+    pipeline = downloadable_or_404(request.user, VisitPipeline.objects, pipeline_id)
     job = export.export_jobs(pipeline).filter(pk=job_id).first()
     if request.GET.get("part") == "card" and job is not None:
         [(label, job)] = _export_cards(pipeline, [job])

@@ -23,13 +23,14 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator import roles
+from annotator.files import DOWNLOAD_ROLES, downloadable_or_404
 from annotator.models import Job
 from annotator.selectors import curated_project_or_404
 from annotator.services import Invalid, ServiceError
 
 from ... import gateway
 from ...models import LLMProvider
-from ...models.vlind import VLindImage, VLindTriple
+from ...models.vlind import VLindBench, VLindImage, VLindTriple
 from ...views.common import (
     PublishForm,
     error_context,
@@ -633,32 +634,41 @@ def _export(request: HttpRequest, bench, version=None) -> HttpResponse:
     return newest_export(request, job, page=_url(bench) + "#export-title")
 
 
-@roles.roles_required(*CURATOR)
+def _export_bench(request: HttpRequest, bench_id: int):
+    """Curators start exports (POST); curators and researchers of the bench's project read
+    them (GET); anyone else gets a 404."""
+    if request.method == "POST":
+        return selectors.bench_or_404(request.user, bench_id)
+    return downloadable_or_404(request.user, VLindBench.objects, bench_id)
+
+
+@roles.roles_required(*DOWNLOAD_ROLES)
 @require_http_methods(["GET", "POST"])
 def download(request: HttpRequest, bench_id: int) -> HttpResponse:
     """The current assembly as data.json + image folders (zip), written by a job;
     ``appendix_b=1`` adds App. B's plain white image and rendered prompts."""
-    bench = selectors.bench_or_404(request.user, bench_id)
+    bench = _export_bench(request, bench_id)
     return _export(request, bench)
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(*DOWNLOAD_ROLES)
 @require_http_methods(["GET", "POST"])
 def version_download(request: HttpRequest, bench_id: int, version_id: int) -> HttpResponse:
     """A frozen version's archive, rebuilt from its items by a job."""
-    bench = selectors.bench_or_404(request.user, bench_id)
+    bench = _export_bench(request, bench_id)
     version = export.published_versions(bench).filter(pk=version_id).first()
     if version is None:
         raise Http404
     return _export(request, bench, version)
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(*DOWNLOAD_ROLES)
 @require_GET
 def export_file(request: HttpRequest, bench_id: int, job_id: int) -> HttpResponse:
-    """The file an export job wrote (404 saying why when it is not finished, failed or not
-    this bench's); ``?part=card`` is its card, polled while the job runs."""
-    bench = selectors.bench_or_404(request.user, bench_id)
+    """The file an export job wrote, for curators and researchers of the bench's project (404
+    saying why when it is not finished, failed or not this bench's); ``?part=card`` is its
+    card, polled while the job runs."""
+    bench = downloadable_or_404(request.user, VLindBench.objects, bench_id)
     job = export.export_jobs(bench).filter(pk=job_id).first()
     if request.GET.get("part") == "card" and job is not None:
         [(label, job)] = _export_cards(bench, [job])
