@@ -25,16 +25,17 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import exceptions, serializers, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.parsers import BaseParser, JSONParser
+from rest_framework.parsers import BaseParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from . import selectors, services
+from .edge import JSONParser
 from .kinds import SchemaError, get_kind
 from .models import Annotation, Job, TaskQueue
-from .roles import CROWDWORKER, CURATOR, RESEARCHER, RolePermission, has_role
+from .roles import ALL_ROLES, CROWDWORKER, CURATOR, RESEARCHER, RolePermission, has_role
 from .serializers import (
     AnnotationRowOut,
     BulkCreatedOut,
@@ -42,6 +43,8 @@ from .serializers import (
     ErrorOut,
     HeartbeatOut,
     JobOut,
+    MemberOut,
+    MemberRemovedOut,
     OutcomeRowOut,
     QueueCreateIn,
     QueueFieldsIn,
@@ -171,7 +174,11 @@ ERRORS = {
     401: OpenApiResponse(ErrorOut, description="Not signed in"),
     404: OpenApiResponse(ErrorOut, description="Missing or outside your reach"),
 }
-CONFLICT = {409: OpenApiResponse(ErrorOut, description="Lease lost, task skipped or reported")}
+CONFLICT = {
+    409: OpenApiResponse(
+        ErrorOut, description="Lease lost, task skipped, reported or already answered"
+    )
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -251,6 +258,47 @@ class QueueStatusApi(ApiView):
         queue = services.queue_set_status(queue=queue, status=new_status)
         progress = selectors.queue_progress([queue.pk])
         return Response(QueueOut(queue, context={"progress": progress}).data)
+
+
+# --------------------------------------------------------------------------------------------
+# People of a project
+# --------------------------------------------------------------------------------------------
+def _member_data(person) -> dict:
+    return {
+        "id": person.pk,
+        "username": person.username,
+        "roles": [r for r in ALL_ROLES if r in person.roles],
+        "is_active": person.is_active,
+        "live_leases": person.live_leases,
+    }
+
+
+class ProjectMembersApi(ApiView):
+    """The members of a project you curate, with their roles and the tasks they hold now."""
+
+    roles = (CURATOR,)
+    serializer_class = MemberOut
+
+    @extend_schema(responses={200: MemberOut(many=True), **ERRORS})
+    def get(self, request, project_id: int):
+        project = selectors.curated_project_or_404(request.user, project_id)
+        return Response([_member_data(p) for p in selectors.project_people(project)])
+
+
+class ProjectMemberApi(ApiView):
+    """DELETE: remove a person from a project you curate. Their live leases there end at once
+    (the tasks go back to the pool) and their submit, skip, report and heartbeat on those
+    tasks answer 404."""
+
+    roles = (CURATOR,)
+    serializer_class = MemberRemovedOut
+
+    @extend_schema(request=None, responses={200: MemberRemovedOut, **ERRORS})
+    def delete(self, request, project_id: int, user_id: int):
+        project = selectors.curated_project_or_404(request.user, project_id)
+        person = selectors.get_or_404(project.members.all(), pk=user_id)
+        ended = services.project_member_remove(project=project, user=person, by=request.user)
+        return Response({"project": project.pk, "user": person.pk, "leases_ended": ended})
 
 
 # --------------------------------------------------------------------------------------------
@@ -376,24 +424,26 @@ _DATETIME = serializers.DateTimeField()
 
 
 def _claim_data(result: services.ClaimResult) -> dict:
-    """The shape shared by ``next`` and the ``next`` of a submit (``ClaimOut``). No gold, no
-    is_gold. Built by hand: this is every annotator's hot path, and ``ClaimOut(...).data`` costs
+    """The shape shared by ``next`` and the ``next`` of a submit (``ClaimOut``): what the
+    workspace page shows (no gold, no is_gold, no provenance, forced_choice candidates by side
+    only). Built by hand: this is every annotator's hot path, and ``ClaimOut(...).data`` costs
     more CPU than the claim's database work; ``test_claim_body_matches_its_serializer`` pins
     the two to the same output."""
     assignment = result.assignment
     task = None
     if assignment is not None:
         queue = assignment.queue
+        kind = get_kind(queue.kind)
         payload = assignment.task.payload
         task = {
             "id": assignment.task_id,
             "queue": queue.pk,
             "kind": queue.kind,
-            "payload": payload,
-            "presentation": assignment.presentation,
+            # What the workspace page shows, nothing more (the same function renders it).
+            "payload": kind.public_payload(payload, assignment.presentation),
             "keys": [
                 {"key": str(k.key), "label": str(k.label)}
-                for k in get_kind(queue.kind).keys(queue.config, payload)
+                for k in kind.keys(queue.config, payload)
             ],
             "expires_at": _DATETIME.to_representation(assignment.expires_at),
         }
@@ -424,8 +474,9 @@ class NextApi(ApiView):
 class SubmitApi(ApiView):
     """Answer a task you hold; the answer carries your next task.
 
-    Idempotent: repeating a submit stores nothing (``created: false``, status 200) and returns
-    the same next task.
+    Idempotent: repeating a submit with the same answer stores nothing (``created: false``,
+    status 200) and returns the same next task. A different answer to a task you already
+    answered is 409 ("already answered"); the first answer is kept.
     """
 
     roles = (CROWDWORKER,)
@@ -464,16 +515,21 @@ class SkipApi(ApiView):
 
 
 class ReportApi(ApiView):
-    """Report a problem with a task: the reason is recorded and the task released."""
+    """Report a problem with a task: the reason is recorded and the task released.
+
+    ``reason`` is one of the queue's report reason codes (``report_reasons`` of the queue);
+    free text goes in ``details``, and only with the reason ``other``. Anything else is 400
+    naming the field.
+    """
 
     roles = (CROWDWORKER,)
     serializer_class = ReleasedOut
 
     @extend_schema(request=ReportIn, responses={200: ReleasedOut, **ERRORS, **CONFLICT})
     def post(self, request, task_id: int):
-        reason = self.valid(ReportIn).validated_data["reason"]
+        data = self.valid(ReportIn).validated_data
         assignment = services.assignment_report(
-            task_id=task_id, annotator=request.user, reason=reason
+            task_id=task_id, annotator=request.user, reason=data["reason"], details=data["details"]
         )
         return Response({"task_id": assignment.task_id, "state": assignment.state})
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -24,8 +25,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from . import roles
-from .kinds import SchemaError, get_kind
+from . import edge, roles
+from .kinds import OTHER_REASON, SchemaError, get_kind, report_reasons
 from .models import (
     Annotation,
     Assignment,
@@ -288,12 +289,19 @@ def parse_task_rows(data: bytes | str | list) -> list[TaskRow]:
     else:
         if isinstance(data, bytes):
             try:
-                data = data.decode("utf-8-sig")
-            except UnicodeDecodeError as exc:
-                raise Invalid(_("The file is not UTF-8 text: %(e)s") % {"e": exc}) from exc
+                data = edge.decode_utf8(data)
+            except edge.NotUtf8 as exc:
+                raise Invalid(
+                    _("The file is not UTF-8 text (%(e)s); save it as UTF-8 and upload it again.")
+                    % {"e": exc}
+                ) from None
         items = []
         for number, line in enumerate(data.splitlines(), start=1):
             if not line.strip():
+                continue
+            too_long = edge.line_problem(line, number)
+            if too_long:
+                errors.append({"line": number, "error": too_long})
                 continue
             try:
                 items.append((number, _strict_json_loads(line)))
@@ -304,6 +312,10 @@ def parse_task_rows(data: bytes | str | list) -> list[TaskRow]:
     for number, item in items:
         if not isinstance(item, dict):
             errors.append({"line": number, "error": "each line must be a JSON object"})
+            continue
+        unstorable = edge.row_problem(item)
+        if unstorable:
+            errors.append({"line": number, "error": unstorable})
             continue
         if "payload" in item:
             extra = set(item) - {"payload", "gold", "id"}
@@ -787,29 +799,81 @@ def leases_expire(*, queue: TaskQueue | None = None, now=None, limit: int = 1000
     stale = Assignment.objects.filter(state=Assignment.State.LEASED, expires_at__lte=now)
     if queue is not None:
         stale = stale.filter(queue=queue)
-    expired = 0
-    for assignment_id, task_id, gold in stale.values_list("id", "task_id", "is_gold")[:limit]:
+    return _leases_end(stale[:limit], now=now, wait=False)
+
+
+def _leases_end(leases, *, now, wait: bool) -> int:
+    """End each of ``leases`` that is still live-or-stale (state leased), as an expiry does:
+    the assignment is expired and a regular slot goes back to the pool (``_slot_returned``).
+
+    One transaction per lease, the task locked first as claim and submit do, so the counters
+    stay exact. ``wait=False`` passes over a task locked right now (the beat job comes back);
+    ``wait=True`` waits for it (revocation must end every lease).
+    """
+    ended = 0
+    rows = list(leases.values_list("id", "task_id", "is_gold"))
+    for assignment_id, task_id, gold in rows:
         with transaction.atomic():
-            # Lock the task first, as claim and submit do, so the counters stay exact.
             task = (
-                Task.objects.select_for_update(skip_locked=True, of=("self",))
+                Task.objects.select_for_update(skip_locked=not wait, of=("self",))
                 .select_related("queue")
                 .filter(pk=task_id)
                 .first()
             )
             if task is None:
                 continue
-            changed = Assignment.objects.filter(
-                pk=assignment_id, state=Assignment.State.LEASED, expires_at__lte=now
-            ).update(state=Assignment.State.EXPIRED, finished_at=now)
+            # Only the lease as it was read: a heartbeat meanwhile keeps a live one alive for
+            # the expiry path, and revocation (wait=True) ends it whatever its time.
+            still = Assignment.objects.filter(pk=assignment_id, state=Assignment.State.LEASED)
+            if not wait:
+                still = still.filter(expires_at__lte=now)
+            changed = still.update(state=Assignment.State.EXPIRED, finished_at=now)
             if changed and not gold:
                 _slot_returned(task, now=now)
-            expired += changed
-    return expired
+            ended += changed
+    return ended
 
 
+def annotator_leases_revoke(*, annotator, now=None) -> int:
+    """End ``annotator``'s leases wherever they may no longer work, at once.
+
+    That is every lease when they lost the crowdworker role or were deactivated, else the
+    leases in projects they are no longer a member of (admins keep theirs). The slots go back
+    to the pool as on expiry; the person's later submit, skip, report or heartbeat on those
+    tasks answers 404 (``_held_assignment``). Returns how many leases ended.
+    """
+    now = now or timezone.now()
+    annotator = get_user_model().objects.get(pk=annotator.pk)  # roles and flags as stored now
+    leases = Assignment.objects.filter(annotator=annotator, state=Assignment.State.LEASED)
+    if may_work(annotator):
+        if roles.has_role(annotator, [roles.ADMIN]):
+            return 0
+        member = Project.members.through.objects.filter(
+            project_id=OuterRef("queue__project_id"), user_id=annotator.pk
+        )
+        leases = leases.exclude(Exists(member))
+    return _leases_end(leases.order_by("task_id"), now=now, wait=True)
+
+
+def project_member_remove(*, project: Project, user, by=None, now=None) -> int:
+    """Take ``user`` out of ``project``; their live leases there end at once.
+
+    ``by`` (the curator removing them) may not remove themselves: a curator who did would lose
+    the page they did it from. Returns how many leases ended.
+    """
+    if by is not None and by.pk == user.pk:
+        raise Invalid(_("You cannot remove yourself from a project; ask another curator."))
+    if not project.members.filter(pk=user.pk).exists():
+        raise NotFound(_("%(u)s is not a member of this project.") % {"u": user.username})
+    project.members.remove(user)
+    return annotator_leases_revoke(annotator=user, now=now)
+
+
+# The task, its queue and whether the person is (still) a member of the queue's project.
 _HELD_TASK_SQL = f"""
-SELECT {_TASK.columns}, {_QUEUE.columns}
+SELECT {_TASK.columns}, {_QUEUE.columns},
+    EXISTS (SELECT 1 FROM annotator_project_members m
+            WHERE m.project_id = q.project_id AND m.user_id = %s)
 FROM annotator_task t JOIN annotator_taskqueue q ON q.id = t.queue_id
 WHERE t.id = %s
 """
@@ -827,15 +891,31 @@ def _fetch_one(sql: str, params: list, *, lock: str = "") -> tuple | None:
         return cursor.fetchone()
 
 
+def may_work(person) -> bool:
+    """Whether ``person`` may answer tasks at all: an active crowdworker (admins pass).
+
+    Read on every submit, skip, report and heartbeat; the roles come with the request's user
+    (``annotator.auth`` reads them with the token), so a role taken away stops work at once.
+    """
+    return person.is_active and roles.has_role(person, [roles.CROWDWORKER])
+
+
 def _held_assignment(*, task_id: int, annotator, now) -> Assignment:
     """Lock the task, then this person's assignment on it (task first, as everywhere).
+
+    Someone who may no longer work, or is no longer a member of the task's project (admins
+    excepted), is answered as if the task did not exist: revocation stops work at once.
 
     Only the task row is locked, never the queue's: that would serialise a queue's submits.
     Hand-written statements: this runs on every submit and heartbeat (see ``annotator.rows``).
     """
     if not 0 < task_id < 2**63:  # no such id can exist (and the database would refuse it)
         raise NotFound(_("No such task."))
-    row = _fetch_one(_HELD_TASK_SQL, [task_id], lock=" OF t")
+    if not may_work(annotator):
+        raise NotFound(_("No such task."))
+    row = _fetch_one(_HELD_TASK_SQL, [annotator.pk, task_id], lock=" OF t")
+    if row and not (row[-1] or roles.has_role(annotator, [roles.ADMIN])):
+        row = None  # removed from the project: their tasks there look missing
     mine = row and _fetch_one(_HELD_ASSIGNMENT_SQL, [task_id, annotator.pk], lock=" OF a")
     if not mine:
         raise NotFound(_("No such task."))
@@ -881,6 +961,8 @@ UPDATE annotator_assignment a SET expires_at = %(now)s + q.lease_ttl
 FROM annotator_taskqueue q
 WHERE a.task_id = %(task)s AND a.annotator_id = %(person)s AND a.state = 'leased'
   AND a.expires_at > %(now)s AND q.id = a.queue_id
+  AND (%(admin)s OR EXISTS (SELECT 1 FROM annotator_project_members m
+                            WHERE m.project_id = q.project_id AND m.user_id = %(person)s))
 RETURNING {_ASSIGNMENT.columns}
 """
 
@@ -891,11 +973,17 @@ def assignment_heartbeat(*, task_id: int, annotator, now=None) -> Assignment:
     The returned assignment's task and queue load lazily.
     """
     now = now or timezone.now()
-    if connection.vendor == "postgresql" and 0 < task_id < 2**63:
-        # The common case in one round trip; anything else (no lease, a lost one) takes the
-        # locking path below, which says why.
+    if connection.vendor == "postgresql" and 0 < task_id < 2**63 and may_work(annotator):
+        # The common case in one round trip; anything else (no lease, a lost one, a person
+        # removed from the project) takes the locking path below, which says why.
+        params = {
+            "now": now,
+            "task": task_id,
+            "person": annotator.pk,
+            "admin": roles.has_role(annotator, [roles.ADMIN]),
+        }
         with connection.cursor() as cursor:
-            cursor.execute(_PG_HEARTBEAT, {"now": now, "task": task_id, "person": annotator.pk})
+            cursor.execute(_PG_HEARTBEAT, params)
             row = cursor.fetchone()
         if row is not None:
             return _ASSIGNMENT.build(row)
@@ -908,17 +996,26 @@ def assignment_heartbeat(*, task_id: int, annotator, now=None) -> Assignment:
     return assignment
 
 
-def _release(*, task_id: int, annotator, state: str, reason: str = "", now=None) -> Assignment:
+def _release(
+    *,
+    task_id: int,
+    annotator,
+    state: str,
+    reason: Callable[[TaskQueue], str] | None = None,
+    now=None,
+) -> Assignment:
+    """End a lease without an answer; ``reason(queue)`` checks and gives a report's reason."""
     now = now or timezone.now()
     with transaction.atomic():
         assignment = _held_assignment(task_id=task_id, annotator=annotator, now=now)
+        why = reason(assignment.queue) if reason is not None else ""
         if assignment.state == state:
             return assignment  # idempotent
         if (error := _lease_lost(assignment, now)) is not None:
             raise error
         assignment.state = state
         assignment.finished_at = now
-        assignment.report_reason = reason
+        assignment.report_reason = why
         assignment.save(update_fields=["state", "finished_at", "report_reason"])
         if not assignment.is_gold:
             _slot_returned(assignment.task, now=now)
@@ -952,15 +1049,53 @@ def assignment_skip(*, task_id: int, annotator, now=None) -> Assignment:
     return _release(task_id=task_id, annotator=annotator, state=Assignment.State.SKIPPED, now=now)
 
 
-def assignment_report(*, task_id: int, annotator, reason: str, now=None) -> Assignment:
+def report_reason_check(*, queue: TaskQueue, reason: str, details: str = "") -> str:
+    """The stored form of a report: one of the queue's reason codes, or ``other: <details>``.
+
+    Free text goes only with "other" (and "other" needs it); errors name the field.
+    """
     reason = (reason or "").strip()
+    details = (details or "").strip()
+    codes = [r["code"] for r in report_reasons(queue.config)]
     if not reason:
-        raise Invalid(_("Say what is wrong with this task."))
+        raise Invalid(
+            _("reason: say what is wrong with this task (one of: %(codes)s).")
+            % {"codes": ", ".join(codes)},
+            [{"field": "reason", "error": _("This field is required.")}],
+        )
+    if reason not in codes:
+        raise Invalid(
+            _("reason: “%(r)s” is not a report reason of this queue; use one of: %(codes)s.")
+            % {"r": reason[:40], "codes": ", ".join(codes)},
+            [{"field": "reason", "error": _("not one of this queue's report reasons")}],
+        )
+    if reason != OTHER_REASON:
+        if details:
+            raise Invalid(
+                _("details: free text goes only with the reason “%(other)s”.")
+                % {"other": OTHER_REASON},
+                [{"field": "details", "error": _("only allowed with the reason other")}],
+            )
+        return reason
+    if not details:
+        raise Invalid(
+            _("details: say what is wrong when the reason is “%(other)s”.")
+            % {"other": OTHER_REASON},
+            [{"field": "details", "error": _("This field is required.")}],
+        )
+    return f"{OTHER_REASON}: {details}"[:2000]
+
+
+def assignment_report(
+    *, task_id: int, annotator, reason: str, details: str = "", now=None
+) -> Assignment:
+    """Release a task with a reason: a code of the queue's report reasons (see
+    ``report_reason_check``)."""
     return _release(
         task_id=task_id,
         annotator=annotator,
         state=Assignment.State.REPORTED,
-        reason=reason[:2000],
+        reason=lambda queue: report_reason_check(queue=queue, reason=reason, details=details),
         now=now,
     )
 
@@ -1103,20 +1238,34 @@ def annotation_submit(
 ) -> SubmitResult:
     """Store one answer and hand out the next task in the same call.
 
-    Idempotent: a second submit of the same task stores nothing and returns the same next task.
+    Idempotent: a second submit of the same answer stores nothing and returns the same next
+    task; a different answer to a task already answered is refused (409), the first one kept.
     """
     now = now or timezone.now()
     with transaction.atomic():
         assignment = _held_assignment(task_id=task_id, annotator=annotator, now=now)
         task, queue = assignment.task, assignment.queue
+        kind = get_kind(queue.kind)
         if assignment.state == Assignment.State.SUBMITTED:
             existing = Annotation.objects.get(task_id=task_id, annotator=annotator)
+            try:
+                same = existing.response == kind.clean_response(
+                    response,
+                    config=queue.config,
+                    payload=task.payload,
+                    presentation=assignment.presentation,
+                )
+            except SchemaError:
+                same = False
+            if not same:
+                raise Conflict(
+                    _("You already answered this task; your first answer is kept.")
+                )
             created = False
             annotation = existing
         else:
             if (error := _lease_lost(assignment, now)) is not None:
                 raise error
-            kind = get_kind(queue.kind)
             try:
                 cleaned = kind.clean_response(
                     response,
@@ -1201,8 +1350,21 @@ def job_enqueue(
 ) -> Job:
     """Create the Job row and send it to Celery once the transaction commits."""
     job = Job.objects.create(
-        kind=kind, params=params, created_by=created_by, project=project, total=total
+        kind=kind,
+        params=params,
+        created_by=created_by,
+        project=project,
+        total=total,
+        attempt_token=str(uuid.uuid4()),
     )
+    job_send(job=job)
+    return job
+
+
+def job_send(*, job: Job) -> None:
+    """Send the job's message once the transaction commits. Its Celery id is the job's attempt
+    token: ``annotator.jobs.run_job`` drops any delivery carrying another (a stale one)."""
+    kind, job_id, token = job.kind, job.pk, job.attempt_token
 
     def send() -> None:
         from celery import current_app
@@ -1210,10 +1372,27 @@ def job_enqueue(
         # Web processes never run the worker's start-up autodiscovery; import every app's
         # jobs.py (idempotent) so the job name is registered before it is looked up.
         current_app.loader.import_default_modules()
-        current_app.tasks[kind].apply_async(args=[job.pk])
+        current_app.tasks[kind].apply_async(args=[job_id], task_id=token or None)
 
     transaction.on_commit(send)
-    return job
+
+
+def job_retry(*, job: Job, created_by) -> Job:
+    """Run a failed job again as a new job with the same parameters (the failed one is kept)."""
+    if job.status != Job.Status.FAILED:
+        raise Conflict(
+            _(
+                "Only a failed job can be retried. A job whose worker stopped fails (or runs "
+                "again) within two minutes."
+            )
+        )
+    return job_enqueue(
+        kind=job.kind,
+        params=job.params,
+        created_by=created_by,
+        project=job.project,
+        total=job.total,
+    )
 
 
 def job_progress(*, job_id: int, done: int, total: int | None = None, message: str = "") -> None:

@@ -6,6 +6,7 @@ The embedded demo default is a SQLite file under ``var/`` with eager jobs; CI an
 
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
 
@@ -16,7 +17,6 @@ env = environ.Env(
     ALLOWED_HOSTS=(list, ["localhost", "127.0.0.1", "[::1]", "testserver"]),
     CSRF_TRUSTED_ORIGINS=(list, []),
     CELERY_TASK_ALWAYS_EAGER=(bool, False),
-    SECURE=(bool, False),
 )
 env_file = env.str("BLINDSPOT_ENV_FILE", default=str(BASE_DIR / ".env"))
 if Path(env_file).is_file():
@@ -43,7 +43,9 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
+    "axes",
     "annotator",
     "curation",
     "evaluation",
@@ -52,6 +54,10 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before anything reads the body or the session cookie (annotator/edge.py): 413 over the
+    # body limit; 400 for NUL characters and lone surrogates in the path, query string or form.
+    "annotator.edge.BodyLimitMiddleware",
+    "annotator.edge.TextGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -59,7 +65,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last: it turns a login refused by django-axes into the lockout page (or JSON).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "blindspot.urls"
@@ -128,6 +137,21 @@ STORAGES = {
     },
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=50 * 1024 * 1024)
+# Every request body, file uploads and the API included, answers 413 above this (annotator/edge.py);
+# the URL names below may be larger by the sum of the settings they name (their views check each
+# file against its own limit again).
+BLINDSPOT_MAX_REQUEST_BYTES = env.int(
+    "BLINDSPOT_MAX_REQUEST_BYTES", default=DATA_UPLOAD_MAX_MEMORY_SIZE
+)
+BLINDSPOT_LARGE_UPLOADS = {
+    "curator-project-corpora": (
+        "BLINDSPOT_MAX_CORPUS_UPLOAD_BYTES",
+        "BLINDSPOT_MAX_MANIFEST_BYTES",
+    ),
+    "curator-vhx-new": ("BLINDSPOT_MAX_CORPUS_UPLOAD_BYTES",),
+}
+# A line of a JSONL, CSV or caption file longer than this is refused with its line number.
+BLINDSPOT_MAX_LINE_BYTES = env.int("BLINDSPOT_MAX_LINE_BYTES", default=4 * 1024**2)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -136,7 +160,9 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
 # Security: production (DEBUG off) passes `manage.py check --deploy`.
-SECURE = env("SECURE") or not DEBUG
+# SECURE unset follows `not DEBUG`; SECURE=0 or 1 is obeyed either way (SECURE=0 with DEBUG off is
+# a lab install on plain HTTP: no HTTPS redirect, no HSTS, no secure-only cookies).
+SECURE = env.bool("SECURE", default=not DEBUG)
 SESSION_COOKIE_SECURE = SECURE
 CSRF_COOKIE_SECURE = SECURE
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=SECURE)
@@ -146,6 +172,30 @@ SECURE_HSTS_PRELOAD = SECURE
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+
+# Login throttling (django-axes): AXES_FAILURE_LIMIT wrong passwords for one user name, or from one
+# client address, lock that user name, or that address, separately, for AXES_COOLOFF_MINUTES after
+# the last failed attempt. It covers every password check: the login page, /admin/login/ and
+# POST /api/token/. Unlock early with `manage.py axes_reset_username <name>` or
+# `manage.py axes_reset_ip <address>` (`manage.py axes_reset`: everyone).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one alone locks
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "annotator.login.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "annotator.login.client_ip"
+# Reverse proxies in front of the app that append to X-Forwarded-For (0: use REMOTE_ADDR). Behind
+# one proxy, without this every client shares the proxy's address and one address's lockout.
+BLINDSPOT_PROXY_COUNT = env.int("BLINDSPOT_PROXY_COUNT", default=0)
+
+# Content-Security-Policy (django-csp): the app's pages carry no inline script or <style>; htmx
+# runs with eval off and its indicator styles in our stylesheet. Images may also come from the S3
+# bucket's host and from CSP_IMG_HOSTS (task payloads that link images on another server).
+CSP_IMG_HOSTS = env.list("CSP_IMG_HOSTS", default=[])
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -157,12 +207,24 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "annotator.api.exception_handler",
+    # DRF's parsers, refusing NUL characters and lone surrogates with their field (annotator/edge.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "annotator.edge.JSONParser",
+        "annotator.edge.FormParser",
+        "annotator.edge.MultiPartParser",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Blindspot API",
     "DESCRIPTION": "Task queues, annotation and jobs for building vision-centric VLM benchmarks.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and ReDoc from the app's static files (drf-spectacular-sidecar): they work
+    # offline and satisfy the CSP. Schema and docs are for logged-in users (blindspot/urls.py).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Several models have a ``status`` with its own choices; name each enum after its model.
     "ENUM_NAME_OVERRIDES": {
         "QueueStatusEnum": "annotator.models.TaskQueue.Status",
@@ -175,12 +237,40 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="redis://127.0.0.1:6379
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env("CELERY_TASK_ALWAYS_EAGER")
 CELERY_TASK_EAGER_PROPAGATES = True
+# Lost jobs. A job's message is acknowledged only when the job ends (acks_late), and put back
+# when its pool child dies (reject_on_worker_lost); a worker holds one message per process
+# (prefetch 1), so a dead worker strands as few jobs as possible. A worker killed as a whole
+# never rejects anything: on Redis its messages come back only after the visibility timeout,
+# and they also come back after it while the job still runs. So recovery does not rest on it:
+# ``annotator.jobs.run_job`` beats on the Job row every BLINDSPOT_JOB_HEARTBEAT_S seconds, the
+# beat task ``annotator.sweep_lost_jobs`` (every BLINDSPOT_JOB_SWEEP_S) re-runs or fails the
+# jobs silent for BLINDSPOT_JOB_LOST_AFTER_S (so within 2 minutes of a worker's death), and a
+# delivery whose Celery id is not the Job's ``attempt_token``, or whose job beats elsewhere,
+# is dropped. The timeout then only bounds how late a message taken by a dead worker before it
+# started comes back; it stays above the longest retry countdown (300 s): a shorter one would
+# hand out countdown messages twice.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_S", default=3600)
+}
+# Messages with no route go here (the beat's tasks and re-runs included): separate
+# installations sharing one Redis database each name their own.
+CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+BLINDSPOT_JOB_HEARTBEAT_S = env.float("BLINDSPOT_JOB_HEARTBEAT_S", default=10.0)
+BLINDSPOT_JOB_LOST_AFTER_S = env.float("BLINDSPOT_JOB_LOST_AFTER_S", default=60.0)
+BLINDSPOT_JOB_SWEEP_S = env.float("BLINDSPOT_JOB_SWEEP_S", default=30.0)
+BLINDSPOT_JOB_MAX_ATTEMPTS = env.int("BLINDSPOT_JOB_MAX_ATTEMPTS", default=3)
 CELERY_BEAT_SCHEDULE = {
     "expire-leases": {"task": "annotator.expire_leases", "schedule": timedelta(seconds=30)},
+    "sweep-lost-jobs": {
+        "task": "annotator.sweep_lost_jobs",
+        "schedule": timedelta(seconds=BLINDSPOT_JOB_SWEEP_S),
+        # Not queued behind a stopped worker: the next sweep does the same work.
+        "options": {"expires": BLINDSPOT_JOB_SWEEP_S},
+    },
 }
 
 LOGGING = {
@@ -190,8 +280,28 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }
 
+
+def _s3_hosts(options: dict) -> list[str]:
+    """The origins an S3-compatible bucket's URLs use: custom domain, endpoint, or AWS's names."""
+    if options["custom_domain"]:
+        return [f"https://{options['custom_domain']}"]
+    if options["endpoint_url"]:
+        url = urlsplit(options["endpoint_url"])
+        return [f"{url.scheme}://{url.netloc}"]
+    bucket, region = options["bucket_name"], options["region_name"]
+    hosts = [f"https://{bucket}.s3.amazonaws.com"]
+    if region:
+        hosts += [
+            f"https://{bucket}.s3.{region}.amazonaws.com",
+            f"https://s3.{region}.amazonaws.com",
+        ]
+    return hosts
+
+
 # --- Curation: image assets, corpora, scorers and the LLM gateway ---------------------------
 # S3-compatible media storage (AWS, MinIO, R2, …) when a bucket is named; local disk otherwise.
+# Where media URLs point, for the CSP's img-src: the app itself, or the bucket's host.
+MEDIA_HOSTS: list[str] = []
 if env.str("AWS_STORAGE_BUCKET_NAME", default=""):
     STORAGES["default"] = {
         "BACKEND": "storages.backends.s3.S3Storage",
@@ -203,10 +313,32 @@ if env.str("AWS_STORAGE_BUCKET_NAME", default=""):
             "secret_key": env.str("AWS_SECRET_ACCESS_KEY", default=None),
             "custom_domain": env.str("AWS_S3_CUSTOM_DOMAIN", default=None),
             "querystring_auth": env.bool("AWS_QUERYSTRING_AUTH", default=True),
+            # Signature V4 (V2 is refused by newer AWS regions); exports' signed URLs use it.
+            "signature_version": env.str("AWS_S3_SIGNATURE_VERSION", default="s3v4"),
             "file_overwrite": True,  # names are content hashes: same name, same bytes
             "default_acl": None,
         },
     }
+    MEDIA_HOSTS = _s3_hosts(STORAGES["default"]["OPTIONS"])
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        # Bar charts size their bars with a style="width: N%" attribute (numbers the server
+        # computes, in about 40 places, htmx fragments included). An attribute cannot load a
+        # script, a stylesheet or (img-src) a foreign image, so this is the only inline allowance.
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:", *MEDIA_HOSTS, *CSP_IMG_HOSTS],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
 BLINDSPOT_MAX_IMAGE_PIXELS = env.int("BLINDSPOT_MAX_IMAGE_PIXELS", default=40_000_000)
 BLINDSPOT_MAX_IMAGE_BYTES = env.int("BLINDSPOT_MAX_IMAGE_BYTES", default=20 * 1024 * 1024)
 BLINDSPOT_MAX_CORPUS_UPLOAD_BYTES = env.int(
@@ -218,6 +350,21 @@ BLINDSPOT_MAX_ARCHIVE_UNPACKED_BYTES = env.int(
     "BLINDSPOT_MAX_ARCHIVE_UNPACKED_BYTES", default=16 * 1024**3
 )
 BLINDSPOT_EXPORTS_KEEP = env.int("BLINDSPOT_EXPORTS_KEEP", default=3)  # files per export variant
+# Protected files (annotator/files.py): after the permission check, local files are handed to
+# the web server by an internal redirect ("x-accel": nginx, an `internal` location at
+# BLINDSPOT_PROTECTED_MEDIA_PREFIX aliased to MEDIA_ROOT; "x-sendfile": Apache / lighttpd) or,
+# when empty, streamed by Django; S3 files by a signed URL valid BLINDSPOT_SIGNED_URL_EXPIRE_S.
+BLINDSPOT_PROTECTED_MEDIA_REDIRECT = env.str("BLINDSPOT_PROTECTED_MEDIA_REDIRECT", default="")
+if BLINDSPOT_PROTECTED_MEDIA_REDIRECT not in ("", "x-accel", "x-sendfile"):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(
+        "BLINDSPOT_PROTECTED_MEDIA_REDIRECT must be empty, x-accel (nginx) or x-sendfile."
+    )
+BLINDSPOT_PROTECTED_MEDIA_PREFIX = env.str(
+    "BLINDSPOT_PROTECTED_MEDIA_PREFIX", default="/_protected/"
+)
+BLINDSPOT_SIGNED_URL_EXPIRE_S = env.int("BLINDSPOT_SIGNED_URL_EXPIRE_S", default=300)
 BLINDSPOT_EMBEDDINGS_DIR = Path(
     env.str("BLINDSPOT_EMBEDDINGS_DIR", default=str(VAR_DIR / "embeddings"))
 )

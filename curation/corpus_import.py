@@ -50,6 +50,7 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
+from annotator import edge
 from annotator.models import Project
 from annotator.services import Invalid, job_enqueue, job_progress
 
@@ -219,21 +220,29 @@ def _is_image_name(name: str) -> bool:
 
 def _decode(content: bytes, filename: str) -> str:
     try:
-        return content.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = content[: exc.start].count(b"\n") + 1
-        column = exc.start - (content.rfind(b"\n", 0, exc.start) + 1) + 1
+        return edge.decode_utf8(content)
+    except edge.NotUtf8 as exc:
         raise Invalid(
             f"{filename or 'The manifest'} is not UTF-8 text; save it as UTF-8 (for example "
             f"“CSV UTF-8” in a spreadsheet) and upload it again. Nothing was imported.",
-            [
-                {
-                    "line": line,
-                    "error": f"byte 0x{content[exc.start]:02X} at column {column} is not UTF-8 "
-                    "(Latin-1 or Windows-1252 text?)",
-                }
-            ],
+            [{"line": exc.line, "error": exc.message}],
         ) from None
+
+
+def _unstorable(record: Any, line: int | str, errors: _Errors) -> bool:
+    """True (and the problem noted) when a record holds text PostgreSQL cannot store: a NUL
+    character or a lone surrogate. Checked before any field, so no message echoes such text."""
+    problem = edge.row_problem(record)
+    if problem:
+        errors.add(line, problem)
+    return bool(problem)
+
+
+def _too_long(raw: str, line: int, errors: _Errors) -> bool:
+    problem = edge.line_problem(raw, line)
+    if problem:
+        errors.add(line, problem)
+    return bool(problem)
 
 
 # --------------------------------------------------------------------------------------------
@@ -348,7 +357,7 @@ def parse_jsonl(text: str, *, language: str, licence: str, errors: _Errors) -> l
     rows: list[ManifestRow] = []
     seen: dict[str, int | str] = {}
     for n, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
+        if not raw.strip() or _too_long(raw, n, errors):
             continue
         try:
             obj = json.loads(raw)
@@ -358,6 +367,8 @@ def parse_jsonl(text: str, *, language: str, licence: str, errors: _Errors) -> l
             continue
         if not isinstance(obj, dict):
             errors.add(n, 'expected a JSON object such as {"file": "a.jpg", "caption": "…"}')
+            continue
+        if _unstorable(obj, n, errors):
             continue
         row = _row(obj, n, errors, language=language, licence=licence)
         if row is None:
@@ -388,6 +399,11 @@ def _merge(rows: dict[str, ManifestRow], row: ManifestRow, errors: _Errors) -> N
 
 
 def parse_csv(text: str, *, language: str, licence: str, errors: _Errors) -> list[ManifestRow]:
+    long_lines = list(edge.lines_problems(text))
+    for line, problem in long_lines:
+        errors.add(line, problem)
+    if long_lines:
+        return []
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader)
@@ -396,6 +412,10 @@ def parse_csv(text: str, *, language: str, licence: str, errors: _Errors) -> lis
         return []
     except csv.Error as exc:
         errors.add(1, f"unreadable CSV header ({exc})")
+        return []
+    problem = edge.text_problem("".join(header))
+    if problem:
+        errors.add(1, f"the header {problem}")
         return []
     columns = [h.strip().lower() for h in header]
     if not any(c in FILE_KEYS for c in columns) or not any(c in CAPTION_KEYS for c in columns):
@@ -424,6 +444,8 @@ def parse_csv(text: str, *, language: str, licence: str, errors: _Errors) -> lis
                 )
                 continue
             obj = {c: v for c, v in zip(columns, values, strict=True) if c}
+            if _unstorable(obj, line, errors):
+                continue
             row = _row(obj, line, errors, language=language, licence=licence)
             if row is not None:
                 _merge(rows, row, errors)
@@ -453,7 +475,11 @@ def parse_flickr(text: str, *, language: str, licence: str, errors: _Errors) -> 
     first = next((i for i, raw in enumerate(lines) if raw.strip()), None)
     as_csv = first is not None and bool(_FLICKR_CSV.match(lines[first]))
     for n, raw in enumerate(lines, start=1):
-        if not raw.strip() or (as_csv and n - 1 == first):
+        if not raw.strip() or (as_csv and n - 1 == first) or _too_long(raw, n, errors):
+            continue
+        problem = edge.text_problem(raw)
+        if problem:
+            errors.add(n, f"the line {problem}")
             continue
         if as_csv:
             parts = raw.split("|", 2)
@@ -489,12 +515,16 @@ def parse_coco(
         errors.add(1, "a COCO captions file is an object with “images” and “annotations” lists")
         return [], 0
     licences: dict[Any, str] = {}
-    for item in data.get("licenses") or []:
+    for k, item in enumerate(data.get("licenses") or []):
+        if _unstorable(item, f"licenses[{k}]", errors):
+            continue
         if isinstance(item, dict) and "id" in item:
             licences[item["id"]] = str(item.get("name") or item.get("url") or "")[:200]
     images: dict[Any, ManifestRow] = {}
     for i, img in enumerate(data["images"]):
         where = f"images[{i}]"
+        if _unstorable(img, where, errors):
+            continue
         if not isinstance(img, dict) or not isinstance(img.get("id"), int | str):
             errors.add(where, "each image needs an “id” and a “file_name”")
             continue
@@ -516,6 +546,8 @@ def parse_coco(
         )
     for j, ann in enumerate(data["annotations"]):
         where = f"annotations[{j}]"
+        if _unstorable(ann, where, errors):
+            continue
         if not isinstance(ann, dict):
             errors.add(where, "each annotation is an object with “image_id” and “caption”")
             continue
@@ -713,7 +745,10 @@ class ZipSource(Source):
             if info.flag_bits & 0x1:
                 raise Invalid(f"{label}: member “{info.filename}” is encrypted.")
             total += info.file_size
-            ratio = info.file_size / max(info.compress_size, 1)
+            # Images are compressed already: one that shrinks 200-fold is a bomb. Caption text
+            # shrinks that much honestly (a long line of one letter); its read is bounded by
+            # the manifest limit, and the line by BLINDSPOT_MAX_LINE_BYTES.
+            ratio = info.file_size / max(info.compress_size, 1) if _is_image_name(safe) else 0
             if total > max_unpacked_bytes() or (info.file_size > 2**20 and ratio > 200):
                 raise Invalid(
                     f"{label} unpacks to more than allowed (a zip bomb?); nothing was imported."
@@ -1180,6 +1215,49 @@ def _store_upload(upload, folder: str) -> str:
     return default_storage.save(f"{folder}/{safe}", upload)
 
 
+def uploads_delete(names: Iterable[str]) -> None:
+    """Delete stored uploads, and their folder on local disk once it is empty."""
+    folders = set()
+    for name in names:
+        if name:
+            default_storage.delete(name)
+            folders.add(str(PurePosixPath(name).parent))
+    for folder in folders:
+        with contextlib.suppress(NotImplementedError, OSError):
+            os.rmdir(default_storage.path(folder))  # only an empty folder goes
+
+
+@contextlib.contextmanager
+def uploads_kept_for_retry(names: Iterable[str]) -> Iterator[None]:
+    """Around an import job: its stored uploads are deleted when it succeeds or is refused
+    (``Invalid``: the same files would be refused again); any other failure (a lost database
+    connection, a stopped worker) keeps them, so the job page's Retry can run it again."""
+    names = [n for n in names if n]
+    missing = [n for n in names if not default_storage.exists(n)]
+    if missing:
+        raise Invalid(
+            f"The uploaded file {PurePosixPath(missing[0]).name} is no longer stored (a refused "
+            "import deletes its upload); upload it again."
+        )
+    try:
+        yield
+    except Invalid:
+        uploads_delete(names)
+        raise
+    uploads_delete(names)
+
+
+@contextlib.contextmanager
+def uploads_deleted_on_error(names: list[str]) -> Iterator[list[str]]:
+    """Around storing uploads and enqueueing their job: append each stored name to the list;
+    if anything fails before the job exists, they are deleted again."""
+    try:
+        yield names
+    except BaseException:
+        uploads_delete(names)
+        raise
+
+
 def corpus_import_start(
     *,
     project: Project,
@@ -1224,27 +1302,31 @@ def corpus_import_start(
     finally:
         src.close()
     folder = f"curation/uploads/{uuid.uuid4().hex}"
-    params = {
-        "project_id": project.pk,
-        "name": name.strip(),
-        "slug": slug,
-        "archive": _store_upload(archive, folder),
-        "archive_name": _upload_name(archive),
-        "manifest": _store_upload(manifest, folder) if manifest is not None else "",
-        "manifest_name": manifest_name,
-        "format": plan.format,
-        "language": language_normalise(language),
-        "licence": licence,
-        "source": source,
-        "description": description,
-    }
-    job = job_enqueue(
-        kind=IMPORT_JOB,
-        params=params,
-        created_by=created_by,
-        project=project,
-        total=len(set(plan.members)) + 1,
-    )
+    with uploads_deleted_on_error([]) as stored:
+        stored.append(_store_upload(archive, folder))
+        if manifest is not None:
+            stored.append(_store_upload(manifest, folder))
+        params = {
+            "project_id": project.pk,
+            "name": name.strip(),
+            "slug": slug,
+            "archive": stored[0],
+            "archive_name": _upload_name(archive),
+            "manifest": stored[1] if manifest is not None else "",
+            "manifest_name": manifest_name,
+            "format": plan.format,
+            "language": language_normalise(language),
+            "licence": licence,
+            "source": source,
+            "description": description,
+        }
+        job = job_enqueue(
+            kind=IMPORT_JOB,
+            params=params,
+            created_by=created_by,
+            project=project,
+            total=len(set(plan.members)) + 1,
+        )
     return job, len(plan.rows)
 
 
@@ -1267,9 +1349,15 @@ def _local_path(name: str) -> Iterator[str]:
 def corpus_import_run(*, params: dict, created_by=None, job_id: int | None = None) -> dict:
     """The body of the import job: re-check and import the stored upload, then delete it.
 
-    A failed import keeps the upload so the job page's Retry can run it again.
+    A refused import deletes the upload too; one that failed for another reason (a stopped
+    worker, a lost connection) keeps it so the job page's Retry can run it again.
     """
     project = Project.objects.get(pk=params["project_id"])
+    with uploads_kept_for_retry([params.get("archive", ""), params.get("manifest", "")]):
+        return _import_stored(project, params, created_by=created_by, job_id=job_id)
+
+
+def _import_stored(project: Project, params: dict, *, created_by, job_id: int | None) -> dict:
     manifest = None
     if params.get("manifest"):
         with default_storage.open(params["manifest"], "rb") as handle:
@@ -1277,7 +1365,7 @@ def corpus_import_run(*, params: dict, created_by=None, job_id: int | None = Non
     with _local_path(params["archive"]) as path:
         src = open_source(path, label=params.get("archive_name") or "archive")
         try:
-            result = corpus_import(
+            return corpus_import(
                 project=project,
                 name=params["name"],
                 slug=params.get("slug", ""),
@@ -1294,7 +1382,3 @@ def corpus_import_run(*, params: dict, created_by=None, job_id: int | None = Non
             )
         finally:
             src.close()
-    for key in ("archive", "manifest"):
-        if params.get(key):
-            default_storage.delete(params[key])
-    return result

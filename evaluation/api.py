@@ -1,27 +1,26 @@
-"""JSON API of the evaluation app, mounted at /api/eval/: reads for curators and researchers,
-imports for curators. One view per operation; refusals answer like missing objects (404)."""
+"""JSON API of the evaluation app, mounted at /api/eval/. Everything is reached through the
+caller's projects (``evaluation.selectors``): curators and researchers read and evaluate (run,
+judge, import runs and judgments, compute); curators alone import benchmark versions. One view
+per operation; refusals answer like missing objects (404)."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
-from annotator.roles import CURATOR, RESEARCHER, RolePermission
+from annotator.edge import FormParser, JSONParser, MultiPartParser
+from annotator.roles import RolePermission
 from annotator.serializers import ErrorOut
 from annotator.services import Invalid, NotFound
 from curation.gateway.providers import provider_for
-from curation.gateway.selectors import provider_choices_for
 from curation.models import Scorer
 
 from . import pairwise, runners, selectors, services
 from .models import Benchmark, BenchmarkVersion, Family, JudgmentSet, MetricResult, ModelRun
 
-READERS = (CURATOR, RESEARCHER)
-WRITERS = (CURATOR,)
-RUNNERS = (CURATOR, RESEARCHER)
+READ, EVALUATE, CURATE = selectors.READ, selectors.EVALUATE, selectors.CURATE
 ERRORS = {
     400: OpenApiResponse(ErrorOut, description="Invalid input (line-numbered errors)"),
     401: OpenApiResponse(ErrorOut, description="Not signed in"),
@@ -99,12 +98,25 @@ class EvalRunOut(serializers.ModelSerializer):
 
 
 class VersionImportIn(serializers.Serializer):
+    project = serializers.IntegerField(
+        help_text="id of a project you curate; the benchmark is found or made in it"
+    )
     family = serializers.ChoiceField(choices=Family.choices)
-    benchmark = serializers.CharField(max_length=200)
+    benchmark = serializers.CharField(
+        max_length=200,
+        help_text="an existing benchmark of this family in the project gets a new version",
+    )
     label = serializers.CharField(max_length=60)
     publish = serializers.BooleanField(default=True)
     content = serializers.CharField(required=False, trim_whitespace=False)
     file = serializers.FileField(required=False)
+
+    def validate_project(self, value: int):
+        """A project the caller curates; any other id reads like a missing one."""
+        project = selectors.curated_projects(self.context["request"].user).filter(pk=value).first()
+        if project is None:
+            raise serializers.ValidationError("no such project among the projects you curate")
+        return project
 
 
 class RunImportIn(serializers.Serializer):
@@ -199,61 +211,65 @@ def _content(data: dict) -> tuple[str, str]:
 
 
 class BenchmarkListApi(GenericAPIView):
-    roles = READERS
+    roles = READ
     permission_classes = [RolePermission]
     serializer_class = EvalBenchmarkOut
 
     @extend_schema(responses={200: EvalBenchmarkOut(many=True), **ERRORS})
     def get(self, request):
-        return Response(EvalBenchmarkOut(selectors.benchmarks_list(), many=True).data)
+        return Response(
+            EvalBenchmarkOut(selectors.benchmarks_visible(request.user), many=True).data
+        )
 
 
 class VersionDetailApi(GenericAPIView):
-    roles = READERS
+    roles = READ
     permission_classes = [RolePermission]
     serializer_class = EvalVersionOut
 
     @extend_schema(responses={200: EvalVersionOut, **ERRORS})
     def get(self, request, version_id: int):
-        return Response(EvalVersionOut(selectors.version_get(version_id)).data)
+        return Response(
+            EvalVersionOut(selectors.version_for_user_or_404(request.user, version_id)).data
+        )
 
 
 class VersionRunsApi(GenericAPIView):
-    roles = READERS
+    roles = READ
     permission_classes = [RolePermission]
     serializer_class = EvalRunOut
 
     @extend_schema(responses={200: EvalRunOut(many=True), **ERRORS})
     def get(self, request, version_id: int):
-        version = selectors.version_get(version_id)
+        version = selectors.version_for_user_or_404(request.user, version_id)
         return Response(EvalRunOut(selectors.runs_list(version).order_by("id"), many=True).data)
 
 
 class RunDetailApi(GenericAPIView):
-    roles = READERS
+    roles = READ
     permission_classes = [RolePermission]
     serializer_class = EvalRunOut
 
     @extend_schema(responses={200: EvalRunOut, **ERRORS})
     def get(self, request, run_id: int):
-        return Response(EvalRunOut(selectors.run_get(run_id)).data)
+        return Response(EvalRunOut(selectors.run_for_user_or_404(request.user, run_id)).data)
 
 
 class RunMetricsApi(GenericAPIView):
-    roles = READERS
+    roles = READ
     permission_classes = [RolePermission]
     serializer_class = EvalMetricOut
 
     @extend_schema(responses={200: EvalMetricOut(many=True), **ERRORS})
     def get(self, request, run_id: int):
-        run = selectors.run_get(run_id)
+        run = selectors.run_for_user_or_404(request.user, run_id)
         return Response(EvalMetricOut(selectors.metric_results(run), many=True).data)
 
 
 class VersionImportApi(GenericAPIView):
     """Validate a dataset file synchronously, then import it as a new version in a job."""
 
-    roles = WRITERS
+    roles = CURATE
     permission_classes = [RolePermission]
     serializer_class = VersionImportIn
     parser_classes = [JSONParser, MultiPartParser, FormParser]
@@ -279,34 +295,36 @@ class VersionImportApi(GenericAPIView):
 class RunImportApi(VersionImportApi):
     """Validate predictions against a version synchronously, then import and score in a job."""
 
+    roles = EVALUATE
     serializer_class = RunImportIn
     start = staticmethod(services.run_import_start)
 
     @extend_schema(request=RunImportIn, responses={202: EvalJobOut, **ERRORS})
     def post(self, request, version_id: int):
-        return self._accepted(request, version=selectors.version_get(version_id))
+        version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
+        return self._accepted(request, version=version)
 
 
 class RunComputeApi(GenericAPIView):
-    roles = WRITERS
+    roles = EVALUATE
     permission_classes = [RolePermission]
     serializer_class = EvalJobOut
 
     @extend_schema(request=None, responses={202: EvalJobOut, **ERRORS})
     def post(self, request, run_id: int):
-        run = selectors.run_get(run_id)
+        run = selectors.run_for_user_or_404(request.user, run_id, allowed=EVALUATE)
         job = services.compute_enqueue(run=run, created_by=request.user)
         return Response({"job_id": job.pk, "rows": run.prediction_count}, status=202)
 
 
 class JudgmentSetsApi(GenericAPIView):
-    roles = READERS
+    roles = READ
     permission_classes = [RolePermission]
     serializer_class = EvalJudgmentSetOut
 
     @extend_schema(responses={200: EvalJudgmentSetOut(many=True), **ERRORS})
     def get(self, request, version_id: int):
-        version = selectors.version_get(version_id)
+        version = selectors.version_for_user_or_404(request.user, version_id)
         return Response(EvalJudgmentSetOut(selectors.judgment_sets(version), many=True).data)
 
 
@@ -314,22 +332,24 @@ class JudgmentImportApi(VersionImportApi):
     """Validate a judge's head-to-head file or the crowd votes CSV against a VisIT-Bench version
     synchronously, then import it and compute ratings and agreement in a job."""
 
+    roles = EVALUATE
     serializer_class = JudgmentImportIn
     start = staticmethod(services.judgments_import_start)
 
     @extend_schema(request=JudgmentImportIn, responses={202: EvalJobOut, **ERRORS})
     def post(self, request, version_id: int):
-        return self._accepted(request, version=selectors.version_get(version_id))
+        version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
+        return self._accepted(request, version=version)
 
 
 class JudgmentComputeApi(GenericAPIView):
-    roles = WRITERS
+    roles = EVALUATE
     permission_classes = [RolePermission]
     serializer_class = EvalJobOut
 
     @extend_schema(request=None, responses={202: EvalJobOut, **ERRORS})
     def post(self, request, version_id: int):
-        version = selectors.version_get(version_id)
+        version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
         job = services.judgments_compute_enqueue(version=version, created_by=request.user)
         return Response({"job_id": job.pk, "rows": version.judgment_sets.count()}, status=202)
 
@@ -337,7 +357,7 @@ class JudgmentComputeApi(GenericAPIView):
 class RankingsApi(GenericAPIView):
     """The rankings of a version's systems, and Spearman ρ between two of them (?a=…&b=…)."""
 
-    roles = READERS
+    roles = READ
     permission_classes = [RolePermission]
     serializer_class = RankCorrelationOut
 
@@ -349,7 +369,7 @@ class RankingsApi(GenericAPIView):
         responses={200: RankCorrelationOut, **ERRORS},
     )
     def get(self, request, version_id: int):
-        version = selectors.version_get(version_id)
+        version = selectors.version_for_user_or_404(request.user, version_id)
         options = {r.key: r for r in selectors.rankings(version)}
         key_a, key_b = request.query_params.get("a"), request.query_params.get("b")
         if not key_a and not key_b:
@@ -431,10 +451,11 @@ class JudgeOut(serializers.Serializer):
 
 
 def _provider(request, provider_id, project):
-    """A provider the user may use (others answer like missing ones), else the default."""
+    """A provider the user may use on the project (others answer like missing ones), else the
+    project's default."""
     if provider_id is None:
         return provider_for(project)
-    provider = provider_choices_for(request.user).filter(pk=provider_id).first()
+    provider = selectors.providers_for(request.user, project).filter(pk=provider_id).first()
     if provider is None:
         raise NotFound(f"No LLM provider {provider_id}.")
     return provider
@@ -444,13 +465,13 @@ class RunModelApi(GenericAPIView):
     """Start (or resume) a run of a VLM, or of a scorer for NaturalBench-Retrieval, on a
     version; the job answers every item with the official prompt and computes the metrics."""
 
-    roles = RUNNERS
+    roles = EVALUATE
     permission_classes = [RolePermission]
     serializer_class = RunModelIn
 
     @extend_schema(request=RunModelIn, responses={202: RunModelOut, **ERRORS})
     def post(self, request, version_id: int):
-        version = selectors.version_get(version_id)
+        version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -488,13 +509,13 @@ class JudgeApi(GenericAPIView):
     """Judge VisIT-Bench pairs in both orders (App. F) in a job: explicit pairs, or pairs drawn
     with a seed for one model (against the reference and one random other model)."""
 
-    roles = RUNNERS
+    roles = EVALUATE
     permission_classes = [RolePermission]
     serializer_class = JudgeIn
 
     @extend_schema(request=JudgeIn, responses={202: JudgeOut, **ERRORS})
     def post(self, request, version_id: int):
-        version = selectors.version_get(version_id)
+        version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data

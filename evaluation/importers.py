@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotator import edge
 from annotator.services import Invalid
 from evaluation.metrics import naturalbench as nb
 from evaluation.metrics import visit, vlind
@@ -70,6 +71,8 @@ def read_jsonl(content: str, errors: Errors) -> list[tuple[int, dict]]:
         for index, obj in enumerate(array, start=1):
             if not isinstance(obj, dict):
                 errors.add(index, f"entry {index} of the JSON array is not an object")
+            elif problem := edge.row_problem(obj):
+                errors.add(index, problem)
             else:
                 rows.append((index, obj))
         return rows
@@ -84,6 +87,10 @@ def read_jsonl(content: str, errors: Errors) -> list[tuple[int, dict]]:
             continue
         if not isinstance(obj, dict):
             errors.add(number, "each line must be a JSON object")
+            continue
+        problem = edge.row_problem(obj)
+        if problem:
+            errors.add(number, problem)
             continue
         rows.append((number, obj))
     return rows
@@ -101,6 +108,10 @@ def read_csv(content: str, errors: Errors) -> tuple[list[str], list[tuple[int, d
         errors.add(1, f"CSV error: {exc}")
         return [], []
     header = [h.strip() for h in header]
+    problem = edge.text_problem("".join(header))
+    if problem:
+        errors.add(1, f"the header {problem}")
+        return [], []
     rows = []
     start = reader.line_num + 1
     try:
@@ -112,7 +123,12 @@ def read_csv(content: str, errors: Errors) -> tuple[list[str], list[tuple[int, d
             if len(record) != len(header):
                 errors.add(line, f"expected {len(header)} columns, found {len(record)}")
                 continue
-            rows.append((line, dict(zip(header, record, strict=True))))
+            obj = dict(zip(header, record, strict=True))
+            problem = edge.row_problem(obj)
+            if problem:
+                errors.add(line, problem)
+                continue
+            rows.append((line, obj))
     except csv.Error as exc:
         errors.add(reader.line_num, f"CSV error: {exc}")
     return header, rows

@@ -641,7 +641,8 @@ def test_an_image_problem_fails_the_job_with_its_line(
     )
     assert (Corpus.objects.count(), Image.objects.count()) == (0, 0)
     assert stored(media, "images") == []
-    assert len(stored(media, "curation/uploads")) == 2  # kept for the job page's Retry
+    # A refused import deletes its upload: a retry would refuse the same files.
+    assert stored(media, "curation/uploads") == []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from annotator import roles
+from annotator import edge, roles
 from annotator import services as annotator_services
 from annotator.models import Job, Project, Task, TaskQueue
 from annotator.selectors import projects_for
@@ -464,10 +464,14 @@ def _read_table(upload) -> str:
     if upload.size > MAX_TABLE_BYTES:
         raise Invalid(f"{_upload_name(upload)} is larger than {MAX_TABLE_BYTES // 2**20} MB.")
     upload.seek(0)
+    return _decoded(upload.read(), _upload_name(upload))
+
+
+def _decoded(content: bytes, name: str) -> str:
     try:
-        return upload.read().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise Invalid(f"{_upload_name(upload)} is not UTF-8 text ({exc.reason}).") from None
+        return edge.decode_utf8(content)
+    except edge.NotUtf8 as exc:
+        raise Invalid(f"{name or 'The file'} is not UTF-8 text ({exc}).") from None
 
 
 def case_set_import_start(
@@ -492,18 +496,26 @@ def case_set_import_start(
         if source is not None:
             source.close()
     folder = f"curation/uploads/vhx-{uuid.uuid4().hex}"
-    params = {
-        "project_id": project.pk,
-        "name": name,
-        "description": description,
-        "table": _store_upload(table, folder),
-        "table_name": _upload_name(table),
-        "archive": _store_upload(archive, folder) if archive is not None else "",
-        "archive_name": _upload_name(archive) if archive is not None else "",
-    }
-    job = job_enqueue(
-        kind=IMPORT_JOB, params=params, created_by=created_by, project=project, total=len(rows) + 1
-    )
+    with corpus_import.uploads_deleted_on_error([]) as stored:
+        stored.append(_store_upload(table, folder))
+        if archive is not None:
+            stored.append(_store_upload(archive, folder))
+        params = {
+            "project_id": project.pk,
+            "name": name,
+            "description": description,
+            "table": stored[0],
+            "table_name": _upload_name(table),
+            "archive": stored[1] if archive is not None else "",
+            "archive_name": _upload_name(archive) if archive is not None else "",
+        }
+        job = job_enqueue(
+            kind=IMPORT_JOB,
+            params=params,
+            created_by=created_by,
+            project=project,
+            total=len(rows) + 1,
+        )
     return job, len(rows)
 
 
@@ -523,10 +535,17 @@ def _local_path(name: str) -> Iterator[str]:
 
 
 def case_set_import_run(*, params: dict, created_by=None, job_id: int | None = None) -> dict:
-    """The body of the import job: re-check and import the stored upload, then delete it."""
+    """The body of the import job: re-check and import the stored upload, then delete it (a
+    refused import too; another failure keeps it for the job page's Retry)."""
     project = Project.objects.get(pk=params["project_id"])
+    stored = [params.get("table", ""), params.get("archive", "")]
+    with corpus_import.uploads_kept_for_retry(stored):
+        return _import_stored(project, params, created_by=created_by, job_id=job_id)
+
+
+def _import_stored(project: Project, params: dict, *, created_by, job_id: int | None) -> dict:
     with default_storage.open(params["table"], "rb") as handle:
-        content = handle.read().decode("utf-8-sig")
+        content = _decoded(handle.read(), params.get("table_name", ""))
     with contextlib.ExitStack() as stack:
         source = None
         if params.get("archive"):
@@ -543,9 +562,6 @@ def case_set_import_run(*, params: dict, created_by=None, job_id: int | None = N
             created_by=created_by,
             job_id=job_id,
         )
-    for key in ("table", "archive"):
-        if params.get(key):
-            default_storage.delete(params[key])
     return {"case_set_id": case_set.pk, "cases": case_set.cases.count()}
 
 

@@ -9,10 +9,10 @@ from pathlib import PurePosixPath
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
 from annotator.api import ApiView
+from annotator.edge import FormParser, JSONParser, MultiPartParser
 from annotator.roles import CURATOR, RESEARCHER
 from annotator.serializers import ErrorOut
 

@@ -34,11 +34,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from annotator import edge
 from annotator import services as annotator_services
 from annotator.models import Annotation, Job, Project, Task, TaskQueue
 from annotator.services import Conflict, Invalid, job_enqueue, job_progress
 
-from ... import assets, gateway
+from ... import assets, corpus_import, gateway
 from ...models import Generation, Image, LLMProvider
 from ...models.visit import (
     VisitFamily,
@@ -477,6 +478,10 @@ def parse_dataset(content: str, filename: str = "") -> list[DatasetRow]:
         except json.JSONDecodeError:
             errors.add(item.line, "public_images_metadata is not valid JSON")
             continue
+        problem = edge.row_problem({"public_images_metadata": meta, "image": urls})
+        if problem:
+            errors.add(item.line, problem)
+            continue
         rows.append(
             DatasetRow(
                 line=item.line,
@@ -669,9 +674,9 @@ def upload_text(upload) -> str:
         raise Invalid(f"{name} is larger than {MAX_TABLE_BYTES // 2**20} MB.")
     upload.seek(0)
     try:
-        return upload.read().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise Invalid(f"{name} is not UTF-8 text ({exc.reason}).") from None
+        return edge.decode_utf8(upload.read())
+    except edge.NotUtf8 as exc:
+        raise Invalid(f"{name} is not UTF-8 text ({exc}).") from None
 
 
 def dataset_import_start(*, pipeline: VisitPipeline, upload, created_by=None) -> tuple[Job, int]:
@@ -682,33 +687,37 @@ def dataset_import_start(*, pipeline: VisitPipeline, upload, created_by=None) ->
     taken = pipeline.instances.filter(external_id__in=[r.item_id for r in rows]).count()
     if taken:
         raise Invalid(f"{taken} of these rows are already in this pipeline; nothing was imported.")
-    name = default_storage.save(
-        f"curation/uploads/visit-{pipeline.pk}-{timezone.now():%Y%m%d%H%M%S}.csv",
-        ContentFile(content.encode("utf-8")),
-    )
-    job = job_enqueue(
-        kind=IMPORT_JOB,
-        params={"pipeline_id": pipeline.pk, "upload": name, "filename": filename},
-        created_by=created_by,
-        project=pipeline.project,
-        total=len(rows),
-    )
+    with corpus_import.uploads_deleted_on_error([]) as stored:
+        stored.append(
+            default_storage.save(
+                f"curation/uploads/visit-{pipeline.pk}-{timezone.now():%Y%m%d%H%M%S}.csv",
+                ContentFile(content.encode("utf-8")),
+            )
+        )
+        job = job_enqueue(
+            kind=IMPORT_JOB,
+            params={"pipeline_id": pipeline.pk, "upload": stored[0], "filename": filename},
+            created_by=created_by,
+            project=pipeline.project,
+            total=len(rows),
+        )
     return job, len(rows)
 
 
 def dataset_import_run(*, params: dict, created_by=None, job_id: int | None = None) -> dict:
+    """The import job: the stored CSV is deleted when it succeeds or is refused (another failure
+    keeps it for the job page's Retry)."""
     pipeline = VisitPipeline.objects.get(pk=params["pipeline_id"])
-    with default_storage.open(params["upload"], "rb") as handle:
-        content = handle.read().decode("utf-8-sig")
-    result = dataset_import(
-        pipeline=pipeline,
-        content=content,
-        filename=params.get("filename", ""),
-        created_by=created_by,
-        job_id=job_id,
-    )
-    default_storage.delete(params["upload"])
-    return result
+    with corpus_import.uploads_kept_for_retry([params["upload"]]):
+        with default_storage.open(params["upload"], "rb") as handle:
+            content = handle.read().decode("utf-8-sig")
+        return dataset_import(
+            pipeline=pipeline,
+            content=content,
+            filename=params.get("filename", ""),
+            created_by=created_by,
+            job_id=job_id,
+        )
 
 
 # ============================================================================================
@@ -1379,15 +1388,14 @@ def version_publish(
     (items in the published layout; only verified ones count on leaderboards). New instances
     later go into a new version."""
     from evaluation import services as eval_services
-    from evaluation.models import Benchmark, Family
+    from evaluation.models import Family
 
     rows = version_rows(pipeline)
     if not rows:
         raise Invalid("No instance has a verified (or rejected) reference yet: nothing to publish.")
+    # Benchmark names are unique per project: the pipeline's project's benchmark of this name
+    # gets the version, whatever other projects call theirs.
     name = _clean(benchmark_name or pipeline.name, "benchmark name", 200)
-    other = Benchmark.objects.filter(family=Family.VISIT, name=name).first()
-    if other is not None and other.project_id not in (None, pipeline.project_id):
-        raise Invalid(f"The benchmark name “{name}” belongs to another project; choose another.")
     with transaction.atomic():
         version = eval_services.benchmark_version_create(
             family=Family.VISIT,
