@@ -1,8 +1,9 @@
 from django.conf import settings
-from django.conf.urls.static import static
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from annotator.files import media
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -16,5 +17,7 @@ urlpatterns = [
     path("", include("curation.urls")),
     path("", include("annotator.urls")),
 ]
-if settings.DEBUG:
-    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+# Media are never public: signed-in people, declared prefixes only (annotator/files.py); exports
+# and uploaded archives are read only through their checked download views, in DEBUG too.
+if not settings.MEDIA_URL.startswith(("http://", "https://", "//")):
+    urlpatterns.append(path(f"{settings.MEDIA_URL.strip('/')}/<path:path>", media, name="media"))
