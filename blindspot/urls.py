@@ -1,14 +1,36 @@
+from csp.decorators import csp_update
 from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerSplitView,
+)
 
 from annotator.files import media
+from annotator.login import token_obtain
+
+# The schema answers 401 without a session or token (SERVE_PERMISSIONS); the two documentation
+# pages send a visitor who is not logged in to the login page. Both pages load Swagger UI and ReDoc
+# from the app's static files (drf-spectacular-sidecar). Swagger UI's start-up script is a separate
+# URL (the split view) so no inline script is needed; ReDoc writes <style> elements at run time
+# and searches in a blob: worker, so its page alone relaxes those two directives.
+redoc = csp_update({"style-src": ["'unsafe-inline'"], "worker-src": ["blob:"]})(
+    SpectacularRedocView.as_view(url_name="api-schema")
+)
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "api/docs/",
+        login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema")),
+        name="api-docs",
+    ),
+    path("api/redoc/", login_required(redoc), name="api-redoc"),
+    path("api/token/", token_obtain, name="api-token"),
     path("api/eval/", include("evaluation.api_urls")),
     path("api/visit/", include("curation.recipes.visit.api_urls")),
     path("api/", include("annotator.api_urls")),

@@ -6,12 +6,12 @@ from django.urls import reverse
 from django.utils import translation
 
 from annotator import kinds, services
-from tests.factories import PASSWORD, TaskFactory, pair_payload
+from tests.factories import TaskFactory, pair_payload
 
 
 @pytest.fixture
 def worker_client(client, crowdworker):
-    assert client.login(username=crowdworker.username, password=PASSWORD)
+    client.force_login(crowdworker)  # django-axes needs a request: client.login has none
     return client
 
 

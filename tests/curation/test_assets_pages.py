@@ -15,7 +15,7 @@ from curation import assets
 from curation import corpus_import as ci
 from curation.models import Corpus, Image
 from tests.curation.fixtures_assets import png, zip_bytes
-from tests.factories import PASSWORD, ProjectFactory, UserFactory
+from tests.factories import ProjectFactory, UserFactory
 
 
 @pytest.fixture(autouse=True)
@@ -53,7 +53,7 @@ def make_corpus(project, n: int = 3, name: str = "Shapes") -> Corpus:
 
 
 def login(client, user):
-    assert client.login(username=user.username, password=PASSWORD)
+    client.force_login(user)  # django-axes needs a request: client.login has none
     return client
 
 

@@ -9,14 +9,14 @@ from django.urls import reverse
 from annotator import roles
 from curation import gateway
 from curation.models import Generation, LLMProvider, PromptTemplate
-from tests.factories import PASSWORD, ProjectFactory, UserFactory
+from tests.factories import ProjectFactory, UserFactory
 from tests.fake_openai import reply
 
 pytestmark = pytest.mark.django_db
 
 
 def _client(client, user):
-    client.login(username=user.username, password=PASSWORD)
+    client.force_login(user)  # django-axes needs a request: client.login has none
     return client
 
 

@@ -20,7 +20,7 @@ from tests.curation.test_nb_helpers import (  # noqa: F401 - fixtures
     make_pipeline,
     media,
 )
-from tests.factories import PASSWORD, ProjectFactory, UserFactory
+from tests.factories import ProjectFactory, UserFactory
 
 pytestmark = [
     pytest.mark.django_db,
@@ -37,7 +37,7 @@ def built(project):
 
 
 def login(client, user):
-    assert client.login(username=user.username, password=PASSWORD)
+    client.force_login(user)  # django-axes needs a request: client.login has none
     return client
 
 
