@@ -311,6 +311,12 @@ class Job(models.Model):
     error = models.TextField(blank=True)
     result = models.JSONField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # Lost-worker recovery (``annotator.jobs``): the Celery task id of the one delivery allowed
+    # to run this job (other deliveries are stale and dropped), the worker running it
+    # ("host pid") and when it last showed a sign of life (cleared when the job ends).
+    attempt_token = models.CharField(max_length=64, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     project = models.ForeignKey(
         Project, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
     )

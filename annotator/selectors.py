@@ -97,6 +97,15 @@ def jobs_for(user) -> QuerySet[Job]:
     return Job.objects.filter(Q(project__in=projects_for(user)) | Q(created_by=user))
 
 
+def jobs_curated_by(user) -> QuerySet[Job]:
+    """Jobs a user may run again: those of the projects they curate (admins: every job)."""
+    if roles.has_role(user, [roles.ADMIN]):
+        return Job.objects.all()
+    if not roles.has_role(user, [roles.CURATOR]):
+        return Job.objects.none()
+    return Job.objects.filter(project__in=projects_for(user))
+
+
 def annotated_today(user) -> int:
     start = timezone.make_aware(datetime.combine(timezone.localdate(), time.min))
     return Annotation.objects.filter(annotator=user, created_at__gte=start).count()

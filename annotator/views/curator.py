@@ -599,13 +599,27 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = selectors.get_or_404(
         selectors.jobs_for(request.user).select_related("project", "created_by"), pk=job_id
     )
+    # The card offers the retry (it is what polling swaps in when the job fails).
+    can_retry = (
+        job.status == Job.Status.FAILED
+        and selectors.jobs_curated_by(request.user).filter(pk=job.pk).exists()
+    )
     if request.htmx:
         template = (
             "annotator/curator/_job_row.html"
             if request.GET.get("part") == "row"
             else "annotator/curator/_job_card.html"
         )
-        return render(request, template, {"job": job, "wide": request.GET.get("wide") == "1"})
+        return render(
+            request,
+            template,
+            {
+                "job": job,
+                "wide": request.GET.get("wide") == "1",
+                "can_retry": can_retry,
+                "job_page": True,
+            },
+        )
     queue = None
     queue_id = job.params.get("queue_id") if isinstance(job.params, dict) else None
     if queue_id:
@@ -616,6 +630,8 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         "annotator/curator/job.html",
         {
             "job": job,
+            "can_retry": can_retry,
+            "job_page": True,
             "queue": queue,
             "params_json": json.dumps(params, indent=2, ensure_ascii=False),
             "n_rows": len(job.params.get("rows", [])) if isinstance(job.params, dict) else 0,
@@ -629,17 +645,13 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
 @roles.roles_required(*CURATOR)
 @require_POST
 def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = selectors.get_or_404(selectors.jobs_for(request.user), pk=job_id)
-    if job.status != Job.Status.FAILED:
-        messages.error(request, _("Only a failed job can be retried."))
+    """Curators of the job's project (and admins) run a failed job again; others get 404."""
+    job = selectors.get_or_404(selectors.jobs_curated_by(request.user), pk=job_id)
+    try:
+        copy = services.job_retry(job=job, created_by=request.user)
+    except services.Conflict as error:
+        messages.error(request, error.message)
         return redirect("curator-job", job_id=job.pk)
-    copy = services.job_enqueue(
-        kind=job.kind,
-        params=job.params,
-        created_by=request.user,
-        project=job.project,
-        total=job.total,
-    )
     messages.success(request, _("Job #%(n)d retried as job #%(m)d.") % {"n": job.pk, "m": copy.pk})
     return redirect("curator-job", job_id=copy.pk)
 

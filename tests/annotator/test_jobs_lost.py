@@ -1,0 +1,368 @@
+"""Lost jobs without a worker: heartbeats, stale deliveries, the sweeper, re-runs and the retry.
+
+``run_job`` is driven with a stand-in for Celery's task (its ``request`` says which delivery this
+is), so each case (a stale message, a second copy, a dead holder) is set up exactly. The real
+worker killed mid-job is in ``test_jobs_worker_lost.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from types import SimpleNamespace
+
+import pytest
+from django.conf import settings as django_settings
+from django.urls import reverse
+from django.utils import timezone
+
+from annotator import jobs, roles, services
+from annotator.models import Job, Task
+from tests.factories import ProjectFactory, UserFactory, vqa_payload
+
+NOW = timezone.now()
+
+
+def delivery(task_id: str, *, rerun_safe: bool = True) -> SimpleNamespace:
+    """What ``run_job`` reads from a bound Celery task, for a message taken from the broker."""
+    return SimpleNamespace(
+        request=SimpleNamespace(id=task_id, is_eager=False, retries=0), rerun_safe=rerun_safe
+    )
+
+
+def import_job(queue, n: int = 3, **fields) -> Job:
+    rows = [{"payload": vqa_payload(i), "gold": None, "id": f"item-{i}"} for i in range(n)]
+    return Job.objects.create(
+        kind="annotator.import_tasks",
+        params={"queue_id": queue.pk, "rows": rows},
+        project=queue.project,
+        total=n,
+        **fields,
+    )
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited and been reaped."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def running(job: Job, *, worker: str, heartbeat_ago: float, attempts: int = 1) -> Job:
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.RUNNING,
+        worker=worker,
+        heartbeat_at=timezone.now() - timedelta(seconds=heartbeat_ago),
+        started_at=timezone.now() - timedelta(seconds=heartbeat_ago + 5),
+        attempts=attempts,
+    )
+    job.refresh_from_db()
+    return job
+
+
+def test_settings_configure_the_broker_and_the_sweep_deliberately():
+    assert django_settings.CELERY_TASK_ACKS_LATE is True
+    assert django_settings.CELERY_TASK_REJECT_ON_WORKER_LOST is True
+    assert django_settings.CELERY_WORKER_PREFETCH_MULTIPLIER == 1
+    timeout = django_settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+    # Above the longest retry countdown, so a countdown message is never handed out twice.
+    assert timeout > jobs.JOB_OPTIONS["retry_backoff_max"]
+    sweep = django_settings.CELERY_BEAT_SCHEDULE["sweep-lost-jobs"]
+    assert sweep["task"] == "annotator.sweep_lost_jobs"
+    # A job's worker dies right after a beat: lost after LOST_AFTER, seen at the next sweep.
+    worst = django_settings.BLINDSPOT_JOB_LOST_AFTER_S + sweep["schedule"].total_seconds()
+    assert worst <= 120
+    assert (
+        django_settings.BLINDSPOT_JOB_HEARTBEAT_S * 3 <= django_settings.BLINDSPOT_JOB_LOST_AFTER_S
+    )
+
+
+def test_job_kinds_declare_whether_a_rerun_is_safe():
+    assert jobs.import_tasks.rerun_safe is True
+    assert jobs.settle_tasks.rerun_safe is True
+    assert jobs._rerun_safe("annotator.import_tasks") is True
+    assert jobs._rerun_safe("evaluation.nothing_by_that_name") is False
+
+
+@pytest.mark.django_db
+def test_enqueue_sends_the_attempt_token_as_the_celery_id(
+    queue, django_capture_on_commit_callbacks, monkeypatch
+):
+    sent = []
+    monkeypatch.setattr(
+        jobs.import_tasks, "apply_async", lambda args, task_id: sent.append((args, task_id))
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        job = services.job_enqueue(
+            kind="annotator.import_tasks", params={"queue_id": queue.pk, "rows": []}
+        )
+    assert len(job.attempt_token) == 36
+    assert sent == [([job.pk], job.attempt_token)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_run_job_beats_while_working_and_clears_the_heartbeat_at_the_end(settings):
+    # Given heartbeats every 50 ms and a job whose work goes 0.6 s without a progress update
+    settings.BLINDSPOT_JOB_HEARTBEAT_S = 0.05
+    job = Job.objects.create(kind="annotator.test", attempt_token="token-1")
+    seen = []
+
+    def work(job):
+        for _ in range(3):
+            time.sleep(0.2)
+            seen.append(Job.objects.values_list("heartbeat_at", flat=True).get(pk=job.pk))
+        return {"ok": True}
+
+    # When a broker delivery carrying the job's token runs it
+    jobs.run_job(delivery("token-1"), job.pk, work)
+
+    # Then the heartbeat moved on while it worked, and the finished row keeps no heartbeat
+    assert seen[0] < seen[1] < seen[2]
+    job.refresh_from_db()
+    assert (job.status, job.result, job.attempts) == ("succeeded", {"ok": True}, 1)
+    assert job.heartbeat_at is None
+    assert job.worker == f"{socket.gethostname()} {os.getpid()}"
+    assert job.attempt_token == "token-1"
+
+
+@pytest.mark.django_db
+def test_a_stale_delivery_is_dropped():
+    # Given a job the sweeper sent again under a new token
+    job = Job.objects.create(kind="annotator.test", attempt_token="new")
+    calls = []
+    # When the old message comes back
+    jobs.run_job(delivery("old"), job.pk, calls.append)
+    # Then it does not run, and the job waits for its own message
+    assert calls == []
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.worker) == ("queued", 0, "")
+    # And the right message runs it
+    jobs.run_job(delivery("new"), job.pk, lambda job: {"ran": True})
+    job.refresh_from_db()
+    assert (job.status, job.result, job.attempts) == ("succeeded", {"ran": True}, 1)
+
+
+@pytest.mark.django_db
+def test_a_second_copy_of_a_job_running_elsewhere_is_dropped():
+    # Given a job another machine runs and beat for a second ago
+    job = running(
+        Job.objects.create(kind="annotator.test", attempt_token="t"),
+        worker="other-host 4242",
+        heartbeat_ago=1,
+    )
+    calls = []
+    # When the same message is delivered again (the visibility timeout ran out meanwhile)
+    jobs.run_job(delivery("t"), job.pk, calls.append)
+    # Then it is dropped and the running job is left alone
+    assert calls == []
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.worker) == ("running", 1, "other-host 4242")
+
+
+@pytest.mark.django_db
+def test_a_redelivery_after_the_pool_child_died_runs_a_rerun_safe_job_at_once(queue):
+    # Given an import whose pool child on this machine was killed a moment ago
+    job = running(
+        import_job(queue, attempt_token="t"),
+        worker=f"{socket.gethostname()} {dead_pid()}",
+        heartbeat_ago=1,
+    )
+    # When Celery puts its message back (reject_on_worker_lost) and another child takes it
+    jobs.run_job(delivery("t"), job.pk, jobs.import_tasks_work)
+    # Then the job runs again here, once
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.result) == (
+        "succeeded",
+        2,
+        {"created": 3, "queue_id": queue.pk},
+    )
+    assert Task.objects.filter(queue=queue).count() == 3
+
+
+@pytest.mark.django_db
+def test_a_redelivery_of_a_job_that_is_not_rerun_safe_fails_it():
+    job = running(
+        Job.objects.create(kind="annotator.test", attempt_token="t"),
+        worker="other-host 4242",
+        heartbeat_ago=django_settings.BLINDSPOT_JOB_LOST_AFTER_S + 5,
+    )
+    calls = []
+    jobs.run_job(delivery("t", rerun_safe=False), job.pk, calls.append)
+    assert calls == []
+    job.refresh_from_db()
+    assert job.status == "failed"
+    assert job.error.startswith("The worker stopped: no sign of life from other-host 4242 since ")
+    assert job.error.endswith(
+        " UTC. This kind of job is not run again automatically. Retry it to run it again."
+    )
+    assert job.finished_at is not None and job.heartbeat_at is None
+
+
+@pytest.mark.django_db
+def test_sweeper_sends_a_silent_rerun_safe_job_again_and_it_imports_once(
+    queue, django_capture_on_commit_callbacks, monkeypatch
+):
+    # Given an import whose worker died after committing the tasks but before writing
+    # "succeeded" (the worst moment), silent for longer than the threshold
+    job = import_job(queue, n=4, attempt_token="first")
+    jobs.run_job(delivery("first"), job.pk, lambda job: (jobs.import_tasks_work(job), 1 / 0))
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, error="", finished_at=None)
+    job = running(
+        job, worker="gone-host 7", heartbeat_ago=django_settings.BLINDSPOT_JOB_LOST_AFTER_S + 1
+    )
+    assert Task.objects.filter(queue=queue).count() == 4
+    sent = []
+    monkeypatch.setattr(
+        jobs.import_tasks, "apply_async", lambda args, task_id: sent.append((args, task_id))
+    )
+
+    # When the sweeper runs
+    with django_capture_on_commit_callbacks(execute=True):
+        counts = jobs.sweep_lost_jobs()
+
+    # Then the job is queued again under a new token, and its message carries that token
+    assert counts == {"rerun": 1, "failed": 0}
+    job.refresh_from_db()
+    assert job.status == "queued"
+    assert job.attempt_token not in ("", "first")
+    assert sent == [([job.pk], job.attempt_token)]
+    assert job.message == ("The worker stopped (gone-host 7); running it again (attempt 2 of 3).")
+    # And the old message, if it comes back, is dropped; the new one finishes the job
+    jobs.run_job(delivery("first"), job.pk, jobs.import_tasks_work)
+    assert Job.objects.get(pk=job.pk).status == "queued"
+    jobs.run_job(delivery(job.attempt_token), job.pk, jobs.import_tasks_work)
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == ("succeeded", 2)
+    assert job.result == {"created": 4, "queue_id": queue.pk}
+    assert job.message == "Imported 4 tasks"
+    # And no task was written twice
+    assert Task.objects.filter(queue=queue).count() == 4
+    assert sorted(Task.objects.values_list("external_id", flat=True)) == [
+        f"item-{i}" for i in range(4)
+    ]
+
+
+@pytest.mark.django_db
+def test_sweeper_fails_what_it_may_not_run_again_and_leaves_live_jobs_alone(queue, settings):
+    settings.BLINDSPOT_JOB_LOST_AFTER_S = 60
+    lost = 61
+    not_safe = running(
+        Job.objects.create(kind="curation.some_unsafe_kind"), worker="h 1", heartbeat_ago=lost
+    )
+    worn_out = running(import_job(queue), worker="h 2", heartbeat_ago=lost, attempts=3)
+    alive = running(import_job(queue), worker="h 3", heartbeat_ago=30)
+    legacy = Job.objects.create(
+        kind="curation.some_unsafe_kind",
+        status=Job.Status.RUNNING,
+        started_at=timezone.now() - timedelta(hours=2),
+    )
+    # queued for a retry (countdown up to 300 s) by a worker that then died
+    waiting = import_job(
+        queue,
+        status=Job.Status.QUEUED,
+        started_at=timezone.now() - timedelta(seconds=200),
+        heartbeat_at=timezone.now() - timedelta(seconds=200),
+    )
+    waited_too_long = Job.objects.create(
+        kind="curation.some_unsafe_kind",
+        status=Job.Status.QUEUED,
+        started_at=timezone.now() - timedelta(seconds=400),
+        heartbeat_at=timezone.now() - timedelta(seconds=400),
+    )
+    never_started = import_job(queue)
+
+    assert jobs.jobs_sweep_lost() == {"rerun": 0, "failed": 4}
+
+    status = dict(Job.objects.values_list("pk", "status"))
+    assert status == {
+        not_safe.pk: "failed",
+        worn_out.pk: "failed",
+        alive.pk: "running",
+        legacy.pk: "failed",
+        waiting.pk: "queued",
+        waited_too_long.pk: "failed",
+        never_started.pk: "queued",
+    }
+    worn_out.refresh_from_db()
+    assert "It was not run again after 3 attempts. Retry it to run it again." in worn_out.error
+    legacy.refresh_from_db()
+    assert legacy.error.startswith("The worker stopped: no sign of life from its worker since ")
+    assert not Task.objects.exists()
+
+
+# --- the retry ---------------------------------------------------------------------------------
+@pytest.fixture
+def stopped_job(project):
+    return Job.objects.create(
+        kind="annotator.import_tasks",
+        params={"queue_id": 1, "rows": []},
+        project=project,
+        status=Job.Status.FAILED,
+        error="The worker stopped: no sign of life from h 1 since 2026-01-01 00:00:00 UTC.",
+    )
+
+
+@pytest.mark.django_db
+def test_curator_of_the_project_sees_the_retry_on_the_card_and_retries(
+    client, curator, stopped_job, django_capture_on_commit_callbacks
+):
+    client.force_login(curator)
+    page = client.get(reverse("curator-job", args=[stopped_job.pk])).content.decode()
+    assert page.count('data-testid="job-retry"') == 1
+    card = client.get(reverse("curator-job", args=[stopped_job.pk]), HTTP_HX_REQUEST="true")
+    assert 'data-testid="job-retry"' in card.content.decode()
+
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post(reverse("curator-job-retry", args=[stopped_job.pk]))
+
+    copy = Job.objects.exclude(pk=stopped_job.pk).get()
+    assert response.url == reverse("curator-job", args=[copy.pk])
+    assert (copy.kind, copy.status, copy.params, copy.project, copy.created_by) == (
+        "annotator.import_tasks",
+        "queued",
+        {"queue_id": 1, "rows": []},
+        stopped_job.project,
+        curator,
+    )
+    assert copy.attempt_token and copy.attempt_token != stopped_job.attempt_token
+    stopped_job.refresh_from_db()
+    assert stopped_job.status == "failed"
+
+
+@pytest.mark.django_db
+def test_only_a_failed_job_is_retried(client, curator, project):
+    client.force_login(curator)
+    live = Job.objects.create(kind="annotator.import_tasks", project=project)
+    response = client.post(reverse("curator-job-retry", args=[live.pk]), follow=True)
+    assert "Only a failed job can be retried." in response.content.decode()
+    assert Job.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_no_retry_outside_the_curators_of_the_jobs_project(client, researcher, stopped_job):
+    # A researcher of the project sees the job but gets no retry
+    client.force_login(researcher)
+    page = client.get(reverse("curator-job", args=[stopped_job.pk])).content.decode()
+    assert "The worker stopped" in page
+    assert 'data-testid="job-retry"' not in page
+    assert client.post(reverse("curator-job-retry", args=[stopped_job.pk])).status_code == 404
+    # A curator of another project gets 404, even for a job they started themselves
+    stranger = UserFactory(username="stranger", role=roles.CURATOR)
+    ProjectFactory(members=[stranger])
+    Job.objects.filter(pk=stopped_job.pk).update(created_by=stranger)
+    client.force_login(stranger)
+    assert client.post(reverse("curator-job-retry", args=[stopped_job.pk])).status_code == 404
+    assert Job.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_failed_card_on_a_recipe_page_links_to_the_job_page(stopped_job):
+    from django.template.loader import render_to_string
+
+    html = render_to_string("annotator/curator/_job_card.html", {"job": stopped_job})
+    assert reverse("curator-job", args=[stopped_job.pk]) in html
+    assert 'data-testid="job-retry"' not in html
