@@ -173,14 +173,14 @@ def is_api(request: HttpRequest) -> bool:
 
 
 def error_response(
-    request: HttpRequest, *, status: int, message: str, field: str = ""
+    request: HttpRequest, *, status: int, message: str, errors: list[dict] | None = None
 ) -> HttpResponse:
     """The edge's refusal: JSON under /api/ (``message``, and ``errors`` naming the field, as
     the API's other 400s do), an HTML page otherwise."""
     if is_api(request):
         body: dict[str, Any] = {"message": message}
-        if field:
-            body["errors"] = [{"field": field, "error": message}]
+        if errors:
+            body["errors"] = errors
         return JsonResponse(body, status=status)
     return render(request, "edge_error.html", {"status": status, "message": message}, status=status)
 
@@ -237,31 +237,33 @@ class TextGuardMiddleware:
         found = self._problem(request)
         if found is None:
             return None
-        where, problem = found
+        where, field, problem = found
         return error_response(
             request,
             status=400,
             message=_("%(where)s: %(problem)s; nothing was changed.")
             % {"where": where, "problem": problem},
-            field=where,
+            errors=[{"field": field, "error": problem}],
         )
 
     @staticmethod
-    def _problem(request: HttpRequest) -> tuple[str, str] | None:
+    def _problem(request: HttpRequest) -> tuple[str, str, str] | None:
+        """(what, field, problem) of the first hostile text in the request, or None."""
         problem = text_problem(request.path_info)
         if problem:
-            return _("The address"), problem
+            return _("The address"), "path", problem
         found = querydict_problem(request.GET)
         if found:
-            return _("Query parameter “%(name)s”") % {"name": found[0]}, found[1]
+            return _("Query parameter “%(name)s”") % {"name": found[0]}, found[0], found[1]
         if request.method == "POST" and request.content_type in _FORM_TYPES:
             found = querydict_problem(request.POST)
             if found:
-                return _("Form field “%(name)s”") % {"name": found[0]}, found[1]
+                return _("Form field “%(name)s”") % {"name": found[0]}, found[0], found[1]
             for key, upload in request.FILES.items():
                 problem = text_problem(upload.name or "")
                 if problem:
-                    return _("The name of the file in “%(name)s”") % {"name": visible(key)}, problem
+                    what = _("The name of the file in “%(name)s”") % {"name": visible(key)}
+                    return what, visible(key), problem
         return None
 
 
