@@ -54,6 +54,7 @@ X_ACCEL = "x-accel"
 X_SENDFILE = "x-sendfile"
 REDIRECTS = ("", X_ACCEL, X_SENDFILE)
 SIGNED_URL_EXPIRE_S = 300  # default of settings.BLINDSPOT_SIGNED_URL_EXPIRE_S
+MEDIA_MAX_AGE_S = 3600  # how long a browser keeps a media file (privately) before asking again
 
 # Who may download a project's files (exports, versions): its curators and researchers; admins
 # pass every role check and see every project.
@@ -227,4 +228,7 @@ def media(request: HttpRequest, path: str) -> HttpResponse:
         return redirect_to_login(request.get_full_path())
     if not media_readable(user, path):
         raise Http404
-    return file_response(request, path, attachment=False)
+    response = file_response(request, path, attachment=False)
+    if response.status_code == 200:  # the bytes behind a name never change: the browser keeps them
+        patch_cache_control(response, max_age=MEDIA_MAX_AGE_S)
+    return response

@@ -72,6 +72,7 @@ def test_an_image_loads_in_the_workspace_for_the_crowdworker_and_not_for_anonymo
     assert response["Content-Type"] == "image/png"
     assert response["Content-Disposition"] == f'inline; filename="{name.rsplit("/", 1)[1]}"'
     assert response["Content-Length"] == str(len(data))
+    assert response["Cache-Control"] == "private, max-age=3600"
     # but an anonymous visitor is sent to log in
     client.logout()
     anonymous = client.get(url)
