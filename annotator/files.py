@@ -22,6 +22,7 @@ redirect to a signed URL that expires after ``BLINDSPOT_SIGNED_URL_EXPIRE_S`` se
 from __future__ import annotations
 
 import mimetypes
+import os
 import posixpath
 import re
 from collections.abc import Callable
@@ -92,12 +93,10 @@ def file_response(
         )
         patch_cache_control(response, private=True, no_store=True)  # the URL is a credential
         return response
+    if not os.path.isfile(local_path):  # missing, or a folder
+        raise Http404
     mode = protected_media_redirect()
     if mode:
-        try:
-            storage.size(name)
-        except OSError as missing:
-            raise Http404 from missing
         response = HttpResponse(content_type=content_type)
         if mode == X_ACCEL:
             response["X-Accel-Redirect"] = settings.BLINDSPOT_PROTECTED_MEDIA_PREFIX + quote(name)

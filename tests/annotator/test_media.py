@@ -174,9 +174,14 @@ def test_an_answer_upload_of_a_queue_that_does_not_exist_is_404(client, crowdwor
     assert client.get("/media/uploads/not-a-queue/1/x.png").status_code == 404
 
 
-def test_a_missing_media_file_is_404(client, crowdworker, media):
+@pytest.mark.parametrize("redirect", ["", "x-accel"])
+def test_a_missing_media_file_or_a_folder_is_404(client, settings, crowdworker, image, redirect):
+    settings.BLINDSPOT_PROTECTED_MEDIA_REDIRECT = redirect
     client.force_login(crowdworker)
     assert client.get("/media/images/ab/missing.png").status_code == 404
+    folder = client.get("/media/" + image[0].rsplit("/", 1)[0])  # images/<ab>
+    assert folder.status_code == 404
+    assert "X-Accel-Redirect" not in folder
 
 
 def test_media_with_x_accel_redirect_sends_headers_only(client, settings, crowdworker, image):
