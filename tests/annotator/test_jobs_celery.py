@@ -1,161 +1,32 @@
-"""Jobs through a REAL Celery worker: Redis broker, the pytest PostgreSQL database.
-
-A worker (``celery -A blindspot worker --pool=solo``) is started as a subprocess for this module,
-pointed at the test database by name and at its own Redis database number, and terminated in
-teardown. Needs PostgreSQL (an in-memory SQLite test database cannot be shared with another
-process) and Redis on 127.0.0.1:6379; in CI (``CI=true``) a missing Redis is a failure.
-"""
+"""Jobs through a REAL Celery worker (``celery -A blindspot worker --pool=solo``), started for
+this module by ``tests.annotator.celery_worker`` and terminated in teardown."""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from annotator import jobs, services
 from annotator.models import Assignment, Job, Task
+from tests.annotator.celery_worker import broker_for_tests, start_worker, stop_worker, wait_for
 from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
 
 pytestmark = [pytest.mark.celery, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parents[2]
-REDIS_DB = int(os.environ.get("BLINDSPOT_TEST_REDIS_DB", "14"))
-BROKER = f"redis://127.0.0.1:6379/{REDIS_DB}"
-# A queue of our own: test runs happening at the same time never take each other's messages.
-QUEUE = f"blindspot-pytest-{os.getpid()}"
-WAIT_S = 60
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"CI needs this test to run: {reason}")
-    pytest.skip(reason)
-
-
-def _database_url() -> str:
-    s = connection.settings_dict
-    auth = quote(s["USER"] or "", safe="")
-    if s.get("PASSWORD"):
-        auth += ":" + quote(s["PASSWORD"], safe="")
-    host = s["HOST"] or "127.0.0.1"
-    port = f":{s['PORT']}" if s.get("PORT") else ""
-    return f"postgres://{auth}{'@' if auth else ''}{host}{port}/{s['NAME']}"
-
-
-def _reset_celery_producer(app) -> None:
-    """Forget cached broker pools so a changed ``broker_url`` takes effect.
-
-    The old pools are only dropped, not closed: kombu's registries may still hand them to
-    code that holds a reference, and a closed pool fails with "Acquire on closed pool".
-    """
-    app._pool = None
-    app.amqp._producer_pool = None
-    app.amqp.flush_routes()
-
 
 @pytest.fixture(scope="module")
 def celery_worker(django_db_setup, django_db_blocker, tmp_path_factory):
-    if connection.vendor != "postgresql":
-        _unavailable(
-            "the Celery job tests need PostgreSQL: the worker process must share the test "
-            "database (set DATABASE_URL=postgres://…)"
-        )
-    import redis
-
-    try:
-        broker = redis.Redis.from_url(BROKER, socket_connect_timeout=2)
-        broker.ping()
-    except redis.RedisError as exc:
-        _unavailable(f"Redis does not answer at {BROKER}: {exc}")
-    broker.delete(QUEUE)
-
-    from blindspot.celery import app
-
-    saved = {k: app.conf[k] for k in ("broker_url", "task_always_eager", "task_routes")}
-    # Celery prefers the CELERY_BROKER_URL environment variable (CI exports it) to
-    # ``conf.broker_url``: point both at the test's Redis database while the worker runs.
-    saved_env = os.environ.get("CELERY_BROKER_URL")
-    os.environ["CELERY_BROKER_URL"] = BROKER
-    app.conf.update(
-        broker_url=BROKER,
-        task_always_eager=False,  # other tests switch eager mode on and may leave it on
-        task_routes={"annotator.*": {"queue": QUEUE}},
-    )
-    _reset_celery_producer(app)
-
-    log = tmp_path_factory.mktemp("celery") / "worker.log"
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url(),
-        "CELERY_BROKER_URL": BROKER,
-        "CELERY_TASK_ALWAYS_EAGER": "0",
-        "DEBUG": os.environ.get("DEBUG", "1"),
-        "CONN_MAX_AGE": "0",
-    }
-    celery = Path(sys.executable).with_name("celery")
-    cmd = [
-        str(celery) if celery.exists() else "celery",
-        "-A",
-        "blindspot",
-        "worker",
-        "--pool=solo",
-        "--loglevel=INFO",
-        "--without-gossip",
-        "--without-mingle",
-        "--without-heartbeat",
-        "--queues",
-        QUEUE,
-        "-n",
-        f"pytest-{os.getpid()}@%h",
-    ]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    try:
-        deadline = time.monotonic() + WAIT_S
-        while b" ready." not in log.read_bytes():
-            if proc.poll() is not None:
-                pytest.fail(f"the Celery worker exited ({proc.returncode}):\n{log.read_text()}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"the Celery worker was not ready in {WAIT_S} s:\n{log.read_text()}")
-            time.sleep(0.2)
-        yield log
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
-        app.conf.update(saved)
-        if saved_env is None:
-            os.environ.pop("CELERY_BROKER_URL", None)
-        else:
-            os.environ["CELERY_BROKER_URL"] = saved_env
-        _reset_celery_producer(app)
-        broker.delete(QUEUE)
-
-
-def wait_for(predicate, log: Path, what: str, timeout: float = WAIT_S):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    pytest.fail(f"timed out after {timeout} s waiting for {what}; worker log:\n{log.read_text()}")
+    with broker_for_tests():
+        log = tmp_path_factory.mktemp("celery") / "worker.log"
+        proc = start_worker(log, "--pool=solo", "-n", "pytest-solo@%h")
+        try:
+            yield log
+        finally:
+            stop_worker(proc)
 
 
 def finished(job: Job, log: Path) -> Job:
