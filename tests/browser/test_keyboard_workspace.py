@@ -1,15 +1,13 @@
 """A crowdworker completes one task of every kind with the keyboard alone (Debian chromium).
 
-The live server runs in another thread, so the test uses a transactional database; the outcome
-is then checked the way a curator sees it (through the ORM).
+The live server and chromium come from tests/browser/conftest.py; the outcome is then checked
+the way a curator sees it (through the ORM).
 """
 
 import base64
 import io
-import os
 
 import pytest
-from django.db import connections
 from django.urls import reverse
 from PIL import Image
 
@@ -18,15 +16,6 @@ from annotator.models import Annotation, Task
 from tests.factories import PASSWORD, ProjectFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 
 
 def png_data_url(color: str) -> str:
@@ -115,30 +104,6 @@ KEYSTROKES = {
 }
 
 
-@pytest.fixture
-def browser_page(monkeypatch):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("Debian chromium is not installed")
-    # Playwright's sync API runs an event loop in this thread; the ORM calls here are plain
-    # synchronous test setup and checks.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.js_errors = errors
-        yield page
-        # The ORM calls made while Playwright's sync loop runs get a connection of their own,
-        # which pytest-django's teardown does not see; close it, or the test database cannot be
-        # dropped at the end of the session ("being accessed by other users").
-        connections.close_all()
-        context.close()
-        browser.close()
-
-
 def test_crowdworker_completes_every_kind_with_the_keyboard(
     live_server, transactional_db, browser_page
 ):
@@ -179,6 +144,7 @@ def test_crowdworker_completes_every_kind_with_the_keyboard(
         assert page.evaluate("window.__sameDocument === true"), "the page reloaded"
 
     assert page.js_errors == []
+    assert page.console_errors == []  # no Content-Security-Policy refusal, no failed load
 
     # As a curator: every task has its annotation and, with redundancy 1, a decision.
     expected = {
