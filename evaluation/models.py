@@ -20,15 +20,16 @@ class Family(models.TextChoices):
 
 
 class Benchmark(models.Model):
+    """A benchmark of one project: its versions, runs, predictions, metrics and judgments are
+    seen and changed only through that project (``evaluation.selectors``). Deleting the project
+    deletes them too (an admin-only act that Django's admin lists before confirming); a benchmark
+    never outlives its project, since one without a project would belong to nobody's reach."""
+
     family = models.CharField(max_length=30, choices=Family.choices)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     project = models.ForeignKey(
-        "annotator.Project",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="benchmarks",
+        "annotator.Project", on_delete=models.CASCADE, related_name="benchmarks"
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -38,7 +39,10 @@ class Benchmark(models.Model):
     class Meta:
         ordering = ["name", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["family", "name"], name="benchmark_family_name_uniq"),
+            # Per project: one project's names neither collide with nor reveal another's.
+            models.UniqueConstraint(
+                fields=["project", "family", "name"], name="benchmark_project_family_name_uniq"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -99,6 +103,10 @@ class BenchmarkItem(models.Model):
 
 
 class EvaluatedModel(models.Model):
+    """A global catalogue of model names (shared by every project, so one name is one model).
+    Nothing lists it: a model is only ever seen through the runs of a benchmark in the reader's
+    projects, so the catalogue reveals nothing across projects."""
+
     name = models.CharField(max_length=200, unique=True)
     provider = models.CharField(max_length=100, blank=True)
     endpoint = models.CharField(max_length=500, blank=True)
@@ -124,7 +132,8 @@ class ModelRun(models.Model):
         RUNNER = "runner", _("Model runner")
 
     model = models.ForeignKey(EvaluatedModel, on_delete=models.PROTECT, related_name="runs")
-    version = models.ForeignKey(BenchmarkVersion, on_delete=models.PROTECT, related_name="runs")
+    # Runs go with their version (and so with its benchmark and project).
+    version = models.ForeignKey(BenchmarkVersion, on_delete=models.CASCADE, related_name="runs")
     label = models.CharField(max_length=120, blank=True)
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.IMPORTED)
     prompt_settings = models.JSONField(default=dict, blank=True)
@@ -229,7 +238,7 @@ class JudgmentSet(models.Model):
         RUNNER = "runner", _("Judge runner")
 
     version = models.ForeignKey(
-        BenchmarkVersion, on_delete=models.PROTECT, related_name="judgment_sets"
+        BenchmarkVersion, on_delete=models.CASCADE, related_name="judgment_sets"
     )
     kind = models.CharField(max_length=10, choices=Kind.choices)
     label = models.CharField(max_length=120)

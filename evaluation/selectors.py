@@ -1,12 +1,31 @@
-"""Reads for evaluation pages and endpoints. Benchmarks are readable by curators, researchers and
-admins (the views check roles); these functions shape the queries so pages stay N+1 free."""
+"""Reads for evaluation pages, endpoints and the CLI, scoped to the person's projects.
+
+Every benchmark belongs to a project, and so do its versions, runs, predictions, metrics and
+judgment sets. A person reaches them only through the projects they are a member of (admins reach
+every project), and only with a role that may do what they ask:
+
+- ``READ``: curators and researchers read benchmarks, leaderboards, runs and judgments;
+- ``EVALUATE``: curators and researchers run models and judges, import runs and judgments,
+  compute metrics and download leaderboards;
+- ``CURATE``: curators alone import benchmarks, add and publish versions.
+
+Anything else answers 404, exactly like a missing object. These functions also shape the queries
+so pages stay N+1 free.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 
-from django.db.models import Count, Prefetch, QuerySet
-from django.shortcuts import get_object_or_404
+from django.db.models import Count, Prefetch, Q, QuerySet
+from django.http import Http404
+
+from annotator import roles
+from annotator.models import Project
+from annotator.selectors import get_or_404, projects_for
+from curation.gateway.selectors import provider_choices_for
+from curation.models import LLMProvider
 
 from . import compute, pairwise
 from .models import (
@@ -18,48 +37,105 @@ from .models import (
     ModelRun,
 )
 
+READ = (roles.CURATOR, roles.RESEARCHER)
+EVALUATE = (roles.CURATOR, roles.RESEARCHER)
+CURATE = (roles.CURATOR,)
 
-def benchmarks_list() -> QuerySet[Benchmark]:
-    return Benchmark.objects.select_related("project").prefetch_related(
-        Prefetch(
-            "versions",
-            queryset=BenchmarkVersion.objects.annotate(run_count=Count("runs")).order_by(
-                "-created_at", "-id"
-            ),
+
+def _reach(user, allowed: Iterable[str]) -> QuerySet[Project]:
+    """The projects whose evaluation data ``user`` may use with one of the ``allowed`` roles."""
+    if not roles.has_role(user, allowed):
+        return Project.objects.none()
+    return projects_for(user)
+
+
+def can(user, allowed: Iterable[str]) -> bool:
+    """Whether the person's role allows an action (on objects they already reach)."""
+    return roles.has_role(user, allowed)
+
+
+def providers_for(user, project: Project) -> QuerySet[LLMProvider]:
+    """LLM providers the person may spend on ``project``'s evaluation: the shared ones and the
+    project's own (another project's endpoint and budget stay with that project)."""
+    return provider_choices_for(user).filter(Q(project__isnull=True) | Q(project=project))
+
+
+def curated_projects(user) -> QuerySet[Project]:
+    """Projects a benchmark may be imported into by ``user``."""
+    return _reach(user, CURATE).order_by("name", "id")
+
+
+def benchmarks_visible(user) -> QuerySet[Benchmark]:
+    return (
+        Benchmark.objects.filter(project__in=_reach(user, READ))
+        .select_related("project")
+        .prefetch_related(
+            Prefetch(
+                "versions",
+                queryset=BenchmarkVersion.objects.annotate(run_count=Count("runs")).order_by(
+                    "-created_at", "-id"
+                ),
+            )
         )
     )
 
 
-def benchmark_get(pk: int) -> Benchmark:
-    return get_object_or_404(benchmarks_list(), pk=pk)
+def versions_visible(user, allowed: Iterable[str] = READ) -> QuerySet[BenchmarkVersion]:
+    return (
+        BenchmarkVersion.objects.filter(benchmark__project__in=_reach(user, allowed))
+        .select_related("benchmark__project")
+        .annotate(run_count=Count("runs"))
+    )
 
 
-def versions_list() -> QuerySet[BenchmarkVersion]:
-    return BenchmarkVersion.objects.select_related("benchmark").annotate(run_count=Count("runs"))
+def version_for_user_or_404(
+    user, pk: int, *, allowed: Iterable[str] = READ, family: str = ""
+) -> BenchmarkVersion:
+    """A version in the person's projects that their role lets them use for this action;
+    ``family`` narrows to one benchmark family (VisIT-Bench judgments)."""
+    version = get_or_404(versions_visible(user, allowed), pk=pk)
+    if family and version.benchmark.family != family:
+        raise Http404
+    return version
 
 
-def version_get(pk: int) -> BenchmarkVersion:
-    return get_object_or_404(versions_list(), pk=pk)
+def runs_visible(user, allowed: Iterable[str] = READ) -> QuerySet[ModelRun]:
+    return ModelRun.objects.filter(version__benchmark__project__in=_reach(user, allowed))
+
+
+def run_for_user_or_404(user, pk: int, *, allowed: Iterable[str] = READ) -> ModelRun:
+    return get_or_404(
+        runs_visible(user, allowed)
+        .select_related("model", "version__benchmark__project", "job")
+        .prefetch_related("metric_results"),
+        pk=pk,
+    )
+
+
+def judgment_set_for_user_or_404(user, pk: int, *, allowed: Iterable[str] = READ) -> JudgmentSet:
+    return get_or_404(
+        JudgmentSet.objects.filter(
+            version__benchmark__project__in=_reach(user, allowed)
+        ).select_related("version__benchmark__project", "job"),
+        pk=pk,
+    )
 
 
 def version_items(version: BenchmarkVersion) -> QuerySet[BenchmarkItem]:
     return version.items.order_by("position")
 
 
-def runs_list(version: BenchmarkVersion | None = None) -> QuerySet[ModelRun]:
-    runs = ModelRun.objects.select_related("model", "version__benchmark", "job")
-    if version is not None:
-        runs = runs.filter(version=version)
-    return runs.prefetch_related("metric_results")
+def runs_list(version: BenchmarkVersion) -> QuerySet[ModelRun]:
+    """The runs of a version the caller has already reached."""
+    return (
+        ModelRun.objects.filter(version=version)
+        .select_related("model", "version__benchmark", "job")
+        .prefetch_related("metric_results")
+    )
 
 
-def run_get(pk: int) -> ModelRun:
-    return get_object_or_404(runs_list(), pk=pk)
-
-
-def metric_results(run: ModelRun | None = None) -> QuerySet[MetricResult]:
-    results = MetricResult.objects.select_related("run__model", "run__version")
-    return results.filter(run=run) if run is not None else results
+def metric_results(run: ModelRun) -> QuerySet[MetricResult]:
+    return MetricResult.objects.select_related("run__model", "run__version").filter(run=run)
 
 
 def leaderboard(version: BenchmarkVersion, *, sort: str = "", descending: bool = True) -> dict:

@@ -49,15 +49,21 @@ def _clean_name(value: str, what: str, max_length: int) -> str:
 
 
 def benchmark_get_or_create(
-    *, family: str, name: str, project: Project | None = None, created_by=None
+    *, family: str, name: str, project: Project, created_by=None
 ) -> Benchmark:
+    """The project's benchmark ``family`` / ``name``, made when missing. Names are looked up in
+    that project only: another project's benchmark of the same name is neither found nor
+    revealed."""
     if family not in Family.values:
         raise Invalid(f"Unknown benchmark family {family!r}.")
+    if project is None:
+        raise Invalid("Choose the project of the benchmark.")
     name = _clean_name(name, "benchmark name", 200)
     benchmark, _ = Benchmark.objects.get_or_create(
+        project=project,
         family=family,
         name=name,
-        defaults={"project": project, "created_by": created_by},
+        defaults={"created_by": created_by},
     )
     return benchmark
 
@@ -93,13 +99,13 @@ def benchmark_version_create(
     name: str,
     label: str,
     rows: Sequence[ItemRow],
-    project: Project | None = None,
+    project: Project,
     publish: bool = True,
     source: str = "",
     created_by=None,
 ) -> BenchmarkVersion:
-    """A new version of the benchmark ``family`` / ``name`` (created when missing), in one
-    transaction: a refused version leaves no empty benchmark behind."""
+    """A new version of the project's benchmark ``family`` / ``name`` (created when missing),
+    in one transaction: a refused version leaves no empty benchmark behind."""
     with transaction.atomic():
         benchmark = benchmark_get_or_create(
             family=family, name=name, project=project, created_by=created_by
@@ -388,6 +394,7 @@ def import_enqueue(*, params: dict, content: str, created_by=None, project=None)
 
 def version_import_start(
     *,
+    project: Project,
     family: str,
     benchmark: str,
     label: str,
@@ -396,17 +403,21 @@ def version_import_start(
     filename: str,
     created_by=None,
 ) -> tuple[Job, int]:
-    """Validate a dataset file now (line-numbered errors), import it as a version in a job."""
+    """Validate a dataset file now (line-numbered errors), import it as a version of the
+    project's benchmark ``benchmark`` in a job. The caller has checked that the person curates
+    ``project``."""
     n = import_validate(target="items", family=family, content=content, filename=filename)
     params = {
         "target": "items",
+        "project_id": project.pk,
         "family": family,
         "benchmark": benchmark,
         "label": label,
         "publish": publish,
         "filename": filename,
     }
-    return import_enqueue(params=params, content=content, created_by=created_by), n
+    job = import_enqueue(params=params, content=content, created_by=created_by, project=project)
+    return job, n
 
 
 def run_import_start(

@@ -1,7 +1,9 @@
 """Evaluation pages: benchmarks, versions, leaderboards with plots, imports and metric jobs.
 
-Researchers and curators read; curators (and admins) import and compute. Anything out of reach
-answers 404 (``roles_required``).
+Everything is reached through the person's projects (``evaluation.selectors``): researchers and
+curators read and evaluate (run models and judges, import runs and judgments, compute metrics,
+download); curators alone import benchmarks and publish versions. Anything out of reach answers
+404, like a missing object; pages offer only the actions the person may take.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from annotator import roles
+from annotator.models import Project
 from annotator.services import ServiceError
 from curation.gateway.providers import provider_offline
-from curation.gateway.selectors import provider_choices_for
 from curation.models import LLMProvider, Scorer
 from curation.views.common import error_context, form_page, start_job
 
@@ -32,10 +34,7 @@ from . import compute, pairwise, plots, runners, selectors, services
 from .metrics import visit
 from .models import BenchmarkVersion, Family, JudgmentSet, ModelRun
 
-READERS = (roles.CURATOR, roles.RESEARCHER)
-WRITERS = (roles.CURATOR,)
-# Running a model or a judge spends an endpoint's budget, not data: researchers may too.
-RUNNERS = (roles.CURATOR, roles.RESEARCHER)
+READ, EVALUATE, CURATE = selectors.READ, selectors.EVALUATE, selectors.CURATE
 MAX_UPLOAD = 50 * 1024 * 1024
 
 
@@ -68,6 +67,11 @@ class ImportForm(forms.Form):
 
 
 class VersionImportForm(ImportForm):
+    project = forms.ModelChoiceField(
+        label=gettext_lazy("Project"),
+        queryset=Project.objects.none(),
+        error_messages={"invalid_choice": gettext_lazy("Choose one of the projects you curate.")},
+    )
     family = forms.ChoiceField(label=gettext_lazy("Benchmark family"), choices=Family.choices)
     benchmark = forms.CharField(
         label=gettext_lazy("Benchmark name"),
@@ -78,7 +82,17 @@ class VersionImportForm(ImportForm):
     publish = forms.BooleanField(
         label=gettext_lazy("Publish now (freeze the items)"), required=False, initial=True
     )
-    field_order = ["family", "benchmark", "label", "file", "text", "publish"]
+    field_order = ["project", "family", "benchmark", "label", "file", "text", "publish"]
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        projects = selectors.curated_projects(user)
+        self.fields["project"].queryset = projects
+        self.fields["benchmark"].help_text = gettext_lazy(
+            "An existing benchmark of this family in the project gets a new version."
+        )
+        if len(projects) == 1:
+            self.fields["project"].initial = projects[0].pk
 
 
 class RunImportForm(ImportForm):
@@ -164,14 +178,14 @@ class ProviderChoice(forms.ChoiceField):
 
     def __init__(self, *args, judge: bool = False, **kwargs):
         self.judge = judge
-        self.user = None
+        self.user = self.project = None
         super().__init__(*args, **kwargs)
 
     def setup(self, user, project) -> None:
-        self.user = user
+        self.user, self.project = user, project
         providers = [
             p
-            for p in provider_choices_for(user).order_by("name", "id")
+            for p in selectors.providers_for(user, project).order_by("name", "id")
             if not runners.provider_is_blind(p)
         ]
         offline = runners.provider_label(
@@ -189,7 +203,7 @@ class ProviderChoice(forms.ChoiceField):
         value = super().clean(value)
         if value == OFFLINE_CHOICE:
             return provider_offline()
-        found = provider_choices_for(self.user).filter(pk=int(value)).first()
+        found = selectors.providers_for(self.user, self.project).filter(pk=int(value)).first()
         if found is None:
             raise forms.ValidationError(_("Choose one of the providers listed."))
         return found
@@ -361,14 +375,24 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}"
 
 
-@roles.roles_required(*READERS)
+def _abilities(request: HttpRequest) -> dict:
+    """What the page may offer: the server checks again on every action."""
+    return {
+        "can_evaluate": selectors.can(request.user, EVALUATE),
+        "can_curate": selectors.can(request.user, CURATE),
+    }
+
+
+@roles.roles_required(*READ)
 def benchmarks(request: HttpRequest) -> HttpResponse:
-    items = list(selectors.benchmarks_list())
-    return render(request, "evaluation/benchmarks.html", {"benchmarks": items})
+    items = list(selectors.benchmarks_visible(request.user))
+    return render(
+        request, "evaluation/benchmarks.html", {"benchmarks": items, **_abilities(request)}
+    )
 
 
 def _run_form(request: HttpRequest, version: BenchmarkVersion, data=None):
-    if not roles.has_role(request.user, RUNNERS):
+    if not selectors.can(request.user, EVALUATE):
         return None
     family = version.benchmark.family
     if family == Family.NATURALBENCH_RETRIEVAL:
@@ -400,21 +424,22 @@ def _version_page(
             "run_error": error,
             "active_runs": active,
             "blind_label": runners.prompts.BLIND_BASELINE_LABEL,
+            **_abilities(request),
         },
         status=status,
     )
 
 
-@roles.roles_required(*READERS)
+@roles.roles_required(*READ)
 def version_detail(request: HttpRequest, version_id: int) -> HttpResponse:
-    return _version_page(request, selectors.version_get(version_id))
+    return _version_page(request, selectors.version_for_user_or_404(request.user, version_id))
 
 
 @require_POST
-@roles.roles_required(*RUNNERS)
+@roles.roles_required(*EVALUATE)
 def run_model(request: HttpRequest, version_id: int) -> HttpResponse:
     """Start (or resume) a model run on the version; the page shows its progress card."""
-    version = selectors.version_get(version_id)
+    version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
     form = _run_form(request, version, request.POST)
     if form is None:
         raise Http404("No runner for this benchmark family.")
@@ -640,13 +665,16 @@ def leaderboard_plots(board: dict) -> list[dict]:
     return out
 
 
-@roles.roles_required(*READERS)
+@roles.roles_required(*READ)
 def leaderboard(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = selectors.version_get(version_id)
+    fmt = request.GET.get("format")
+    download = fmt in ("csv", "json")
+    version = selectors.version_for_user_or_404(
+        request.user, version_id, allowed=EVALUATE if download else READ
+    )
     board = selectors.leaderboard(
         version, sort=request.GET.get("sort", ""), descending=request.GET.get("dir") != "asc"
     )
-    fmt = request.GET.get("format")
     if fmt == "csv":
         return _leaderboard_csv(version, board)
     if fmt == "json":
@@ -663,7 +691,7 @@ def leaderboard(request: HttpRequest, version_id: int) -> HttpResponse:
             "judgment_count": version.judgment_sets.count()
             if board["family"] == Family.VISIT
             else 0,
-            "can_run": roles.has_role(request.user, RUNNERS),
+            **_abilities(request),
         },
     )
 
@@ -732,9 +760,9 @@ def _leaderboard_csv(version: BenchmarkVersion, board: dict) -> HttpResponse:
     return response
 
 
-@roles.roles_required(*READERS)
+@roles.roles_required(*READ)
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = selectors.run_get(run_id)
+    run = selectors.run_for_user_or_404(request.user, run_id)
     specs = compute.spec_map(run.version.benchmark.family)
     results = [
         {"m": m, "spec": specs.get(m.metric), "details": json.dumps(m.details, ensure_ascii=False)}
@@ -744,7 +772,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(
         request,
         "evaluation/run.html",
-        {"run": run, "results": results, "predictions": predictions},
+        {"run": run, "results": results, "predictions": predictions, **_abilities(request)},
     )
 
 
@@ -763,17 +791,17 @@ def _import_page(request: HttpRequest, form: ImportForm, start, checked: str, **
         form,
         save,
         "evaluation/import.html",
-        context,
+        {**context, **_abilities(request)},
         done=lambda started: checked % {"n": started[1]},
         then=lambda started: reverse("curator-job", args=[started[0].pk]),
     )
 
 
-@roles.roles_required(*WRITERS)
+@roles.roles_required(*CURATE)
 def version_import(request: HttpRequest) -> HttpResponse:
     return _import_page(
         request,
-        VersionImportForm(request.POST or None, request.FILES or None),
+        VersionImportForm(request.POST or None, request.FILES or None, user=request.user),
         services.version_import_start,
         _("%(n)d items checked; the import job is running."),
         formats=FORMATS,
@@ -781,9 +809,9 @@ def version_import(request: HttpRequest) -> HttpResponse:
     )
 
 
-@roles.roles_required(*WRITERS)
+@roles.roles_required(*EVALUATE)
 def run_import(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = selectors.version_get(version_id)
+    version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
     return _import_page(
         request,
         RunImportForm(request.POST or None, request.FILES or None),
@@ -796,9 +824,9 @@ def run_import(request: HttpRequest, version_id: int) -> HttpResponse:
 
 
 @require_POST
-@roles.roles_required(*WRITERS)
+@roles.roles_required(*EVALUATE)
 def run_compute(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = selectors.run_get(run_id)
+    run = selectors.run_for_user_or_404(request.user, run_id, allowed=EVALUATE)
     return start_job(
         request,
         partial(services.compute_enqueue, run=run, created_by=request.user),
@@ -808,11 +836,11 @@ def run_compute(request: HttpRequest, run_id: int) -> HttpResponse:
     )
 
 
-def _visit_version(version_id: int) -> BenchmarkVersion:
-    version = selectors.version_get(version_id)
-    if version.benchmark.family != Family.VISIT:
-        raise Http404("Pairwise judgments belong to VisIT-Bench versions.")
-    return version
+def _visit_version(request: HttpRequest, version_id: int, allowed=READ) -> BenchmarkVersion:
+    """Pairwise judgments belong to VisIT-Bench versions."""
+    return selectors.version_for_user_or_404(
+        request.user, version_id, allowed=allowed, family=Family.VISIT
+    )
 
 
 def judgment_plots(sets: list) -> dict[int, str]:
@@ -861,7 +889,7 @@ def agreement_plot(agreement: dict) -> str:
 
 
 def _judge_form(request: HttpRequest, version: BenchmarkVersion, data=None):
-    if not roles.has_role(request.user, RUNNERS):
+    if not selectors.can(request.user, EVALUATE):
         return None
     players = runners.judge_player_names(version)
     if not players:
@@ -876,17 +904,17 @@ def _judge_form(request: HttpRequest, version: BenchmarkVersion, data=None):
     )
 
 
-@roles.roles_required(*READERS)
+@roles.roles_required(*READ)
 def judgments(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = _visit_version(version_id)
+    version = _visit_version(request, version_id)
     return _judgments_page(request, version)
 
 
 @require_POST
-@roles.roles_required(*RUNNERS)
+@roles.roles_required(*EVALUATE)
 def judge_run(request: HttpRequest, version_id: int) -> HttpResponse:
     """Sample pairs for one model with a seed and judge them in both orders in a job."""
-    version = _visit_version(version_id)
+    version = _visit_version(request, version_id, EVALUATE)
     form = _judge_form(request, version, request.POST)
     if form is None:
         raise Http404("No model has responses on this version yet.")
@@ -962,15 +990,15 @@ def _judgments_page(
             "judge_form": form if form is not None else _judge_form(request, version),
             "judge_error": error,
             "active_judges": [s for s in sets if s.job is not None and not s.job.is_finished],
-            "can_run": roles.has_role(request.user, RUNNERS),
+            **_abilities(request),
         },
         status=status,
     )
 
 
-@roles.roles_required(*WRITERS)
+@roles.roles_required(*EVALUATE)
 def judgments_import(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = _visit_version(version_id)
+    version = _visit_version(request, version_id, EVALUATE)
     return _import_page(
         request,
         JudgmentImportForm(request.POST or None, request.FILES or None),
@@ -983,9 +1011,9 @@ def judgments_import(request: HttpRequest, version_id: int) -> HttpResponse:
 
 
 @require_POST
-@roles.roles_required(*WRITERS)
+@roles.roles_required(*EVALUATE)
 def judgments_compute(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = _visit_version(version_id)
+    version = _visit_version(request, version_id, EVALUATE)
     return start_job(
         request,
         partial(services.judgments_compute_enqueue, version=version, created_by=request.user),
@@ -1004,10 +1032,10 @@ def _default_pair(options: list) -> tuple[str, str]:
     return (keys[0], keys[1]) if len(keys) >= 2 else ("", "")
 
 
-@roles.roles_required(*READERS)
+@roles.roles_required(*READ)
 def rankings(request: HttpRequest, version_id: int) -> HttpResponse:
     """Spearman ρ between two rankings of the version's systems (visit-bench.txt Sec. 4.3)."""
-    version = selectors.version_get(version_id)
+    version = selectors.version_for_user_or_404(request.user, version_id)
     sets = (
         list(selectors.judgment_sets(version)) if version.benchmark.family == Family.VISIT else []
     )
@@ -1050,9 +1078,9 @@ def _rank_plot(result: dict) -> str:
 
 
 @require_POST
-@roles.roles_required(*WRITERS)
+@roles.roles_required(*CURATE)
 def version_publish(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = selectors.version_get(version_id)
+    version = selectors.version_for_user_or_404(request.user, version_id, allowed=CURATE)
     services.version_publish(version=version)
     messages.success(request, _("Published: the items of this version are now frozen."))
     return redirect(reverse("eval-version", args=[version.pk]))

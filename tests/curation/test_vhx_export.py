@@ -101,6 +101,7 @@ def test_export_round_trip_through_the_evaluation_importer(expanded, curator):
     result = evaluation_services.import_run(
         {
             "target": "items",
+            "project_id": expanded.project_id,
             "family": "vhexpansion",
             "benchmark": "MMVP expanded",
             "label": "v1",

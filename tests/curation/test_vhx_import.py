@@ -204,7 +204,9 @@ def test_set_from_naturalbench_yes_no_items(project, curator, media):
             },
         ]
     )
-    benchmark = evaluation_services.benchmark_get_or_create(family="naturalbench", name="NB")
+    benchmark = evaluation_services.benchmark_get_or_create(
+        family="naturalbench", name="NB", project=project
+    )
     version = evaluation_services.version_create(
         benchmark=benchmark, label="v1", rows=importers.parse_items("naturalbench", content)
     )

@@ -9,6 +9,7 @@ import io
 import pytest
 
 from evaluation import importers, services
+from tests.evaluation.helpers import eval_project
 from tests.evaluation.judgment_files import COLUMNS, first_instances, read
 
 
@@ -23,7 +24,9 @@ def files():
 @pytest.fixture
 def visit_version(db, files):
     dataset, models = files
-    benchmark = services.benchmark_get_or_create(family="visit", name="VisIT-Bench")
+    benchmark = services.benchmark_get_or_create(
+        family="visit", name="VisIT-Bench", project=eval_project()
+    )
     rows = importers.parse_visit_items(dataset)
     version = services.version_create(benchmark=benchmark, label="single-image", rows=rows)
     for name, (model, column) in COLUMNS.items():

@@ -8,12 +8,15 @@ from annotator.services import Conflict, Invalid
 from evaluation import demo, importers, services
 from evaluation.importers import ItemRow
 from evaluation.models import BenchmarkItem, BenchmarkVersion, MetricResult, ModelRun, Prediction
+from tests.evaluation.helpers import eval_project
 
 
 def make_version(
     family: str, content: str, label: str = "v1", filename: str = "file.jsonl"
 ) -> BenchmarkVersion:
-    benchmark = services.benchmark_get_or_create(family=family, name=f"{family} bench")
+    benchmark = services.benchmark_get_or_create(
+        family=family, name=f"{family} bench", project=eval_project()
+    )
     rows = importers.parse_items(family, content, filename)
     return services.version_create(benchmark=benchmark, label=label, rows=rows)
 

@@ -11,12 +11,14 @@ from annotator import roles
 from annotator.models import Job
 from evaluation import demo, importers, services
 from evaluation.models import BenchmarkVersion, MetricResult, ModelRun
-from tests.factories import UserFactory
+from tests.evaluation.helpers import eval_project, member
 
 
 @pytest.fixture
 def nb_version(db):
-    benchmark = services.benchmark_get_or_create(family="naturalbench", name="NaturalBench")
+    benchmark = services.benchmark_get_or_create(
+        family="naturalbench", name="NaturalBench", project=eval_project()
+    )
     rows = importers.parse_items("naturalbench", demo.naturalbench_items(16))
     version = services.version_create(benchmark=benchmark, label="v1", rows=rows)
     for name, accuracy, seed in (("Alpha", 0.9, 1), ("Beta", 0.6, 2)):
@@ -29,7 +31,7 @@ def nb_version(db):
 
 
 def login(client, role):
-    user = UserFactory(role=role) if role else UserFactory()
+    user = member(role)
     client.force_login(user)
     return user
 
@@ -59,7 +61,7 @@ def test_leaderboard_page_table_plots_breakdowns(client, nb_version, django_asse
     asc = client.get(url, {"sort": "g_acc", "dir": "asc"}).content.decode()
     table = asc[asc.index("leaderboard") :]
     assert table.index("Beta") < table.index("Alpha")
-    assert "Import a run" not in text  # researchers read only
+    assert "?format=csv" in text  # researchers download leaderboards
 
 
 @pytest.mark.django_db
@@ -98,7 +100,13 @@ def test_import_form_shows_line_numbered_errors_and_stores_nothing(client):
     bad = demo.naturalbench_items(2).replace('"Question_Type": "yes_no"', '"Question_Type": "open"')
     response = client.post(
         reverse("eval-import"),
-        {"family": "naturalbench", "benchmark": "NB", "label": "v1", "text": bad},
+        {
+            "project": eval_project().pk,
+            "family": "naturalbench",
+            "benchmark": "NB",
+            "label": "v1",
+            "text": bad,
+        },
     )
     assert response.status_code == 400
     text = response.content.decode()
@@ -115,6 +123,7 @@ def test_import_form_runs_the_job_and_the_run_import_computes(
         response = client.post(
             reverse("eval-import"),
             {
+                "project": eval_project().pk,
                 "family": "vhexpansion",
                 "benchmark": "VH",
                 "label": "v1",
@@ -142,15 +151,16 @@ def test_import_form_runs_the_job_and_the_run_import_computes(
     assert compute_job.status == Job.Status.SUCCEEDED and compute_job.done == 3
 
 
+# The last column: curators only (researchers evaluate, but never change benchmarks).
 PAGES = [
     ("get", "eval-benchmarks", False, None),
     ("get", "eval-version", True, None),
     ("get", "eval-leaderboard", True, None),
     ("get", "eval-run", "run", None),
-    ("get", "eval-import", False, "write"),
-    ("get", "eval-run-import", True, "write"),
-    ("post", "eval-run-compute", "run", "write"),
-    ("post", "eval-version-publish", True, "write"),
+    ("get", "eval-import", False, "curate"),
+    ("get", "eval-run-import", True, None),
+    ("post", "eval-run-compute", "run", None),
+    ("post", "eval-version-publish", True, "curate"),
 ]
 
 
@@ -184,8 +194,8 @@ API = [
     ("get", "api-eval-run", "run", False),
     ("get", "api-eval-metrics", "run", False),
     ("post", "api-eval-import", None, True),
-    ("post", "api-eval-run-import", "version", True),
-    ("post", "api-eval-compute", "run", True),
+    ("post", "api-eval-run-import", "version", False),
+    ("post", "api-eval-compute", "run", False),
 ]
 
 
@@ -239,6 +249,7 @@ def test_api_import_enqueues_a_job(client, eager, django_capture_on_commit_callb
         response = client.post(
             reverse("api-eval-import"),
             {
+                "project": eval_project().pk,
                 "family": "naturalbench_retrieval",
                 "benchmark": "Retrieval",
                 "label": "v1",
@@ -266,8 +277,17 @@ def test_cli_import_compute_and_leaderboard(tmp_path):
     preds = tmp_path / "p.jsonl"
     preds.write_text(demo.naturalbench_predictions(8, accuracy=0.8))
     out = io.StringIO()
+    project = eval_project()
     call_command(
-        "evaluate", "import-version", "naturalbench", str(items), "--benchmark", "NB", stdout=out
+        "evaluate",
+        "import-version",
+        "naturalbench",
+        str(items),
+        "--project",
+        project.slug,
+        "--benchmark",
+        "NB",
+        stdout=out,
     )
     version = BenchmarkVersion.objects.get()
     assert f"version {version.pk}: 8 items" in out.getvalue()

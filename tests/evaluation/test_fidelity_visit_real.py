@@ -4,6 +4,7 @@ import pytest
 
 from evaluation import importers, services
 from evaluation.models import BenchmarkItem, MetricResult, Prediction
+from tests.evaluation.helpers import eval_project
 from tests.paths import VISIT_BENCH, needs
 
 FIXTURES = VISIT_BENCH
@@ -29,7 +30,9 @@ def test_dataset_csv_parses_into_578_items_with_529_kept():
 
 @pytest.fixture
 def visit_version(db):
-    benchmark = services.benchmark_get_or_create(family="visit", name="VisIT-Bench")
+    benchmark = services.benchmark_get_or_create(
+        family="visit", name="VisIT-Bench", project=eval_project()
+    )
     rows = importers.parse_visit_items(_read("single_image_full_dataset.csv"))
     return services.version_create(benchmark=benchmark, label="single-image", rows=rows)
 

@@ -22,6 +22,7 @@ from annotator.services import Conflict, Invalid
 from evaluation import demo, importers, services
 from evaluation.metrics import textmetrics
 from evaluation.models import JudgmentSet, PairJudgment
+from tests.evaluation.helpers import eval_project
 from tests.evaluation.judgment_files import ROUNDS, human_file, import_llm, llm_file
 from tests.paths import VISIT_BENCH, needs
 
@@ -320,7 +321,7 @@ def test_label_taken_and_other_families_are_refused(visit_version, files):
             content=llm_file(files, n_instances=2),
             filename="",
         )
-    nb = services.benchmark_get_or_create(family="naturalbench", name="NB")
+    nb = services.benchmark_get_or_create(family="naturalbench", name="NB", project=eval_project())
     version = services.version_create(
         benchmark=nb,
         label="v1",

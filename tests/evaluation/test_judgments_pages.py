@@ -15,6 +15,7 @@ from annotator import roles
 from annotator.models import Job
 from evaluation import demo, importers, services
 from evaluation.models import JudgmentSet, PairJudgment
+from tests.evaluation.helpers import eval_project, member
 from tests.evaluation.judgment_files import (
     QUALITY,
     ROUNDS,
@@ -23,14 +24,13 @@ from tests.evaluation.judgment_files import (
     import_llm,
     llm_file,
 )
-from tests.factories import UserFactory
 from tests.paths import VISIT_BENCH, needs
 
 pytestmark = needs(VISIT_BENCH)
 
 
 def login(client, role):
-    user = UserFactory(role=role) if role else UserFactory()
+    user = member(role)
     client.force_login(user)
     return user
 
@@ -88,13 +88,15 @@ def test_judgments_page_shows_ratings_agreement_and_plots(
     assert "Agreement with the crowd" in text and "5/5" in text and "Length (longer wins)" in text
     assert crowd.results["agreement"]["pairs"] > 0
     assert text.count("<svg") == 3
-    assert "Import judgments" not in text  # researchers read only
+    assert "Import judgments" in text  # researchers evaluate: they import judgments
 
 
 @pytest.mark.django_db
 def test_judgments_pages_are_visit_only(client, db):
     login(client, roles.CURATOR)
-    benchmark = services.benchmark_get_or_create(family="naturalbench", name="NB")
+    benchmark = services.benchmark_get_or_create(
+        family="naturalbench", name="NB", project=eval_project()
+    )
     rows = importers.parse_items("naturalbench", demo.naturalbench_items(2))
     version = services.version_create(benchmark=benchmark, label="v1", rows=rows)
     for name in ("eval-judgments", "eval-judgments-import"):
@@ -201,7 +203,9 @@ def test_rankings_page_without_two_rankings_says_what_to_do(client, visit_versio
 @pytest.mark.django_db
 def test_rankings_on_other_families_compare_leaderboard_metrics(client, db):
     login(client, roles.RESEARCHER)
-    benchmark = services.benchmark_get_or_create(family="naturalbench", name="NB")
+    benchmark = services.benchmark_get_or_create(
+        family="naturalbench", name="NB", project=eval_project()
+    )
     rows = importers.parse_items("naturalbench", demo.naturalbench_items(12))
     version = services.version_create(benchmark=benchmark, label="v1", rows=rows)
     for name, accuracy, seed in (("A", 0.9, 1), ("B", 0.7, 2), ("C", 0.5, 3)):
@@ -221,34 +225,36 @@ def test_rankings_on_other_families_compare_leaderboard_metrics(client, db):
 @pytest.fixture
 def small(db, files):
     """Ten real instances and one small judge set: enough for the role matrices."""
-    benchmark = services.benchmark_get_or_create(family="visit", name="VisIT-Bench")
+    benchmark = services.benchmark_get_or_create(
+        family="visit", name="VisIT-Bench", project=eval_project()
+    )
     rows = importers.parse_visit_items(first_instances(files[0], n=10))
     version = services.version_create(benchmark=benchmark, label="small", rows=rows)
     import_llm(version, llm_file(files, n_instances=1), label="Judge", rounds=5)
     return version
 
 
+# Reading and evaluating (importing and rating judgments) are for curators and researchers.
 JUDGMENT_PAGES = [
-    ("get", "eval-judgments", False),
-    ("get", "eval-rankings", False),
-    ("get", "eval-judgments-import", True),
-    ("post", "eval-judgments-import", True),
-    ("post", "eval-judgments-compute", True),
+    ("get", "eval-judgments"),
+    ("get", "eval-rankings"),
+    ("get", "eval-judgments-import"),
+    ("post", "eval-judgments-import"),
+    ("post", "eval-judgments-compute"),
 ]
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("role", [roles.CROWDWORKER, roles.RESEARCHER, roles.CURATOR])
-@pytest.mark.parametrize("method,name,write", JUDGMENT_PAGES)
-def test_role_matrix_for_judgment_pages(client, small, files, role, method, name, write):
+@pytest.mark.parametrize("method,name", JUDGMENT_PAGES)
+def test_role_matrix_for_judgment_pages(client, small, files, role, method, name):
     login(client, role)
     before = (Job.objects.count(), JudgmentSet.objects.count(), PairJudgment.objects.count())
     data = {"kind": "llm", "label": "Another", "text": llm_file(files, n_instances=1)}
     response = getattr(client, method)(
         reverse(name, args=[small.pk]), data if method == "post" else None
     )
-    allowed = role == roles.CURATOR or (role == roles.RESEARCHER and not write)
-    if allowed:
+    if role in (roles.CURATOR, roles.RESEARCHER):
         assert response.status_code in (200, 302)
     else:
         assert response.status_code == 404
@@ -260,24 +266,23 @@ def test_role_matrix_for_judgment_pages(client, small, files, role, method, name
 
 
 JUDGMENT_API = [
-    ("get", "api-eval-judgments", False),
-    ("get", "api-eval-rankings", False),
-    ("post", "api-eval-judgments-import", True),
-    ("post", "api-eval-judgments-compute", True),
+    ("get", "api-eval-judgments"),
+    ("get", "api-eval-rankings"),
+    ("post", "api-eval-judgments-import"),
+    ("post", "api-eval-judgments-compute"),
 ]
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("role", [roles.CROWDWORKER, roles.RESEARCHER, roles.CURATOR])
-@pytest.mark.parametrize("method,name,write", JUDGMENT_API)
-def test_role_matrix_for_judgment_api(client, small, role, method, name, write):
+@pytest.mark.parametrize("method,name", JUDGMENT_API)
+def test_role_matrix_for_judgment_api(client, small, role, method, name):
     login(client, role)
     before = (Job.objects.count(), JudgmentSet.objects.count())
     response = getattr(client, method)(
         reverse(name, args=[small.pk]), {}, content_type="application/json"
     )
-    allowed = role == roles.CURATOR or (role == roles.RESEARCHER and not write)
-    if not allowed:
+    if role == roles.CROWDWORKER:
         assert response.status_code == 404
         assert before == (Job.objects.count(), JudgmentSet.objects.count())
     elif method == "get":

@@ -19,6 +19,7 @@ from curation.gateway.offline import rule_for
 from curation.models import Generation, LLMProvider
 from evaluation import importers, jobs, prompts, runners, services
 from evaluation.models import MetricResult, ModelRun, Prediction
+from tests.evaluation.helpers import eval_project
 from tests.fake_openai import reply, status
 
 ROUNDS = 20
@@ -72,7 +73,9 @@ def nb_version(images):
         nb_record(2, "Is it warm?", "Is it cold?", red, blue),
     ]
     content = "\n".join(json.dumps(r) for r in records)
-    benchmark = services.benchmark_get_or_create(family="naturalbench", name="NB test")
+    benchmark = services.benchmark_get_or_create(
+        family="naturalbench", name="NB test", project=eval_project()
+    )
     return services.version_create(
         benchmark=benchmark, label="v1", rows=importers.parse_naturalbench_items(content)
     )
@@ -328,7 +331,9 @@ def test_missing_images_are_failed_calls_that_never_reach_the_endpoint(
             },
         ]
     )
-    benchmark = services.benchmark_get_or_create(family="vhexpansion", name="VH")
+    benchmark = services.benchmark_get_or_create(
+        family="vhexpansion", name="VH", project=eval_project()
+    )
     version = services.version_create(
         benchmark=benchmark, label="v1", rows=importers.parse_vh_items(content)
     )
@@ -367,7 +372,9 @@ def test_images_are_found_under_the_image_root_and_ingested(
             "negated": True,
         },
     ]
-    benchmark = services.benchmark_get_or_create(family="vhexpansion", name="VH")
+    benchmark = services.benchmark_get_or_create(
+        family="vhexpansion", name="VH", project=eval_project()
+    )
     version = services.version_create(
         benchmark=benchmark,
         label="v1",
@@ -535,7 +542,9 @@ def test_vlind_run_sends_the_official_prompts_with_the_official_images(
         "best_img_id": 3,
         "aggregated_human_label_good_images": {"0": 3, "3": 2, "5": 1},
     }
-    benchmark = services.benchmark_get_or_create(family="vlind", name="VLind")
+    benchmark = services.benchmark_get_or_create(
+        family="vlind", name="VLind", project=eval_project()
+    )
     version = services.version_create(
         benchmark=benchmark,
         label="v1",
@@ -594,7 +603,9 @@ def test_visit_run_answers_the_instruction(provider, fake_openai, media, db):
         "cat,https://x/a.png,What is shown?,A cat.,A cat on a mat.,TRUE,FALSE\n"
         "cat,https://x/b.png,Count the dogs.,Two dogs.,There are two dogs.,FALSE,FALSE\n"
     )
-    benchmark = services.benchmark_get_or_create(family="visit", name="VisIT")
+    benchmark = services.benchmark_get_or_create(
+        family="visit", name="VisIT", project=eval_project()
+    )
     version = services.version_create(
         benchmark=benchmark, label="v1", rows=importers.parse_visit_items(content)
     )
@@ -627,7 +638,9 @@ def test_retrieval_scored_by_a_scorer_gives_winoground_scores(images, db):
         "caption_1": "a blue square",
     }
     missing = {**row, "id": "p2", "image_1": "nowhere.png"}
-    benchmark = services.benchmark_get_or_create(family="naturalbench_retrieval", name="R")
+    benchmark = services.benchmark_get_or_create(
+        family="naturalbench_retrieval", name="R", project=eval_project()
+    )
     version = services.version_create(
         benchmark=benchmark,
         label="v1",

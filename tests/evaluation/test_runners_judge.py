@@ -16,6 +16,7 @@ from curation.models import Generation, LLMProvider
 from evaluation import importers, jobs, prompts, runners, services
 from evaluation.importers import PredictionRow
 from evaluation.models import JudgmentSet, PairJudgment
+from tests.evaluation.helpers import eval_project
 from tests.fake_openai import reply, status
 
 ROUNDS = 20
@@ -53,7 +54,9 @@ def visit_csv(n: int, dropped: int = 1) -> str:
 def make_version(n: int, models: dict[str, str]):
     """A VisIT-Bench version with ``n`` kept instances (+1 left out) and one imported run per
     model answering every instance with ``"<text> <k>"``."""
-    benchmark = services.benchmark_get_or_create(family="visit", name="VisIT")
+    benchmark = services.benchmark_get_or_create(
+        family="visit", name="VisIT", project=eval_project()
+    )
     rows = importers.parse_visit_items(visit_csv(n))
     version = services.version_create(benchmark=benchmark, label="v1", rows=rows)
     for model, text in models.items():

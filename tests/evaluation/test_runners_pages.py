@@ -16,14 +16,14 @@ from curation.gateway.providers import provider_offline
 from curation.models import LLMProvider
 from evaluation import prompts, runners
 from evaluation.models import JudgmentSet, MetricResult, ModelRun, Prediction
+from tests.evaluation.helpers import eval_project, member
 from tests.evaluation.test_runners_judge import REF, make_version
-from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
 
 def login(client, role):
-    user = UserFactory(role=role)
+    user = member(role)
     client.force_login(user)
     return user
 
@@ -32,7 +32,9 @@ def login(client, role):
 def nb_version(db):
     from evaluation import demo, importers, services
 
-    benchmark = services.benchmark_get_or_create(family="naturalbench", name="NB")
+    benchmark = services.benchmark_get_or_create(
+        family="naturalbench", name="NB", project=eval_project()
+    )
     rows = importers.parse_naturalbench_items(demo.naturalbench_items(3))
     return services.version_create(benchmark=benchmark, label="v1", rows=rows)
 
@@ -197,7 +199,9 @@ def test_judge_on_a_version_without_runs_says_what_to_do(client, db):
     from evaluation import importers, services
     from tests.evaluation.test_runners_judge import visit_csv
 
-    benchmark = services.benchmark_get_or_create(family="visit", name="Empty")
+    benchmark = services.benchmark_get_or_create(
+        family="visit", name="Empty", project=eval_project()
+    )
     version = services.version_create(
         benchmark=benchmark, label="v1", rows=importers.parse_visit_items(visit_csv(2))
     )

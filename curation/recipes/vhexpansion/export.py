@@ -302,7 +302,7 @@ def newest_finished_export(case_set: VHCaseSet, fmt: str) -> Job | None:
 
 
 def benchmark_name(case_set: VHCaseSet) -> str:
-    """The evaluation benchmark a set publishes to (names are unique per family)."""
+    """The evaluation benchmark a set publishes to, in the set's project."""
     return f"{case_set.name} · {case_set.project.slug}"[:200]
 
 
@@ -340,5 +340,7 @@ def published_versions(case_set: VHCaseSet):
     from evaluation.models import BenchmarkVersion, Family
 
     return BenchmarkVersion.objects.filter(
-        benchmark__family=Family.VHEXPANSION, benchmark__name=benchmark_name(case_set)
+        benchmark__project=case_set.project_id,
+        benchmark__family=Family.VHEXPANSION,
+        benchmark__name=benchmark_name(case_set),
     ).order_by("-created_at", "-id")

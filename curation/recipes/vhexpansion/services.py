@@ -1214,7 +1214,10 @@ def _branches(case_set: VHCaseSet, branch: str, run_id: int | None) -> dict[int,
     if branch == BRANCH_RUN:
         from evaluation.models import ModelRun
 
-        run = ModelRun.objects.filter(pk=run_id).first()
+        from .export import published_versions
+
+        # Only a run on one of the set's own published versions (the choices the page offers).
+        run = ModelRun.objects.filter(pk=run_id, version__in=published_versions(case_set)).first()
         if run is None:
             raise Invalid("Choose a model run for the branch of Eq. 1.")
         found = branches_from_run(case_set=case_set, run=run)

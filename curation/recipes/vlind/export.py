@@ -374,7 +374,9 @@ def published_versions(bench: VLindBench):
     from evaluation.models import BenchmarkVersion, Family
 
     return BenchmarkVersion.objects.filter(
-        benchmark__family=Family.VLIND, benchmark__name=benchmark_name(bench)
+        benchmark__project=bench.project_id,
+        benchmark__family=Family.VLIND,
+        benchmark__name=benchmark_name(bench),
     ).order_by("-created_at", "-id")
 
 

@@ -1,7 +1,7 @@
 """`manage.py evaluate`: import files, compute metrics and print leaderboards in the terminal.
 
 manage.py evaluate import-version visit single_image_full_dataset.csv \
-        --benchmark VisIT-Bench --label v1
+        --project my-project --benchmark VisIT-Bench --label v1
 manage.py evaluate import-run 3 llava13b_output.csv --model LLaVA-13B
 manage.py evaluate compute 7
 manage.py evaluate leaderboard 3 [--sort rouge_l] [--format csv|json]
@@ -17,20 +17,30 @@ manage.py evaluate judge 3 --model LLaVA-13B --label "GPT-4 judge" [--instances 
 manage.py evaluate judge 3 --pairs pairs.jsonl --label "GPT-4 judge"   # {instance_id, a_model,
         b_model} per line
 manage.py evaluate list
-manage.py evaluate demo           # synthetic versions and runs for every family
+manage.py evaluate demo --project my-project   # synthetic versions and runs for every family
+
+Every action takes ``--user NAME``: it then acts as that person, through the same project-scoped
+selectors as the pages (a version, run or project outside their projects, or an action their role
+does not allow, is reported like a missing one). Without it the command acts as the operator at
+the server's shell, who reaches every project, as an admin does.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+from functools import partial
 from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
+from django.http import Http404
 
-from annotator.models import Job
+from annotator.models import Job, Project
 from annotator.services import ServiceError
 from evaluation import compute, demo, importers, jobs, pairwise, runners, selectors, services
 from evaluation.models import BenchmarkVersion, Family, ModelRun
+from evaluation.selectors import EVALUATE, READ
 
 
 def _format(result, spec) -> str:
@@ -58,15 +68,26 @@ def _format(result, spec) -> str:
 class Command(BaseCommand):
     help = "Import benchmark files, compute metrics and print leaderboards."
 
+    user = None
+
     def add_arguments(self, parser):
+        person = argparse.ArgumentParser(add_help=False)
+        person.add_argument(
+            "--user",
+            default="",
+            help="act as this person: only their projects and what their role allows "
+            "(default: the operator, who reaches every project)",
+        )
         sub = parser.add_subparsers(dest="action", required=True)
-        p = sub.add_parser("import-version", help="a benchmark version from its dataset file")
+        add = partial(sub.add_parser, parents=[person])
+        p = add("import-version", help="a benchmark version from its dataset file")
         p.add_argument("family", choices=Family.values)
         p.add_argument("file")
+        p.add_argument("--project", required=True, help="slug of the benchmark's project")
         p.add_argument("--benchmark", required=True)
         p.add_argument("--label", default="v1")
         p.add_argument("--draft", action="store_true", help="do not publish (freeze) yet")
-        p = sub.add_parser("import-run", help="a model's predictions on a version")
+        p = add("import-run", help="a model's predictions on a version")
         p.add_argument("version", type=int)
         p.add_argument("file")
         p.add_argument("--model", required=True)
@@ -75,15 +96,15 @@ class Command(BaseCommand):
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--no-compute", action="store_true")
         p.add_argument("--rounds", type=int, default=1000)
-        p = sub.add_parser("compute", help="compute the metrics of a run")
+        p = add("compute", help="compute the metrics of a run")
         p.add_argument("run", type=int)
         p.add_argument("--rounds", type=int, default=1000)
         p.add_argument("--no-text-metrics", action="store_true")
-        p = sub.add_parser("leaderboard", help="print a version's leaderboard")
+        p = add("leaderboard", help="print a version's leaderboard")
         p.add_argument("version", type=int)
         p.add_argument("--sort", default="")
         p.add_argument("--format", choices=["table", "csv", "json"], default="table")
-        p = sub.add_parser("import-judgments", help="VisIT-Bench judge battles or crowd votes")
+        p = add("import-judgments", help="VisIT-Bench judge battles or crowd votes")
         p.add_argument("version", type=int)
         p.add_argument("file")
         p.add_argument("--kind", choices=["llm", "human"], required=True)
@@ -97,16 +118,16 @@ class Command(BaseCommand):
         p.add_argument("--no-compute", action="store_true")
         p.add_argument("--no-text-metrics", action="store_true")
         p.add_argument("--rounds", type=int, default=1000)
-        p = sub.add_parser("judgments", help="ratings and agreement of a version's judgment sets")
+        p = add("judgments", help="ratings and agreement of a version's judgment sets")
         p.add_argument("version", type=int)
         p.add_argument("--compute", action="store_true", help="recompute first")
         p.add_argument("--no-text-metrics", action="store_true")
         p.add_argument("--rounds", type=int, default=1000)
-        p = sub.add_parser("rank-correlation", help="Spearman rho between two rankings")
+        p = add("rank-correlation", help="Spearman rho between two rankings")
         p.add_argument("version", type=int)
         p.add_argument("a", nargs="?", default="")
         p.add_argument("b", nargs="?", default="")
-        p = sub.add_parser("run", help="answer a version's items with a model (LLM gateway)")
+        p = add("run", help="answer a version's items with a model (LLM gateway)")
         p.add_argument("version", type=int)
         p.add_argument(
             "--provider",
@@ -124,7 +145,7 @@ class Command(BaseCommand):
         p.add_argument("--post-hoc", action="store_true")
         p.add_argument("--rounds", type=int, default=1000)
         p.add_argument("--no-text-metrics", action="store_true")
-        p = sub.add_parser("judge", help="VisIT-Bench LLM judge, both orders (App. F)")
+        p = add("judge", help="VisIT-Bench LLM judge, both orders (App. F)")
         p.add_argument("version", type=int)
         p.add_argument("--label", default="LLM judge")
         p.add_argument("--model", default="", help="draw pairs for this run's model")
@@ -136,10 +157,16 @@ class Command(BaseCommand):
         p.add_argument("--with-reference", action="store_true")
         p.add_argument("--rounds", type=int, default=1000)
         p.add_argument("--no-text-metrics", action="store_true")
-        sub.add_parser("list", help="benchmarks, versions and runs")
-        sub.add_parser("demo", help="synthetic versions and runs for every family")
+        add("list", help="benchmarks, versions and runs")
+        p = add("demo", help="synthetic versions and runs for every family")
+        p.add_argument("--project", required=True, help="slug of the project to fill")
 
     def handle(self, *args, **options):
+        self.user = None
+        if options.get("user"):
+            self.user = get_user_model().objects.filter(username=options["user"]).first()
+            if self.user is None or not self.user.is_active:
+                raise CommandError(f"No active user {options['user']!r}.")
         try:
             getattr(self, "do_" + options["action"].replace("-", "_"))(options)
         except ServiceError as exc:
@@ -154,9 +181,45 @@ class Command(BaseCommand):
             raise CommandError(f"No such file: {path}")
         return file.read_text(encoding="utf-8-sig")
 
+    def _project(self, slug: str) -> Project:
+        """A project the person curates (any project for the operator)."""
+        projects = (
+            Project.objects.all() if self.user is None else selectors.curated_projects(self.user)
+        )
+        project = projects.filter(slug=slug).first()
+        if project is None:
+            mine = "" if self.user is None else " among the projects you curate"
+            raise CommandError(f"No project {slug!r}{mine}.")
+        return project
+
+    def _version(self, pk: int, allowed=READ) -> BenchmarkVersion:
+        if self.user is None:
+            version = BenchmarkVersion.objects.select_related("benchmark").filter(pk=pk).first()
+        else:
+            try:
+                version = selectors.version_for_user_or_404(self.user, pk, allowed=allowed)
+            except Http404:
+                version = None
+        if version is None:
+            raise CommandError(f"No version {pk}")
+        return version
+
+    def _run(self, pk: int, allowed=EVALUATE) -> ModelRun:
+        if self.user is None:
+            run = ModelRun.objects.select_related("version__benchmark").filter(pk=pk).first()
+        else:
+            try:
+                run = selectors.run_for_user_or_404(self.user, pk, allowed=allowed)
+            except Http404:
+                run = None
+        if run is None:
+            raise CommandError(f"No run {pk}")
+        return run
+
     def do_import_version(self, o):
         params = {
             "target": "items",
+            "project_id": self._project(o["project"]).pk,
             "family": o["family"],
             "benchmark": o["benchmark"],
             "label": o["label"],
@@ -164,17 +227,13 @@ class Command(BaseCommand):
             "filename": Path(o["file"]).name,
             "content": self._read(o["file"]),
         }
-        result = services.import_run(params)
+        result = services.import_run(params, created_by=self.user)
         self.stdout.write(
             f"version {result['version_id']}: {result['items']} items, {result['kept']} kept"
         )
 
     def do_import_run(self, o):
-        version = (
-            BenchmarkVersion.objects.select_related("benchmark").filter(pk=o["version"]).first()
-        )
-        if version is None:
-            raise CommandError(f"No version {o['version']}")
+        version = self._version(o["version"], EVALUATE)
         params = {
             "target": "predictions",
             "family": version.benchmark.family,
@@ -188,15 +247,13 @@ class Command(BaseCommand):
             "compute": not o["no_compute"],
             "rounds": o["rounds"],
         }
-        result = services.import_run(params)
+        result = services.import_run(params, created_by=self.user)
         self.stdout.write(f"run {result['run_id']}: {result['predictions']} predictions")
         if result.get("metrics"):
             self._print_board(version, "")
 
     def do_compute(self, o):
-        run = ModelRun.objects.select_related("version__benchmark").filter(pk=o["run"]).first()
-        if run is None:
-            raise CommandError(f"No run {o['run']}")
+        run = self._run(o["run"], EVALUATE)
         values = services.metrics_compute(
             run=run, rounds=o["rounds"], text_metrics=not o["no_text_metrics"]
         )
@@ -206,11 +263,8 @@ class Command(BaseCommand):
             self.stdout.write(f"{label:40} {'n/a' if value is None else f'{value:.4f}'}")
 
     def do_leaderboard(self, o):
-        version = (
-            BenchmarkVersion.objects.select_related("benchmark").filter(pk=o["version"]).first()
-        )
-        if version is None:
-            raise CommandError(f"No version {o['version']}")
+        # A table is read on screen; CSV and JSON are downloads.
+        version = self._version(o["version"], READ if o["format"] == "table" else EVALUATE)
         if o["format"] == "table":
             self._print_board(version, o["sort"])
             return
@@ -246,14 +300,8 @@ class Command(BaseCommand):
         for row in rows:
             self.stdout.write("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
 
-    def _version(self, pk: int) -> BenchmarkVersion:
-        version = BenchmarkVersion.objects.select_related("benchmark").filter(pk=pk).first()
-        if version is None:
-            raise CommandError(f"No version {pk}")
-        return version
-
     def do_import_judgments(self, o):
-        version = self._version(o["version"])
+        version = self._version(o["version"], EVALUATE)
         params = {
             "target": "judgments",
             "version_id": version.pk,
@@ -269,13 +317,13 @@ class Command(BaseCommand):
             "text_metrics": not o["no_text_metrics"],
             "rounds": o["rounds"],
         }
-        result = services.import_run(params)
+        result = services.import_run(params, created_by=self.user)
         self.stdout.write(f"judgment set {result['judgment_set_id']}: {result['pairs']} pairs")
         if result.get("computed"):
             self._print_judgments(version)
 
     def do_judgments(self, o):
-        version = self._version(o["version"])
+        version = self._version(o["version"], EVALUATE if o["compute"] else READ)
         if o["compute"]:
             services.judgments_compute(
                 version=version, rounds=o["rounds"], text_metrics=not o["no_text_metrics"]
@@ -338,13 +386,19 @@ class Command(BaseCommand):
         from curation.gateway.providers import provider_for
         from curation.models import LLMProvider
 
+        project = version.benchmark.project
         if not value:
-            return provider_for(version.benchmark.project)
-        found = LLMProvider.objects.filter(name=value).order_by("id").first()
+            return provider_for(project)
+        usable = (
+            LLMProvider.objects.all()
+            if self.user is None
+            else selectors.providers_for(self.user, project)
+        )
+        found = usable.filter(name=value).order_by("id").first()
         if found is None and value.isdigit():
-            found = LLMProvider.objects.filter(pk=int(value)).first()
+            found = usable.filter(pk=int(value)).first()
         if found is None:
-            names = ", ".join(LLMProvider.objects.values_list("name", flat=True)) or "none"
+            names = ", ".join(usable.values_list("name", flat=True)) or "none"
             raise CommandError(f"No LLM provider {value!r} (providers: {names}).")
         return found
 
@@ -357,10 +411,10 @@ class Command(BaseCommand):
         return job.result or {}
 
     def do_run(self, o):
-        version = self._version(o["version"])
+        version = self._version(o["version"], EVALUATE)
         common = {
             "version": version,
-            "created_by": None,
+            "created_by": self.user,
             "limit": o["limit"],
             "label": o["label"],
             "model_name": o["model_name"],
@@ -400,7 +454,7 @@ class Command(BaseCommand):
         self._print_board(version, "")
 
     def do_judge(self, o):
-        version = self._version(o["version"])
+        version = self._version(o["version"], EVALUATE)
         pairing = None
         if o["pairs"]:
             pairs = []
@@ -434,7 +488,7 @@ class Command(BaseCommand):
             judgment_set_name=o["label"],
             pairs=pairs,
             provider=provider,
-            created_by=None,
+            created_by=self.user,
             seed=o["seed"],
             with_reference=o["with_reference"],
             rounds=o["rounds"],
@@ -450,9 +504,15 @@ class Command(BaseCommand):
         self._print_judgments(version)
 
     def do_list(self, o):
-        for version in BenchmarkVersion.objects.select_related("benchmark").order_by("id"):
+        versions = (
+            BenchmarkVersion.objects.select_related("benchmark__project")
+            if self.user is None
+            else selectors.versions_visible(self.user)
+        )
+        for version in versions.order_by("id"):
             self.stdout.write(
                 f"version {version.pk}: {version.benchmark.name} [{version.benchmark.family}] "
+                f"in {version.benchmark.project.slug}: "
                 f"{version.label} — {version.item_count} items"
                 f"{' (frozen)' if version.frozen else ''}"
             )
@@ -460,17 +520,21 @@ class Command(BaseCommand):
                 self.stdout.write(f"    run {run.pk}: {run.model.name} {run.label}".rstrip())
 
     def do_demo(self, o):
+        project = self._project(o["project"])
+
         def version(family: str, name: str, content: str, filename: str) -> BenchmarkVersion:
             label = f"demo-{BenchmarkVersion.objects.count() + 1}"
             result = services.import_run(
                 {
                     "target": "items",
+                    "project_id": project.pk,
                     "family": family,
                     "benchmark": name,
                     "label": label,
                     "content": content,
                     "filename": filename,
-                }
+                },
+                created_by=self.user,
             )
             return BenchmarkVersion.objects.get(pk=result["version_id"])
 
@@ -484,7 +548,8 @@ class Command(BaseCommand):
                     "content": content,
                     "filename": filename,
                     "option": option,
-                }
+                },
+                created_by=self.user,
             )
 
         v = version("naturalbench", "NaturalBench (demo)", demo.naturalbench_items(60), "nb.jsonl")
