@@ -442,8 +442,7 @@ def _claim_data(result: services.ClaimResult) -> dict:
             # What the workspace page shows, nothing more (the same function renders it).
             "payload": kind.public_payload(payload, assignment.presentation),
             "keys": [
-                {"key": str(k.key), "label": str(k.label)}
-                for k in kind.keys(queue.config, payload)
+                {"key": str(k.key), "label": str(k.label)} for k in kind.keys(queue.config, payload)
             ],
             "expires_at": _DATETIME.to_representation(assignment.expires_at),
         }

@@ -25,6 +25,16 @@ urlpatterns = [
         api.AnnotationsExportApi.as_view(),
         name="api-queue-annotations",
     ),
+    path(
+        "projects/<int:project_id>/members/",
+        api.ProjectMembersApi.as_view(),
+        name="api-project-members",
+    ),
+    path(
+        "projects/<int:project_id>/members/<int:user_id>/",
+        api.ProjectMemberApi.as_view(),
+        name="api-project-member",
+    ),
     path("tasks/<int:task_id>/submit/", api.SubmitApi.as_view(), name="api-submit"),
     path("tasks/<int:task_id>/skip/", api.SkipApi.as_view(), name="api-skip"),
     path("tasks/<int:task_id>/report/", api.ReportApi.as_view(), name="api-report"),

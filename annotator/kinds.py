@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from django.utils.translation import gettext_lazy, gettext_noop
 from jsonschema import Draft202012Validator
@@ -37,6 +37,46 @@ def _image_schema() -> dict:
 IMAGE = _image_schema()
 IMAGES = {"type": "array", "items": IMAGE, "maxItems": 8}
 TEXT = {"type": "string", "minLength": 1}
+
+
+def public_image(image: dict) -> dict:
+    """What the workspace shows of an image: its address, alt text and caption."""
+    return {k: image[k] for k in ("url", "alt", "caption") if k in image}
+
+
+def _pick(source: dict, names: tuple[str, ...]) -> dict:
+    return {name: source[name] for name in names if name in source}
+
+
+# Why a crowdworker reports a task. A queue may name its own in ``config["report_reasons"]``
+# (``[{"code": ..., "label": ...}]``); "other" is always offered and is the only code that
+# takes free text.
+OTHER_REASON = "other"
+REPORT_REASONS = (
+    {"code": "broken_image", "label": gettext_noop("An image does not load or is broken")},
+    {"code": "unclear", "label": gettext_noop("The task is unclear or cannot be answered")},
+    {"code": "offensive", "label": gettext_noop("Offensive or private content")},
+)
+OTHER_REPORT_REASON = {"code": OTHER_REASON, "label": gettext_noop("Something else")}
+REPORT_REASONS_SCHEMA = {
+    "type": "array",
+    "maxItems": 12,
+    "items": {
+        "type": "object",
+        "required": ["code", "label"],
+        "additionalProperties": False,
+        "properties": {
+            "code": {"type": "string", "pattern": "^[a-z0-9_]{1,40}$"},
+            "label": {"type": "string", "minLength": 1, "maxLength": 200},
+        },
+    },
+}
+
+
+def report_reasons(config: dict) -> list[dict]:
+    """The queue's report reasons, "other" last (its own codes, else the defaults)."""
+    named = [dict(r) for r in config.get("report_reasons") or REPORT_REASONS]
+    return [*(r for r in named if r["code"] != OTHER_REASON), dict(OTHER_REPORT_REASON)]
 
 
 def check(instance: Any, schema: dict, what: str) -> None:
@@ -79,6 +119,11 @@ class Kind:
 
     def validate_config(self, config: Any) -> None:
         check(config, self.config_schema, "config")
+        if isinstance(config, dict) and "report_reasons" in config:
+            check(config["report_reasons"], REPORT_REASONS_SCHEMA, "config.report_reasons")
+            codes = [r["code"] for r in config["report_reasons"]]
+            if len(codes) != len(set(codes)):
+                raise SchemaError("config.report_reasons: codes must be unique")
 
     def validate_gold(self, gold: Any, config: dict, payload: dict) -> None:
         check(gold, self.response_schema(config, payload), "gold")
@@ -93,6 +138,26 @@ class Kind:
     def presentation(self, rng: random.Random) -> dict:
         """How this assignment shows the task (e.g. left/right order); stored on it."""
         return {}
+
+    # --- what a crowdworker receives -------------------------------------------------------
+    # The workspace page and the JSON API both render from these, so the JSON a crowdworker
+    # gets carries exactly what their page shows: no gold, no provenance (model names, source
+    # ids, categories), nothing a recipe keeps in the payload for itself.
+    public_fields: ClassVar[tuple[str, ...]] = ()
+    public_config_fields: ClassVar[tuple[str, ...]] = ()
+
+    def public_payload(self, payload: dict, presentation: dict) -> dict:
+        """The payload as the workspace shows it for one assignment."""
+        out = _pick(payload, self.public_fields)
+        if "images" in out:
+            out["images"] = [public_image(i) for i in out["images"]]
+        if "image" in out:
+            out["image"] = public_image(out["image"])
+        return out
+
+    def public_config(self, config: dict) -> dict:
+        """The queue settings the workspace uses (and shows) for this kind."""
+        return _pick(config, self.public_config_fields)
 
     # --- aggregation -----------------------------------------------------------------------
     def vote(self, response: dict) -> Hashable:
@@ -138,6 +203,8 @@ def kind_choices() -> list[tuple[str, str]]:
 
 # --- pair_verify: NaturalBench Sec. 3 step 1 ---------------------------------------------------
 class PairVerify(Kind):
+    public_fields = ("images",)
+
     def keys(self, config, payload=None):
         return [
             Key("y", gettext_noop("Yes, one caption fits both: discard")),
@@ -185,6 +252,8 @@ UNANSWERABLE = "Unanswerable"
 
 
 class VqaChoice(Kind):
+    public_fields = ("image", "question", "choices", "language")
+
     def options(self, payload: dict) -> list[str]:
         return [*payload["choices"], UNANSWERABLE]
 
@@ -232,6 +301,9 @@ register(
 
 # --- skill_tags: NaturalBench App. C -------------------------------------------------------------
 class SkillTags(Kind):
+    public_fields = ("images", "questions")
+    public_config_fields = ("min_tags", "max_tags")
+
     def tags(self, config: dict) -> list[dict]:
         return [t for g in config.get("taxonomy", []) for t in g["tags"]]
 
@@ -267,6 +339,17 @@ class SkillTags(Kind):
                 }
             },
         }
+
+    def public_config(self, config):
+        out = super().public_config(config)
+        out["taxonomy"] = [
+            {
+                "group": g["group"],
+                "tags": [_pick(t, ("id", "label", "key", "description")) for t in g["tags"]],
+            }
+            for g in config.get("taxonomy", [])
+        ]
+        return out
 
     def vote(self, response):
         return frozenset(response["tags"])
@@ -328,6 +411,8 @@ register(
 
 # --- forced_choice: VisIT-Bench Sec. 4.2 ---------------------------------------------------------
 class ForcedChoice(Kind):
+    public_fields = ("images", "instruction", "caption")
+
     def keys(self, config, payload=None):
         return [
             Key("a", gettext_noop("Left response is better")),
@@ -345,12 +430,28 @@ class ForcedChoice(Kind):
         # Left/right randomised per assignment and recorded, so position bias can be measured.
         return {"swapped": rng.random() < 0.5}
 
+    def sides(self, payload: dict, presentation: dict) -> tuple[dict, dict]:
+        """The (left, right) candidates of one assignment."""
+        first, second = payload["candidates"]
+        return (second, first) if presentation.get("swapped") else (first, second)
+
+    def public_payload(self, payload, presentation):
+        # Blind rating: the candidates go out by side and text only. Their ids (model names,
+        # "human reference") stay here; a "left"/"right" answer is mapped back by the
+        # assignment's presentation in clean_response.
+        out = super().public_payload(payload, presentation)
+        left, right = self.sides(payload, presentation)
+        out["candidates"] = [
+            {"side": "left", "text": left["text"]},
+            {"side": "right", "text": right["text"]},
+        ]
+        return out
+
     def clean_response(self, response, *, config, payload, presentation):
         check(response, self.response_schema(config, payload), "response")
+        left, right = self.sides(payload, presentation)
+        winner = (left if response["choice"] == "left" else right)["id"]
         swapped = bool(presentation.get("swapped"))
-        order = [1, 0] if swapped else [0, 1]
-        picked = order[0] if response["choice"] == "left" else order[1]
-        winner = payload["candidates"][picked]["id"]
         return {"choice": response["choice"], "swapped": swapped, "winner": winner}
 
     def validate_gold(self, gold, config, payload):
@@ -396,11 +497,18 @@ register(
 
 # --- review: VLind-Bench App. A, VisIT-Bench reference checks, VHExpansion negations -------------
 class Review(Kind):
+    public_fields = ("title", "images", "text", "fields")
+
     def keys(self, config, payload=None):
         keys = [Key("a", gettext_noop("Accept")), Key("r", gettext_noop("Reject"))]
         for i, reason in enumerate(config.get("reason_codes", [])[:9]):
             keys.append(Key(str(i + 1), reason["label"]))
         return keys
+
+    def public_config(self, config):
+        out = {"criteria": list(config.get("criteria", []))}
+        out["reason_codes"] = [_pick(r, ("code", "label")) for r in config.get("reason_codes", [])]
+        return out
 
     def response_schema(self, config, payload):
         codes = [r["code"] for r in config.get("reason_codes", [])]
@@ -484,6 +592,9 @@ register(
 
 # --- write_text: VisIT-Bench instructions and instruction-conditioned captions -------------------
 class WriteText(Kind):
+    public_fields = ("prompt", "images", "draft", "context")
+    public_config_fields = ("min_length", "max_length", "allow_image", "require_image")
+
     def keys(self, config, payload=None):
         return [Key("e", gettext_noop("Edit the text")), Key("Ctrl+Enter", gettext_noop("Submit"))]
 

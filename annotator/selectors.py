@@ -179,3 +179,26 @@ def available_queues(user) -> list[TaskQueue]:
     for q in queues:
         q.progress = progress[q.pk]
     return queues
+
+
+def project_people(project: Project, *, user_id: int | None = None) -> list:
+    """The project's members (or the one with ``user_id``), by user name, each with ``roles``
+    (their role names) and ``live_leases`` (tasks they hold right now in the project's
+    queues); two queries."""
+    live = Count(
+        "assignments",
+        filter=Q(
+            assignments__queue__project=project,
+            assignments__state=Assignment.State.LEASED,
+            assignments__expires_at__gt=timezone.now(),
+        ),
+    )
+    members = project.members.all()
+    if user_id is not None:
+        members = members.filter(pk=user_id)
+    people = list(
+        members.annotate(live_leases=live).prefetch_related("groups").order_by("username")
+    )
+    for person in people:
+        person.roles = roles.remember_roles(person, [g.name for g in person.groups.all()])
+    return people

@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from .kinds import REGISTRY
+from .kinds import REGISTRY, report_reasons
 from .models import Job, Task, TaskQueue
 from .services import QUEUE_FIELDS
 
@@ -113,11 +113,46 @@ class QueueStatusIn(serializers.Serializer):
 
 
 class QueueWorkerOut(serializers.ModelSerializer):
-    """What a crowdworker sees of a queue."""
+    """What a crowdworker sees of a queue: what the workspace page uses and shows."""
+
+    config = serializers.SerializerMethodField(
+        help_text="The settings the task page uses (e.g. the skill taxonomy, review criteria)."
+    )
+    report_reasons = serializers.SerializerMethodField(
+        help_text="Codes a report may give; free text only with 'other'."
+    )
 
     class Meta:
         model = TaskQueue
-        fields = ["id", "project", "kind", "title", "instructions", "config", "status"]
+        fields = [
+            "id",
+            "project",
+            "kind",
+            "title",
+            "instructions",
+            "config",
+            "status",
+            "report_reasons",
+        ]
+
+    @extend_schema_field({"type": "object"})
+    def get_config(self, queue: TaskQueue) -> dict:
+        kind = REGISTRY.get(queue.kind)
+        return kind.public_config(queue.config) if kind else {}
+
+    @extend_schema_field(
+        {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"code": {"type": "string"}, "label": {"type": "string"}},
+            },
+        }
+    )
+    def get_report_reasons(self, queue: TaskQueue) -> list[dict]:
+        return [
+            {"code": r["code"], "label": str(_(r["label"]))} for r in report_reasons(queue.config)
+        ]
 
 
 class QueueOut(serializers.ModelSerializer):
@@ -144,6 +179,23 @@ class QueueOut(serializers.ModelSerializer):
     )
     def get_progress(self, queue: TaskQueue) -> dict | None:
         return self.context.get("progress", {}).get(queue.pk)
+
+
+# --------------------------------------------------------------------------------------------
+# People
+# --------------------------------------------------------------------------------------------
+class MemberOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    roles = serializers.ListField(child=serializers.CharField(), help_text="Global roles.")
+    is_active = serializers.BooleanField()
+    live_leases = serializers.IntegerField(help_text="Tasks they hold now in this project.")
+
+
+class MemberRemovedOut(serializers.Serializer):
+    project = serializers.IntegerField()
+    user = serializers.IntegerField()
+    leases_ended = serializers.IntegerField(help_text="Live leases ended: back in the pool.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -224,14 +276,17 @@ class KeyOut(serializers.Serializer):
 
 
 class ClaimedTaskOut(serializers.Serializer):
-    """A task handed to an annotator: never its gold answer nor whether it is a check item."""
+    """A task handed to an annotator: what their task page shows, and nothing more.
+
+    Never its gold answer, whether it is a check item, other people's answers or where it came
+    from; forced_choice candidates come by side (left, right) with their texts only.
+    """
 
     id = serializers.IntegerField()
     queue = serializers.IntegerField()
     kind = serializers.CharField()
-    payload = serializers.JSONField()
-    presentation = serializers.JSONField(
-        help_text="How this assignment shows the task, e.g. {'swapped': true} for forced_choice."
+    payload = serializers.JSONField(
+        help_text="The task as the page shows it: the kind's public fields of the payload."
     )
     keys = KeyOut(many=True)
     expires_at = serializers.DateTimeField()
@@ -257,7 +312,16 @@ class SubmitOut(serializers.Serializer):
 
 
 class ReportIn(serializers.Serializer):
-    reason = serializers.CharField(max_length=2000)
+    reason = serializers.CharField(
+        max_length=40, help_text="One of the queue's report reason codes, e.g. broken_image."
+    )
+    details = serializers.CharField(
+        max_length=1000,
+        allow_blank=True,
+        required=False,
+        default="",
+        help_text="What is wrong, in words: only (and then required) with the reason 'other'.",
+    )
 
 
 class ReleasedOut(serializers.Serializer):

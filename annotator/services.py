@@ -1258,9 +1258,7 @@ def annotation_submit(
             except SchemaError:
                 same = False
             if not same:
-                raise Conflict(
-                    _("You already answered this task; your first answer is kept.")
-                )
+                raise Conflict(_("You already answered this task; your first answer is kept."))
             created = False
             annotation = existing
         else:

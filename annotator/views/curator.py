@@ -24,6 +24,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
@@ -195,6 +196,56 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
         list(selectors.queues_for(request.user).filter(project=project).order_by("-priority", "id"))
     )
     return render(request, "annotator/curator/project.html", {"project": project, "queues": queues})
+
+
+# ---------------------------------------------------------------------------------------------
+# people of a project
+# ---------------------------------------------------------------------------------------------
+def _role_names(person) -> list[str]:
+    return [str(roles.ROLE_LABELS[r]) for r in roles.ALL_ROLES if r in person.roles]
+
+
+@roles.roles_required(*CURATOR)
+def project_people(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The project's members and their roles; curators of the project remove people here."""
+    project = selectors.curated_project_or_404(request.user, project_id)
+    people = selectors.project_people(project)
+    for person in people:
+        person.role_names = _role_names(person)
+    return render(request, "annotator/curator/people.html", {"project": project, "people": people})
+
+
+@roles.roles_required(*CURATOR)
+def project_member_remove(request: HttpRequest, project_id: int, user_id: int) -> HttpResponse:
+    """GET: a confirmation page (the page works without JavaScript). POST: remove the person;
+    their live leases in the project end at once. htmx posts answer with the emptied row."""
+    project = selectors.curated_project_or_404(request.user, project_id)
+    found = selectors.project_people(project, user_id=user_id)
+    if not found:
+        raise Http404
+    person = found[0]
+    if request.method != "POST":
+        return render(
+            request,
+            "annotator/curator/people_remove.html",
+            {"project": project, "person": person, "role_names": _role_names(person)},
+        )
+    try:
+        ended = services.project_member_remove(project=project, user=person, by=request.user)
+    except services.ServiceError as exc:
+        if request.htmx:
+            return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
+        messages.error(request, exc.message)
+        return redirect("curator-project-people", project_id=project.pk)
+    text = ngettext(
+        "%(u)s was removed from %(p)s; %(n)d task they held went back to the pool.",
+        "%(u)s was removed from %(p)s; %(n)d tasks they held went back to the pool.",
+        ended,
+    ) % {"u": person.username, "p": project.name, "n": ended}
+    if request.htmx:
+        return render(request, "annotator/curator/_person_removed.html", {"message": text})
+    messages.success(request, text)
+    return redirect("curator-project-people", project_id=project.pk)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -661,6 +712,12 @@ urlpatterns = [
     path("curate/projects/new/", project_new, name="curator-project-new"),
     path("curate/projects/<int:project_id>/", project_detail, name="curator-project"),
     path("curate/projects/<int:project_id>/queues/new/", queue_new, name="curator-queue-new"),
+    path("curate/projects/<int:project_id>/people/", project_people, name="curator-project-people"),
+    path(
+        "curate/projects/<int:project_id>/people/<int:user_id>/remove/",
+        project_member_remove,
+        name="curator-project-member-remove",
+    ),
     path("curate/queues/<int:queue_id>/", queue_detail, name="curator-queue"),
     path("curate/queues/<int:queue_id>/edit/", queue_edit, name="curator-queue-edit"),
     path("curate/queues/<int:queue_id>/status/", queue_status, name="curator-queue-status"),

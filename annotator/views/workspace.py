@@ -25,8 +25,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from .. import roles, selectors, services
-from ..kinds import get_kind
-from ..models import Assignment, TaskQueue
+from ..kinds import get_kind, report_reasons
+from ..models import Annotation, Assignment, TaskQueue
 from ..roles import roles_required
 
 SESSION_DONE = "workspace_done"
@@ -55,9 +55,10 @@ def _heartbeat_seconds(queue: TaskQueue) -> int:
     return max(5, min(60, ttl // 3))
 
 
-def _kind_context(kind, queue: TaskQueue, assignment: Assignment) -> dict:
-    """What a kind partial needs beyond the payload, prepared here to keep templates simple."""
-    payload, config = assignment.task.payload, queue.config
+def _kind_context(kind, queue: TaskQueue, payload: dict) -> dict:
+    """What a kind partial needs beyond the public payload, prepared here to keep templates
+    simple. ``payload`` is ``kind.public_payload``: the page shows nothing the API withholds."""
+    config = queue.config
     ctx: dict = {"images": [payload["image"]] if "image" in payload else payload.get("images", [])}
     if kind.name == "vqa_choice":
         ctx["options"] = kind.keys(config, payload)
@@ -68,12 +69,6 @@ def _kind_context(kind, queue: TaskQueue, assignment: Assignment) -> dict:
         ctx["groups"] = groups
         ctx["min_tags"] = config.get("min_tags", 1)
         ctx["max_tags"] = config.get("max_tags", 8)
-    elif kind.name == "forced_choice":
-        candidates = payload["candidates"]
-        swapped = bool(assignment.presentation.get("swapped"))
-        left, right = (candidates[1], candidates[0]) if swapped else (candidates[0], candidates[1])
-        # Only the texts go to the page: candidate ids could name the model and bias the choice.
-        ctx["left_text"], ctx["right_text"] = left["text"], right["text"]
     elif kind.name == "review":
         ctx["criteria"] = list(enumerate(config.get("criteria", [])))
         ctx["reasons"] = [
@@ -102,15 +97,15 @@ def _task_context(request: HttpRequest, queue: TaskQueue, claim: services.ClaimR
             ctx["poll_seconds"] = max(2, min(int(claim.retry_after), 30))
         return ctx
     kind = get_kind(queue.kind)
+    payload = kind.public_payload(assignment.task.payload, assignment.presentation)
     ctx.update(
         kind=kind,
-        task=assignment.task,
-        payload=assignment.task.payload,
-        config=queue.config,
-        assignment=assignment,
+        task_id=assignment.task_id,
+        payload=payload,
         keys=kind.keys(queue.config, assignment.task.payload),
+        report_reasons=report_reasons(queue.config),
         heartbeat_seconds=_heartbeat_seconds(queue),
-        k=_kind_context(kind, queue, assignment),
+        k=_kind_context(kind, queue, payload),
     )
     return ctx
 
@@ -153,6 +148,8 @@ def _my_assignment(request: HttpRequest, task_id: int) -> Assignment:
 
 
 def _fail(request: HttpRequest, error: services.ServiceError, queue_id: int) -> HttpResponse:
+    if isinstance(error, services.NotFound):
+        raise Http404  # e.g. removed from the project: the task is out of reach
     if request.htmx:
         return _alert(request, error.message, error.status, queue_id=queue_id)
     messages.error(request, error.message)
@@ -273,6 +270,13 @@ def work_submit(request: HttpRequest, task_id: int) -> HttpResponse:
             if assignment.state == Assignment.State.LEASED:
                 stored = _store_upload(upload, assignment)
                 response["image"] = default_storage.url(stored)
+            elif assignment.state == Assignment.State.SUBMITTED:
+                # A repeated post of the form (a double click) re-sends the file: the answer is
+                # the same if the text is; the first upload stays.
+                first = Annotation.objects.filter(task_id=task_id, annotator=request.user)
+                image = first.values_list("response__image", flat=True).first()
+                if image:
+                    response["image"] = image
         result = services.annotation_submit(
             task_id=task_id,
             annotator=request.user,
@@ -306,11 +310,13 @@ def work_skip(request: HttpRequest, task_id: int) -> HttpResponse:
 @roles_required(roles.CROWDWORKER)
 def work_report(request: HttpRequest, task_id: int) -> HttpResponse:
     assignment = _my_assignment(request, task_id)
-    # A chosen reason plus optional details, e.g. "broken_image: the second image is blank".
-    parts = [request.POST.get("reason", "").strip(), request.POST.get("details", "").strip()]
-    reason = ": ".join(p for p in parts if p)
     try:
-        services.assignment_report(task_id=task_id, annotator=request.user, reason=reason)
+        services.assignment_report(
+            task_id=task_id,
+            annotator=request.user,
+            reason=request.POST.get("reason", ""),
+            details=request.POST.get("details", ""),
+        )
     except services.ServiceError as error:
         return _fail(request, error, assignment.queue_id)
     claim = services.assignment_claim(queue=assignment.queue, annotator=request.user)

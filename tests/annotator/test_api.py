@@ -55,6 +55,12 @@ def test_token_auth_lists_queues_scoped_for_a_crowdworker(project, queue, crowdw
             "instructions": "",
             "config": {},
             "status": "open",
+            "report_reasons": [
+                {"code": "broken_image", "label": "An image does not load or is broken"},
+                {"code": "unclear", "label": "The task is unclear or cannot be answered"},
+                {"code": "offensive", "label": "Offensive or private content"},
+                {"code": "other", "label": "Something else"},
+            ],
         }
     ]
     assert closed.id not in [q["id"] for q in body["results"]]
@@ -203,7 +209,6 @@ def test_next_submit_returns_the_next_task_and_is_idempotent(queue, crowdworker)
             "queue": queue.id,
             "kind": "vqa_choice",
             "payload": first.payload,
-            "presentation": {},
             "keys": [
                 {"key": "1", "label": "Yes"},
                 {"key": "2", "label": "No"},
@@ -254,7 +259,7 @@ def test_next_on_an_empty_queue(queue, crowdworker):
     }
 
 
-def test_forced_choice_claim_carries_the_presentation(project, crowdworker):
+def test_forced_choice_claim_shows_the_candidates_by_side_only(project, crowdworker):
     queue = QueueFactory(project=project, kind="forced_choice")
     payload = {
         "instruction": "Describe the image",
@@ -263,7 +268,12 @@ def test_forced_choice_claim_carries_the_presentation(project, crowdworker):
     task = TaskFactory(queue=queue, payload=payload)
     body = client_for(crowdworker).post(f"/api/queues/{queue.id}/next/").json()
     assignment = Assignment.objects.get(task=task)
-    assert body["task"]["presentation"] == {"swapped": assignment.presentation["swapped"]}
+    texts = ["A dog", "A cat"] if assignment.presentation["swapped"] else ["A cat", "A dog"]
+    assert body["task"]["payload"] == {
+        "instruction": "Describe the image",
+        "candidates": [{"side": "left", "text": texts[0]}, {"side": "right", "text": texts[1]}],
+    }
+    assert "presentation" not in body["task"]
     assert [k["key"] for k in body["task"]["keys"]] == ["a", "b"]
 
 
@@ -284,12 +294,10 @@ def test_skip_report_and_heartbeat(queue, crowdworker):
     assert Task.objects.get(pk=t1.pk).active_count == 0
     # Report records the reason and releases the next one
     assert client.post(f"/api/queues/{queue.id}/next/").json()["task"]["id"] == t2.id
-    response = client.post(
-        f"/api/tasks/{t2.id}/report/", {"reason": "Image is broken"}, format="json"
-    )
+    response = client.post(f"/api/tasks/{t2.id}/report/", {"reason": "broken_image"}, format="json")
     assert response.json() == {"task_id": t2.id, "state": "reported"}
     assignment = Assignment.objects.get(task=t2)
-    assert (assignment.state, assignment.report_reason) == ("reported", "Image is broken")
+    assert (assignment.state, assignment.report_reason) == ("reported", "broken_image")
     # Neither comes back
     assert client.post(f"/api/queues/{queue.id}/next/").json()["task"]["id"] == t3.id
 

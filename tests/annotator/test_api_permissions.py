@@ -39,6 +39,7 @@ def world(project, queue, crowdworker, other_worker, curator, researcher):
         "queue": queue,
         "task": held,
         "job": job,
+        "member": other_worker,
         "users": {
             ANON: None,
             WORKER: crowdworker,
@@ -141,7 +142,7 @@ ENDPOINTS = [
         "report",
         "post",
         "/api/tasks/{task}/report/",
-        {"reason": "broken"},
+        {"reason": "broken_image"},
         {WORKER: 200, CURATOR: 404, RESEARCHER: 404},
     ),
     (
@@ -165,6 +166,20 @@ ENDPOINTS = [
         None,
         {WORKER: 404, CURATOR: 200, RESEARCHER: 200},
     ),
+    (
+        "project-members",
+        "get",
+        "/api/projects/{project}/members/",
+        None,
+        {WORKER: 404, CURATOR: 200, RESEARCHER: 404},
+    ),
+    (
+        "project-member-remove",
+        "delete",
+        "/api/projects/{project}/members/{member}/",
+        None,
+        {WORKER: 404, CURATOR: 200, RESEARCHER: 404},
+    ),
     ("job-list", "get", "/api/jobs/", None, {WORKER: 404, CURATOR: 200, RESEARCHER: 200}),
     ("job-detail", "get", "/api/jobs/{job}/", None, {WORKER: 404, CURATOR: 200, RESEARCHER: 200}),
 ]
@@ -181,6 +196,7 @@ def fill(template, world):
         "task": world["task"].pk,
         "job": world["job"].pk,
         "project": world["queue"].project_id,
+        "member": world["member"].pk,
     }
     text = json.dumps(template) if not isinstance(template, str) else template
     for name, value in ids.items():
@@ -204,6 +220,8 @@ def test_matrix_covers_every_api_route():
         c.replace("{queue}", "<int:queue_id>")
         .replace("{task}", "<int:task_id>")
         .replace("{job}", "<int:job_id>")
+        .replace("{project}", "<int:project_id>")
+        .replace("{member}", "<int:user_id>")
         for c in covered
     }
     assert routes == covered

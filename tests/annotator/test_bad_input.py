@@ -337,7 +337,7 @@ def test_expired_lease_submit_is_409(queue, crowdworker, held, refused):
         for path in ("skip", "heartbeat"):
             refused(client.post(f"/api/tasks/{held.id}/{path}/"), status=409)
         refused(
-            client.post(f"/api/tasks/{held.id}/report/", {"reason": "x"}, format="json"),
+            client.post(f"/api/tasks/{held.id}/report/", {"reason": "unclear"}, format="json"),
             status=409,
         )
 
@@ -353,7 +353,7 @@ def test_submit_after_skip_is_409(queue, crowdworker, held):
     assert not Annotation.objects.exists()
 
 
-@pytest.mark.parametrize("reason", ["", "   ", None, "a" * 2001, "x\u0000y"])
+@pytest.mark.parametrize("reason", ["", "   ", None, "a" * 2001, "x\u0000y", "nonsense-code"])
 def test_report_needs_a_reason(held, crowdworker, refused, reason):
     with refused:
         refused(

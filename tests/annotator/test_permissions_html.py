@@ -76,12 +76,14 @@ VIEWS: dict[str, View] = {
     "work": View(["queue"]),
     "work-submit": View(["held_task"], get=False, post={"answer": "Yes"}),
     "work-skip": View(["held_task"], get=False, post={}),
-    "work-report": View(["held_task"], get=False, post={"reason": "broken"}),
+    "work-report": View(["held_task"], get=False, post={"reason": "broken_image"}),
     "work-heartbeat": View(["held_task"], get=False, post={}),
     # curator
     "curator-projects": View(post={}),
     "curator-project-new": View(post={"name": "Evil", "slug": "evil"}),
     "curator-project": View(["project"], post={}),
+    "curator-project-people": View(["project"], post={}),
+    "curator-project-member-remove": View(["project", "member"], post={}),
     "curator-queue-new": View(["project"], post=QUEUE_POST),
     "curator-queue": View(["queue"], post={}),
     "curator-queue-edit": View(["queue"], post=QUEUE_POST),
@@ -107,6 +109,7 @@ PATTERNS = {p.name: p for p in [*workspace_views.urlpatterns, *curator_views.url
 class World:
     users: dict
     project: int
+    member: int
     queue: int
     held_task: int
     enrollment: int
@@ -142,6 +145,7 @@ def world(project, queue, crowdworker, other_worker, curator, researcher) -> Wor
             roles.RESEARCHER: researcher,
         },
         project=project.pk,
+        member=other_worker.pk,
         queue=queue.pk,
         held_task=task.pk,
         enrollment=enrollment.pk,
@@ -238,6 +242,7 @@ def test_out_of_reach_objects_answer_like_missing_ones(client, world, curator, r
     foreign_job = Job.objects.create(kind="annotator.import_tasks", project=foreign_queue.project)
     ids = {"project": foreign_queue.project_id, "queue": foreign_queue.pk}
     ids |= {"held_task": foreign_task.pk, "job": foreign_job.pk, "enrollment": 10**9}
+    ids |= {"member": world.member}
     for user in (curator, researcher):
         client.force_login(user)
         for name, view in VIEWS.items():

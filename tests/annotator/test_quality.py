@@ -36,6 +36,7 @@ def work(queue, user, answers, gold=()):
     given to the gold items in the order they are served.
     """
     gold = list(gold)
+    queue.project.members.add(user)  # people work in their projects only
     claim = services.assignment_claim(queue=queue, annotator=user)
     while claim.assignment is not None:
         assignment = claim.assignment

@@ -41,6 +41,7 @@ def workers(n: int) -> list:
 def holds(queue, person, task, now=None) -> Assignment:
     """``person`` claims and must get ``task``."""
     queue.refresh_from_db()
+    queue.project.members.add(person)  # people work in their projects only
     got = services.assignment_claim(queue=queue, annotator=person, now=now)
     assert got.assignment is not None, got.message
     assert got.assignment.task_id == task.pk
@@ -206,7 +207,7 @@ def test_the_third_lease_ending_unanswered_decides_on_two(third_lease, queue3, h
     if how == "skip":
         services.assignment_skip(task_id=task.pk, annotator=p3, now=start)
     elif how == "report":
-        services.assignment_report(task_id=task.pk, annotator=p3, reason="blurry", now=start)
+        services.assignment_report(task_id=task.pk, annotator=p3, reason="unclear", now=start)
     elif how == "expire":
         assert services.leases_expire(now=later) == 1  # the beat job
     else:

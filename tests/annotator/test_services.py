@@ -47,6 +47,7 @@ def workers(n: int) -> list:
 
 def claim(queue, person, now=None) -> services.ClaimResult:
     queue.refresh_from_db()
+    queue.project.members.add(person)  # people work in their projects only
     return services.assignment_claim(queue=queue, annotator=person, now=now)
 
 
@@ -122,7 +123,7 @@ def test_task_is_never_offered_again_after_answer_skip_or_report(queue, crowdwor
     elif how == "skip":
         services.assignment_skip(task_id=task.id, annotator=crowdworker)
     else:
-        services.assignment_report(task_id=task.id, annotator=crowdworker, reason="Image broken")
+        services.assignment_report(task_id=task.id, annotator=crowdworker, reason="broken_image")
     # Then the task still has a free slot, but never for them: the truth is "no more tasks"
     task = reload(task)
     assert task.state == Task.State.OPEN
@@ -349,14 +350,17 @@ def test_report_records_the_reason_and_releases(queue, crowdworker):
     claim(queue, crowdworker)
     with pytest.raises(services.Invalid) as err:
         services.assignment_report(task_id=task.id, annotator=crowdworker, reason="   ")
-    assert err.value.message == "Say what is wrong with this task."
+    assert err.value.message == (
+        "reason: say what is wrong with this task "
+        "(one of: broken_image, unclear, offensive, other)."
+    )
     assert reload(task).active_count == 1
     reported = services.assignment_report(
-        task_id=task.id, annotator=crowdworker, reason="  The image does not load  "
+        task_id=task.id, annotator=crowdworker, reason=" other ", details=" The image is dark  "
     )
     assert reported.state == Assignment.State.REPORTED
     a = Assignment.objects.get(task=task, annotator=crowdworker)
-    assert a.report_reason == "The image does not load"
+    assert a.report_reason == "other: The image is dark"
     assert reload(task).active_count == 0
     with pytest.raises(services.Conflict) as err:
         services.assignment_skip(task_id=task.id, annotator=crowdworker)
@@ -381,12 +385,12 @@ def test_submit_is_idempotent(queue, crowdworker):
     # Given two tasks and a claimed lease
     task, nxt = TaskFactory(queue=queue), TaskFactory(queue=queue)
     claim(queue, crowdworker)
-    # When the same answer arrives twice (a double click), even with a different body
+    # When the same answer arrives twice (a double click), even with another duration
     r1 = services.annotation_submit(
         task_id=task.id, annotator=crowdworker, response={"answer": "No"}, duration_ms=1234
     )
     r2 = services.annotation_submit(
-        task_id=task.id, annotator=crowdworker, response={"answer": "Yes"}, duration_ms=99
+        task_id=task.id, annotator=crowdworker, response={"answer": "No"}, duration_ms=99
     )
     # Then one annotation is stored and both calls hand out the same next task
     assert (r1.created, r2.created) == (True, False)

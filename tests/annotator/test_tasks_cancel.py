@@ -153,7 +153,7 @@ def test_acting_on_a_withdrawn_task_answers_409(queue, held, crowdworker, path):
     task = held["held"]
     services.tasks_cancel(queue=queue, task_ids=[task.pk])
     before = snapshot()
-    body = {"response": {"answer": "Yes"}, "reason": "broken"}
+    body = {"response": {"answer": "Yes"}, "reason": "broken_image"}
     # When the annotator who held it sends their answer (or skips, reports, extends)
     response = api(crowdworker).post(f"/api/tasks/{task.pk}/{path}/", body, format="json")
     # Then they are told the curator withdrew it, and nothing is stored

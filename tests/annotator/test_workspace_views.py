@@ -289,11 +289,16 @@ def test_double_submit_stores_one_annotation_and_same_next(worker_client, projec
     first = Task.objects.filter(queue=queue).order_by("id").first()
     worker_client.get(work_url(queue))
     one = worker_client.post(submit_url(first.pk), {"answer": "हाँ"}, **HX)
-    two = worker_client.post(submit_url(first.pk), {"answer": "नहीं"}, **HX)
+    two = worker_client.post(submit_url(first.pk), {"answer": "हाँ"}, **HX)
     assert one.status_code == two.status_code == 200
     assert Annotation.objects.filter(task=first).count() == 1
     assert Annotation.objects.get(task=first).response == {"answer": "हाँ"}
     assert task_id_in(one.content.decode()) == task_id_in(two.content.decode()) is not None
+    # A different answer to the answered task is refused with a message; the first is kept
+    three = worker_client.post(submit_url(first.pk), {"answer": "नहीं"}, **HX)
+    assert three.status_code == 409
+    assert "You already answered this task; your first answer is kept." in three.content.decode()
+    assert Annotation.objects.get(task=first).response == {"answer": "हाँ"}
 
 
 def test_foreign_task_is_404(worker_client, project, other_worker):
@@ -364,13 +369,13 @@ def test_report_needs_a_reason_and_releases(worker_client, project, crowdworker)
     assert Assignment.objects.get(task=task).state == "leased"
     page = worker_client.post(
         reverse("work-report", args=[task.pk]),
-        {"reason": "broken_image", "details": "blank"},
+        {"reason": "other", "details": "the second image is blank"},
         **HX,
     )
     assert page.status_code == 200
     assignment = Assignment.objects.get(task=task, annotator=crowdworker)
     assert assignment.state == "reported"
-    assert assignment.report_reason == "broken_image: blank"
+    assert assignment.report_reason == "other: the second image is blank"
 
 
 def test_heartbeat_extends_and_reports_lost_lease(worker_client, project):

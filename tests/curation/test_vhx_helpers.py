@@ -95,6 +95,7 @@ def review(queue, people, verdicts: dict[str, str]) -> None:
     """Each person answers every task they are handed: verdict by the negation's case id."""
     from curation.models import VHNegation
 
+    queue.project.members.add(*people)  # people work in their projects only
     for person in people:
         while True:
             queue.refresh_from_db()
