@@ -1,0 +1,305 @@
+"""The world of the permission matrix (tests/test_permission_matrix.py): two projects, seven
+kinds of visitor, and in project 1 an object of every kind a URL takes the id of.
+
+Project 1 (slug ``p1secret``) holds the four recipes' demo pipelines (NaturalBench, VHExpansion,
+VLind-Bench, VisIT-Bench, built by their own demo builders with the offline drafter), a corpus
+with images, LLM providers and generations, queues of every task kind, leased tasks, jobs, an
+invitation and the evaluation benchmarks, versions, runs and judgment sets the recipes publish.
+Every name a list page could show carries the marker ``P1SECRET`` (project 1's slug carries it
+too, and so every benchmark name derived from it), so a foreign user's page that mentions it
+leaks project 1. Project 2 has its own curator, researcher and crowdworker and a queue.
+
+The "removed member" holds the crowdworker, curator and researcher roles, was a member of
+project 1 and held a lease there when they were removed: the strongest case of revocation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from celery import current_app
+from django.contrib.auth import get_user_model
+from django.db.models import Model
+from django.test import TestCase, override_settings
+
+from annotator import roles, services
+from annotator.models import Assignment, Enrollment, Job, Project, Task, TaskQueue
+from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
+
+MARKER = "P1SECRET"
+
+ANON = "anonymous"
+WORKER = "crowdworker"
+RESEARCHER = "researcher"
+CURATOR = "curator"
+CURATOR2 = "curator-of-p2"
+RESEARCHER2 = "researcher-of-p2"
+REMOVED = "removed-member"
+VISITORS = (ANON, WORKER, RESEARCHER, CURATOR, CURATOR2, RESEARCHER2, REMOVED)
+# The global roles each visitor holds (membership decides where they apply).
+ROLES_OF: dict[str, frozenset[str]] = {
+    ANON: frozenset(),
+    WORKER: frozenset({roles.CROWDWORKER}),
+    RESEARCHER: frozenset({roles.RESEARCHER}),
+    CURATOR: frozenset({roles.CURATOR}),
+    CURATOR2: frozenset({roles.CURATOR}),
+    RESEARCHER2: frozenset({roles.RESEARCHER}),
+    REMOVED: frozenset({roles.CROWDWORKER, roles.CURATOR, roles.RESEARCHER}),
+}
+MEMBERS_OF_P1 = frozenset({WORKER, RESEARCHER, CURATOR})
+FAST_HASHER = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@dataclass
+class World:
+    users: dict[str, object]  # visitor -> user (None for anonymous)
+    ids: dict[str, object] = field(default_factory=dict)  # name -> URL argument
+    held: dict[str, int] = field(default_factory=dict)  # visitor -> the task they lease
+
+
+def _first(qs, what: str) -> Model:
+    obj = qs.order_by("pk").first()
+    if obj is None:
+        raise AssertionError(f"the matrix world has no {what}: a demo builder changed")
+    return obj
+
+
+def _mark(obj: Model, attr: str = "name") -> None:
+    value = getattr(obj, attr)
+    if MARKER not in value:
+        setattr(obj, attr, f"{MARKER} {value}"[:200])
+        obj.save(update_fields=[attr])
+
+
+def _remove_member(project: Project, user) -> None:
+    """Removal as the app does it: through the service when there is one."""
+    remove = getattr(services, "project_member_remove", None)
+    if remove is not None:
+        remove(project=project, user=user)
+    else:
+        project.members.remove(user)
+
+
+def _recipes(project: Project, curator) -> dict:
+    from curation.recipes.naturalbench.demo import naturalbench_demo
+    from curation.recipes.vhexpansion.demo import vhexpansion_demo
+    from curation.recipes.visit.demo import visit_demo
+    from curation.recipes.vlind.demo import vlind_demo
+
+    nb = naturalbench_demo(project=project, curator=curator)
+    vhx = vhexpansion_demo(project=project, curator=curator)
+    vlind = vlind_demo(project=project, curator=curator)
+    visit = visit_demo(project=project, curator=curator)
+    return {"nb": nb, "vhx": vhx, "vlind": vlind, "visit": visit}
+
+
+def _rename_recipes(made: dict) -> None:
+    """Marker in every pipeline's name; the benchmark a set publishes to follows its name."""
+    from curation.recipes.vhexpansion import export as vhx_export
+    from curation.recipes.vlind import export as vlind_export
+    from evaluation.models import Benchmark
+
+    for key, export in (("vhx", vhx_export), ("vlind", vlind_export)):
+        obj = made[key]
+        old = export.benchmark_name(obj)
+        _mark(obj)
+        Benchmark.objects.filter(name=old).update(name=export.benchmark_name(obj))
+    _mark(made["nb"])
+    _mark(made["visit"])
+
+
+def _export_job(kind: str, project: Project, curator, **params) -> Job:
+    """An export job still running: its card (``?part=card``) answers 200 to its curator."""
+    return Job.objects.create(
+        kind=kind, params=params, project=project, created_by=curator, status=Job.Status.RUNNING
+    )
+
+
+def _evaluation(project: Project, curator, made: dict, ids: dict) -> None:
+    from evaluation import services as eval_services
+    from evaluation.models import BenchmarkVersion, JudgmentSet, ModelRun
+
+    versions = BenchmarkVersion.objects.filter(benchmark__project=project)
+    if not versions.exists():  # before evaluation knew projects, benchmarks had none
+        versions = BenchmarkVersion.objects.all()
+    version = _first(versions.filter(published_at__isnull=False), "published benchmark version")
+    ids["version"] = version.pk
+    published = versions.filter(published_at__isnull=False)
+    visit_version = _first(published.filter(benchmark__family="visit"), "VisIT-Bench version")
+    ids["visit_version"] = visit_version.pk
+    run = _first(ModelRun.objects.filter(version__in=versions), "model run")
+    ids["run"] = run.pk
+    ids["judgment_set"] = _first(
+        JudgmentSet.objects.filter(version__in=versions), "judgment set"
+    ).pk
+    from evaluation import importers
+
+    draft = eval_services.benchmark_version_create(
+        family="naturalbench",
+        name=f"{MARKER} draft · {project.slug}",
+        label="draft",
+        rows=importers.parse_naturalbench_items(_nb_items()),
+        project=project,
+        publish=False,
+        created_by=curator,
+    )
+    ids["draft_version"] = draft.pk
+
+
+def _nb_items() -> str:
+    from evaluation import demo
+
+    return demo.naturalbench_items(4)
+
+
+def build_world(media_root: str) -> World:
+    """Build the world in the current transaction (the caller rolls it back)."""
+    with override_settings(
+        PASSWORD_HASHERS=FAST_HASHER, MEDIA_ROOT=media_root, CELERY_TASK_ALWAYS_EAGER=True
+    ):
+        eager = current_app.conf.task_always_eager
+        current_app.conf.task_always_eager = True
+        try:
+            with TestCase.captureOnCommitCallbacks(execute=True):
+                return _build()
+        finally:
+            current_app.conf.task_always_eager = eager
+
+
+def _build() -> World:
+    User = get_user_model()
+    worker = UserFactory(username="m-worker", role=roles.CROWDWORKER)
+    worker_b = UserFactory(username="m-worker-b", role=roles.CROWDWORKER)
+    researcher = UserFactory(username="m-researcher", role=roles.RESEARCHER)
+    curator = UserFactory(username="m-curator", role=roles.CURATOR)
+    curator2 = UserFactory(username="m-curator-2", role=roles.CURATOR)
+    researcher2 = UserFactory(username="m-researcher-2", role=roles.RESEARCHER)
+    worker2 = UserFactory(username="m-worker-2", role=roles.CROWDWORKER)
+    removed = UserFactory(username="m-removed", role=roles.CROWDWORKER)
+    roles.grant_role(removed, roles.CURATOR)
+    roles.grant_role(removed, roles.RESEARCHER)
+
+    p1 = ProjectFactory(
+        name=f"{MARKER} Alpha", slug="p1secret", members=[worker, worker_b, researcher, curator]
+    )
+    p1.members.add(removed)
+    p2 = ProjectFactory(name="Beta", slug="p2", members=[curator2, researcher2, worker2])
+    QueueFactory(project=p2, title="Beta queue")
+
+    made = _recipes(p1, curator)
+    ids: dict[str, object] = {"project": p1.pk, "member": worker_b.pk, "project2": p2.pk}
+
+    # Queues of every kind (the recipes made them) and one plain queue the matrix works in.
+    queue = QueueFactory(project=p1, title=f"{MARKER} matrix queue", redundancy=2)
+    for i in range(4):
+        TaskFactory(queue=queue, payload=vqa_payload(100 + i))
+    held = services.assignment_claim(queue=queue, annotator=worker).assignment.task_id
+    removed_held = services.assignment_claim(queue=queue, annotator=removed).assignment.task_id
+    services.assignment_claim(queue=queue, annotator=worker_b)
+    ids["queue"] = queue.pk
+    ids["task"] = held
+    for q in TaskQueue.objects.filter(project=p1):
+        _mark(q, "title")
+    kinds = set(TaskQueue.objects.filter(project=p1).values_list("kind", flat=True))
+    ids["queue_kinds"] = sorted(kinds)
+    enrollment = Enrollment.objects.filter(queue=queue, annotator=worker_b).first()
+    if enrollment is None:
+        enrollment = Enrollment.objects.create(queue=queue, annotator=worker_b)
+    Enrollment.objects.filter(pk=enrollment.pk).update(
+        state=Enrollment.State.PAUSED, reason="low gold"
+    )
+    ids["enrollment"] = enrollment.pk
+    ids["job"] = Job.objects.create(
+        kind="annotator.import_tasks",
+        params={"queue_id": queue.pk, "rows": []},
+        project=p1,
+        created_by=curator,
+        status=Job.Status.FAILED,
+        error="boom",
+    ).pk
+    ids["invite_token"] = services.invitation_create(
+        created_by=curator, role=roles.CROWDWORKER, project=p1
+    ).token
+
+    # Curation assets of project 1.
+    from curation.models import Corpus, Generation, LLMProvider, PromptTemplate, Sample, Scorer
+
+    corpus = _first(Corpus.objects.filter(project=p1), "corpus")
+    _mark(corpus)
+    ids["corpus"] = corpus.pk
+    ids["image"] = _first(Sample.objects.filter(corpus=corpus), "sample").image_id
+    ids["scorer"] = _first(Scorer.objects.all(), "scorer").pk
+    provider = LLMProvider.objects.create(
+        project=p1,
+        name=f"{MARKER} provider",
+        kind=LLMProvider.Kind.OPENAI,
+        base_url="http://127.0.0.1:9/v1",
+        model="p1-model",
+    )
+    ids["provider"] = provider.pk
+    ids["generation"] = _first(Generation.objects.filter(project=p1), "generation").pk
+    template = _first(PromptTemplate.objects.filter(is_current=True), "prompt template")
+    ids["template"] = template.name
+    ids["template_version"] = template.version
+
+    # The recipes' objects.
+    nb, vhx, vlind, visit = made["nb"], made["vhx"], made["vlind"], made["visit"]
+    if vhx is None:
+        raise AssertionError("the VHExpansion demo found no published NaturalBench version")
+    _rename_recipes(made)
+    ids["nb"] = nb.pk
+    nb_version = _first(nb.versions.all(), "NaturalBench version")
+    ids["nb_version"] = nb_version.pk
+    ids["nb_archive"] = nb_version.archive.name
+    ids["nb_benchmark_version"] = nb_version.benchmark_version_id
+    ids["vhx"] = vhx.pk
+    ids["vhx_export_job"] = _export_job(
+        "vhexpansion.export", p1, curator, case_set_id=vhx.pk, fmt="jsonl"
+    ).pk
+    ids["vlind"] = vlind.pk
+    ids["vlind_concept"] = _first(vlind.concepts.all(), "VLind concept").pk
+    ids["vlind_triple"] = _first(vlind.triples.all(), "VLind triple").pk
+    from curation.recipes.vlind import export as vlind_export
+
+    ids["vlind_version"] = _first(vlind_export.published_versions(vlind), "VLind version").pk
+    ids["vlind_export_job"] = _export_job("vlind.export", p1, curator, bench_id=vlind.pk).pk
+    ids["visit"] = visit.pk
+    ids["visit_family"] = _first(visit.families.all(), "VisIT family").pk
+    ids["visit_export_job"] = _export_job(
+        "visit.export", p1, curator, pipeline_id=visit.pk, what="dataset", fmt="csv"
+    ).pk
+    from curation.models import VisitSubmission
+
+    ids["visit_submission"] = VisitSubmission.objects.create(
+        pipeline=visit,
+        model_name=f"{MARKER} model",
+        format="csv",
+        version_id=visit.version_id or 0,
+        judgment_set_label="matrix",
+        status=VisitSubmission.Status.FAILED,
+        created_by=curator,
+    ).pk
+
+    _evaluation(p1, curator, made, ids)
+
+    # Removal last: the removed member held a lease on project 1's queue until now.
+    _remove_member(p1, removed)
+    assert not p1.members.filter(pk=removed.pk).exists()
+    users = {
+        ANON: None,
+        WORKER: worker,
+        RESEARCHER: researcher,
+        CURATOR: curator,
+        CURATOR2: curator2,
+        RESEARCHER2: researcher2,
+        REMOVED: removed,
+    }
+    for user in users.values():
+        if user is not None:
+            User.objects.filter(pk=user.pk).update(is_active=True)
+    lease = Assignment.objects.filter(task_id=removed_held, annotator=removed).first()
+    held_by = {v: held for v in VISITORS}
+    held_by[REMOVED] = removed_held
+    ids["removed_lease_state"] = lease.state if lease else None
+    assert Task.objects.filter(pk=held, queue__project=p1).exists()
+    return World(users=users, ids=ids, held=held_by)

@@ -1,0 +1,713 @@
+"""The permission matrix: every URL pattern of annotator, curation (the four recipes included)
+and evaluation × seven visitors {anonymous, crowdworker, researcher, curator of project 1,
+curator of project 2, researcher of project 2, removed member}, in the world of
+tests/matrix_world.py. It fails on any leak and prints them all as one table.
+
+A leak is: a status outside the declared set (a refused visitor must get the login page or
+401/403 when anonymous, 404 otherwise: exactly like a missing object), project 1's marker in a
+list page of someone outside project 1, or any change in the database after a refused request
+(every row of every app table is fingerprinted). A 500 anywhere is a failure too, and so is an
+allowed visitor refused (the declared roles and the code disagree).
+
+Roles (README's role table): crowdworkers only work in their projects; researchers read their
+projects and evaluate (run models and judges, import runs and judgments, compute metrics);
+curators do everything in their projects. Scorers and prompt templates are shared by every
+project (no project of their own): any curator may use them, and their pages must not show
+another project's data. The declaration table below says, per pattern and method, which roles
+of project 1 may succeed; a pattern missing from it fails ``test_every_url_pattern_is_declared``,
+so a new URL cannot escape the matrix.
+
+The world is built once per module inside a transaction that is rolled back at the end; every
+request runs in a savepoint rolled back after it, so allowed writes never leak into the next
+cell and jobs (started on commit) never run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pytest
+from django.conf import settings
+from django.db import connection, transaction
+from django.test import Client, override_settings
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from annotator import roles
+from tests import matrix_world as mw
+from tests.factories import vqa_payload
+
+# The marker makes pytest-django set up the test database; each test's own transaction nests
+# inside the module's (see the ``matrix`` fixture).
+pytestmark = pytest.mark.django_db
+
+C = frozenset({roles.CURATOR})
+CR = frozenset({roles.CURATOR, roles.RESEARCHER})
+W = frozenset({roles.CROWDWORKER})
+ALL = frozenset({roles.CROWDWORKER, roles.CURATOR, roles.RESEARCHER})
+# Patterns outside the three apps (Django's admin, language switch, files served in DEBUG).
+SKIPPED_PREFIXES = ("admin/", "i18n/", "static/", "^static/", "^media/")
+
+APPS = ("annotator", "curation", "evaluation")
+OBJECT = "object"  # the URL (or the body) names project 1's object: outsiders get 404
+OWN = "own"  # no object of project 1: the role decides, outsiders must not see project 1
+PUBLIC = "public"  # anyone, anonymous included (login, logout, invitation links)
+# A page anyone with the role may use whose form names project 1's object: outsiders holding
+# the role get their input refused (the form again, 400, 404 or back with a message) and
+# nothing changes; project 1's names never show in what they get back.
+NAMES_P1 = "names-p1"
+
+
+class Id:
+    """A URL argument or form value taken from the world (known once it is built)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+HELD = Id("held")  # the task the visitor leases (the removed member's own, for them)
+
+
+@dataclass(frozen=True)
+class Call:
+    method: str  # get, post, patch
+    allowed: frozenset[str]  # roles of project 1's members that may succeed
+    data: object = None  # form fields (HTML) or JSON body (API)
+    scope: str = OBJECT
+    query: str = ""
+    refusal_only: bool = False  # heavy or networked when allowed: only refused visitors tried
+    ok: tuple[int, ...] = ()  # statuses an allowed visitor may get besides 2xx/3xx
+
+
+@dataclass(frozen=True)
+class Row:
+    kwargs: dict = field(default_factory=dict)  # URL kwarg -> Id or literal
+    calls: tuple[Call, ...] = ()
+    page: bool | None = None  # an HTML page (login redirect); None: not under api/
+
+
+def get(allowed, **kw) -> Call:
+    return Call("get", allowed, **kw)
+
+
+def post(allowed, data=None, **kw) -> Call:
+    kw.setdefault("ok", (400, 409))
+    return Call("post", allowed, data if data is not None else {}, **kw)
+
+
+def row(*calls: Call, **kwargs) -> Row:
+    return Row(kwargs=kwargs, calls=calls)
+
+
+def page(*calls: Call, **kwargs) -> Row:
+    """A page under api/ (the API's documentation): anonymous visitors go to the login page."""
+    return Row(kwargs=kwargs, calls=calls, page=True)
+
+
+QUEUE_FORM = {
+    "kind": "vqa_choice",
+    "title": "Hacked",
+    "config": "{}",
+    "redundancy": 1,
+    "rule": "majority",
+    "max_redundancy": 1,
+    "lease_minutes": 1,
+    "priority": 99,
+    "gold_rate": 0,
+    "qualification_count": 0,
+    "qualification_min_accuracy": 0,
+    "gold_pause_min_answers": 1,
+}
+queue = {"queue_id": Id("queue")}
+task = {"task_id": Id("task")}
+held = {"task_id": HELD}
+project = {"project_id": Id("project")}
+nb = {"pipeline_id": Id("nb")}
+vhx = {"set_id": Id("vhx")}
+vlind = {"bench_id": Id("vlind")}
+triple = {"bench_id": Id("vlind"), "triple_id": Id("vlind_triple")}
+visit = {"pipeline_id": Id("visit")}
+version = {"version_id": Id("version")}
+visit_version = {"version_id": Id("visit_version")}
+run = {"run_id": Id("run")}
+scorer = {"scorer_id": Id("scorer")}
+template = {"name": Id("template")}
+provider = {"provider_id": Id("provider")}
+NAMES_PROJECT_1 = {"project": Id("project")}
+REFUSED_INPUT = (200, 302, 400, 404)
+
+# ------------------------------------------------------------------------------------------
+# The declaration: every pattern, how to fill it, what to try, who may succeed.
+# ------------------------------------------------------------------------------------------
+TABLE: dict[str, Row] = {
+    # --- site: the API schema and its docs (logged-in users only) ---
+    "api-schema": row(get(ALL, scope=OWN)),
+    "api-docs": page(get(ALL, scope=OWN)),
+    "api-redoc": page(get(ALL, scope=OWN)),
+    "api-token": row(
+        post(ALL, {"username": "m-curator", "password": "wrong"}, scope=PUBLIC, ok=(400, 401, 403))
+    ),
+    # stored files: an export's storage path is never served by /media/, whoever asks
+    "media": row(get(frozenset()), path=Id("nb_archive")),
+    # --- annotator: workspace ---
+    "home": row(get(ALL, scope=OWN)),
+    "login": row(get(ALL, scope=PUBLIC)),
+    "logout": row(post(ALL, scope=PUBLIC)),
+    "work": row(get(W), **queue),
+    "work-submit": row(post(W, {"answer": "Yes"}), **held),
+    "work-skip": row(post(W), **held),
+    "work-report": row(post(W, {"reason": "broken"}), **held),
+    "work-heartbeat": row(post(W), **held),
+    # --- annotator: curator pages ---
+    "curator-projects": row(get(CR, scope=OWN)),
+    "curator-project-new": row(
+        get(C, scope=OWN), post(C, {"name": "Evil", "slug": "evil"}, scope=OWN)
+    ),
+    "curator-project": row(get(CR), **project),
+    "curator-project-people": row(get(C), **project),
+    "curator-project-member-remove": row(get(C), post(C), user_id=Id("member"), **project),
+    "curator-queue-new": row(get(C), post(C, QUEUE_FORM), **project),
+    "curator-queue": row(get(CR), **queue),
+    "curator-queue-edit": row(get(C), post(C, QUEUE_FORM), **queue),
+    "curator-queue-status": row(post(C, {"status": "closed"}), **queue),
+    "curator-queue-upload": row(get(C), post(C, {"text": json.dumps(vqa_payload(7))}), **queue),
+    "curator-queue-tasks-cancel": row(post(C, {"ids": Id("task"), "reason": "withdrawn"}), **queue),
+    "curator-queue-disagreements": row(get(CR), **queue),
+    "curator-task": row(get(CR), **task),
+    "curator-enrollment-resume": row(post(C), enrollment_id=Id("enrollment")),
+    "curator-invites": row(
+        get(C, scope=OWN),
+        post(C, {"role": "crowdworker", "days": 3, **NAMES_PROJECT_1}, scope=NAMES_P1),
+    ),
+    "invite-accept": row(get(ALL, scope=PUBLIC), token=Id("invite_token")),
+    "token": row(get(ALL, scope=OWN), post(ALL, scope=OWN)),
+    "curator-jobs": row(get(CR, scope=OWN)),
+    "curator-job": row(get(CR), job_id=Id("job")),
+    "curator-job-retry": row(post(C), job_id=Id("job")),
+    # --- annotator: JSON API ---
+    "api-queues": row(
+        get(ALL, scope=OWN),
+        post(C, {"kind": "vqa_choice", "title": "New", **NAMES_PROJECT_1}, scope=NAMES_P1),
+    ),
+    "api-queue": row(get(ALL), Call("patch", C, {"priority": 5}, ok=(400,)), **queue),
+    "api-queue-status": row(post(C, {"status": "paused"}), **queue),
+    "api-queue-tasks": row(get(CR), post(C, [vqa_payload(9)]), **queue),
+    "api-queue-tasks-cancel": row(post(C, {"ids": [Id("task")], "reason": "withdrawn"}), **queue),
+    "api-next": row(post(W), **queue),
+    "api-queue-outcomes": row(get(CR, query="format=jsonl"), **queue),
+    "api-queue-annotations": row(get(CR, query="format=csv"), **queue),
+    "api-submit": row(post(W, {"response": {"answer": "Yes"}}), **held),
+    "api-skip": row(post(W), **held),
+    "api-report": row(post(W, {"reason": "broken"}), **held),
+    "api-heartbeat": row(post(W), **held),
+    "api-project-members": row(get(C), **project),
+    "api-project-member": row(Call("delete", C), user_id=Id("member"), **project),
+    "api-jobs": row(get(CR, scope=OWN)),
+    "api-job": row(get(CR), job_id=Id("job")),
+    # --- curation: corpora and images ---
+    "curator-corpora": row(get(C, scope=OWN)),
+    "curator-project-corpora": row(get(C), post(C), **project),
+    "curator-corpus": row(get(C), corpus_id=Id("corpus")),
+    "curator-image": row(get(C), image_id=Id("image")),
+    # --- curation: scorers (shared by every project) ---
+    "curator-scorers": row(get(C, scope=OWN)),
+    "curator-scorer-new": row(get(C, scope=OWN), post(C, scope=OWN)),
+    "curator-scorer-default": row(post(C, scope=OWN, refusal_only=True)),  # downloads weights
+    "curator-scorer-tiny": row(post(C, scope=OWN)),
+    "curator-scorer-edit": row(get(C, scope=OWN), post(C, scope=OWN), **scorer),
+    # embedding project 1's corpus: the body names it
+    "curator-scorer-embed": row(post(C, {"corpus": Id("corpus")}, scope=NAMES_P1), **scorer),
+    # --- curation: LLM templates (shared), providers and generations ---
+    "curator-llm-templates": row(get(CR, scope=OWN)),
+    "curator-llm-templates-seed": row(post(C, scope=OWN)),
+    "curator-llm-template-new": row(get(C, scope=OWN), post(C, scope=OWN)),
+    "curator-llm-template": row(get(CR, scope=OWN), **template),
+    "curator-llm-template-edit": row(get(C, scope=OWN), post(C, scope=OWN), **template),
+    "curator-llm-template-restore": row(
+        post(C, scope=OWN), version=Id("template_version"), **template
+    ),
+    "curator-llm-providers": row(get(C, scope=OWN)),
+    "curator-llm-provider-new": row(
+        get(C, scope=OWN),
+        post(C, {"name": "Evil", "kind": "offline", **NAMES_PROJECT_1}, scope=NAMES_P1),
+    ),
+    "curator-llm-provider-edit": row(get(C), post(C), **provider),
+    # calls the provider's endpoint when allowed
+    "curator-llm-provider-test": row(post(C, refusal_only=True), **provider),
+    "curator-llm-generations": row(get(CR, scope=OWN)),
+    "curator-llm-generation": row(get(CR), generation_id=Id("generation")),
+    # --- NaturalBench ---
+    "curator-nb-pipelines": row(get(C, scope=OWN)),
+    "curator-nb-new": row(get(C), post(C), **project),
+    "curator-nb-pipeline": row(get(C), **nb),
+    "curator-nb-settings": row(get(C), post(C), **nb),
+    "curator-nb-stage": row(post(C), stage="mine", **nb),
+    "curator-nb-pairs": row(get(C), **nb),
+    "curator-nb-questions": row(get(C), **nb),
+    "curator-nb-samples": row(get(C), **nb),
+    "curator-nb-version": row(get(C), version_id=Id("nb_version"), **nb),
+    "curator-nb-download": row(get(CR), version_id=Id("nb_version"), fmt="zip", **nb),
+    # --- VHExpansion ---
+    "curator-vhx-sets": row(get(C, scope=OWN)),
+    "curator-vhx-new": row(get(C), post(C), **project),
+    "curator-vhx-from-naturalbench": row(post(C, {"version": Id("version")}), **project),
+    "curator-vhx-set": row(get(C), **vhx),
+    "curator-vhx-cases": row(get(C), **vhx),
+    "curator-vhx-settings": row(post(C), **vhx),
+    "curator-vhx-negate": row(post(C), **vhx),
+    "curator-vhx-perturb": row(post(C), **vhx),
+    "curator-vhx-adversarial": row(post(C), **vhx),
+    "curator-vhx-publish": row(post(C, {"label": "v-evil"}), **vhx),
+    "curator-vhx-export": row(get(CR), post(C), fmt="jsonl", **vhx),
+    "curator-vhx-export-file": row(get(CR, query="part=card"), job_id=Id("vhx_export_job"), **vhx),
+    # --- VLind-Bench ---
+    "curator-vlind-benches": row(get(C, scope=OWN)),
+    "curator-vlind-new": row(get(C), post(C), **project),
+    "curator-vlind-bench": row(get(C), **vlind),
+    "curator-vlind-settings": row(post(C), **vlind),
+    "curator-vlind-concept-new": row(get(C), post(C), **vlind),
+    "curator-vlind-concept": row(get(C), post(C), concept_id=Id("vlind_concept"), **vlind),
+    "curator-vlind-draft": row(post(C), **vlind),
+    "curator-vlind-generate": row(post(C), **vlind),
+    "curator-vlind-nouns-draft": row(post(C), **vlind),
+    "curator-vlind-triples": row(get(C), **vlind),
+    "curator-vlind-triple": row(get(C), **triple),
+    "curator-vlind-upload": row(post(C), **triple),
+    "curator-vlind-factual": row(post(C), **triple),
+    "curator-vlind-nouns": row(post(C), **triple),
+    "curator-vlind-best": row(post(C), **triple),
+    "curator-vlind-publish": row(post(C, {"label": "v-evil"}), **vlind),
+    "curator-vlind-export": row(get(CR), post(C), **vlind),
+    "curator-vlind-version-export": row(get(CR), post(C), version_id=Id("vlind_version"), **vlind),
+    "curator-vlind-export-file": row(
+        get(CR, query="part=card"), job_id=Id("vlind_export_job"), **vlind
+    ),
+    # --- VisIT-Bench ---
+    "curator-visit-pipelines": row(get(C, scope=OWN)),
+    "curator-visit-new": row(get(C), post(C), **project),
+    "curator-visit-pipeline": row(get(C), **visit),
+    "curator-visit-settings": row(post(C), **visit),
+    "curator-visit-import": row(post(C), **visit),
+    "curator-visit-fetch": row(post(C), **visit),
+    "curator-visit-family-new": row(get(C), post(C), **visit),
+    "curator-visit-instructions": row(post(C), family_id=Id("visit_family"), **visit),
+    "curator-visit-instances": row(get(C), **visit),
+    "curator-visit-draft": row(post(C), **visit),
+    "curator-visit-publish": row(post(C, {"label": "v-evil"}), **visit),
+    "curator-visit-generate": row(post(C), **visit),
+    "curator-visit-pairs": row(post(C), **visit),
+    "curator-visit-sync": row(post(C), **visit),
+    "curator-visit-judge": row(post(C), **visit),
+    "curator-visit-leaderboard": row(get(CR), post(CR), **visit),
+    "curator-visit-export": row(get(CR), post(C), what="dataset", fmt="csv", **visit),
+    "curator-visit-export-file": row(
+        get(CR, query="part=card"), job_id=Id("visit_export_job"), **visit
+    ),
+    "api-visit-submissions": row(get(CR), post(CR), **visit),
+    "api-visit-submission": row(get(CR), submission_id=Id("visit_submission"), **visit),
+    "api-visit-leaderboard": row(get(CR), **visit),
+    # --- evaluation: pages ---
+    "eval-benchmarks": row(get(CR, scope=OWN)),
+    "eval-import": row(
+        get(C, scope=OWN),
+        post(C, {"family": "naturalbench", **NAMES_PROJECT_1}, scope=NAMES_P1),
+    ),
+    "eval-version": row(get(CR), **version),
+    "eval-leaderboard": row(get(CR), **version),
+    "eval-run-import": row(get(CR), post(CR), **version),
+    "eval-version-publish": row(post(C), version_id=Id("draft_version")),
+    "eval-run-model": row(post(CR), **version),
+    "eval-judge-run": row(post(CR), **visit_version),
+    "eval-judgments": row(get(CR), **visit_version),
+    "eval-judgments-import": row(get(CR), post(CR), **visit_version),
+    "eval-judgments-compute": row(post(CR), **visit_version),
+    "eval-rankings": row(get(CR), **visit_version),
+    "eval-run": row(get(CR), **run),
+    "eval-run-compute": row(post(CR), **run),
+    # --- evaluation: JSON API ---
+    "api-eval-benchmarks": row(get(CR, scope=OWN)),
+    "api-eval-import": row(
+        post(
+            C,
+            {"family": "naturalbench", "name": "evil", "label": "v", **NAMES_PROJECT_1},
+            scope=NAMES_P1,
+        )
+    ),
+    "api-eval-version": row(get(CR), **version),
+    "api-eval-runs": row(get(CR), **version),
+    "api-eval-run-import": row(post(CR, {"model": "evil", "content": "{}"}), **version),
+    "api-eval-judgments": row(get(CR), **visit_version),
+    "api-eval-judgments-import": row(post(CR), **visit_version),
+    "api-eval-judgments-compute": row(post(CR), **visit_version),
+    "api-eval-rankings": row(get(CR), **visit_version),
+    "api-eval-run-model": row(post(CR), **version),
+    "api-eval-judge": row(post(CR), **visit_version),
+    "api-eval-run": row(get(CR), **run),
+    "api-eval-metrics": row(get(CR), **run),
+    "api-eval-compute": row(post(CR), **run),
+}
+
+
+# ------------------------------------------------------------------------------------------
+# The URL patterns, from the resolver.
+# ------------------------------------------------------------------------------------------
+def _view_module(callback) -> str:
+    cls = getattr(callback, "view_class", None) or getattr(callback, "cls", None)
+    return (cls or callback).__module__
+
+
+def url_patterns(resolver=None, prefix: str = ""):
+    """(route, name, module of the view) of every pattern, nested includes walked."""
+    for p in (resolver or get_resolver()).url_patterns:
+        route = prefix + str(p.pattern)
+        if isinstance(p, URLResolver):
+            yield from url_patterns(p, route)
+        elif isinstance(p, URLPattern):
+            yield route, p.name, _view_module(p.callback)
+
+
+def matrix_patterns() -> dict[str, tuple[str, str]]:
+    """name -> (route, area) of every pattern the matrix must cover."""
+    out = {}
+    for route, name, module in url_patterns():
+        if route.startswith(SKIPPED_PREFIXES):
+            continue
+        area = module.split(".")[0]
+        out[name or route] = (route, area if area in APPS else "site")
+    return out
+
+
+def test_every_url_pattern_is_declared():
+    patterns = matrix_patterns()
+    missing = sorted(set(patterns) - set(TABLE))
+    stale = sorted(set(TABLE) - set(patterns))
+    assert not missing, f"URL patterns missing from the permission matrix: {missing}"
+    assert not stale, f"the permission matrix declares patterns that no longer exist: {stale}"
+    areas = {area for _route, area in patterns.values()}
+    assert {"annotator", "curation", "evaluation"} <= areas
+    curate = [route for route, _area in patterns.values() if route.startswith("curate/")]
+    recipes = {route.split("/")[1] for route in curate}
+    assert {"naturalbench", "vhexpansion", "vlind", "visit"} <= recipes
+
+
+# ------------------------------------------------------------------------------------------
+# The database fingerprint: every row of every app table.
+# ------------------------------------------------------------------------------------------
+FINGERPRINTED = ("annotator_", "curation_", "evaluation_", "authtoken_", "auth_user")
+
+
+def _fingerprint_sql() -> str:
+    tables = sorted(
+        t for t in connection.introspection.table_names() if t.startswith(FINGERPRINTED)
+    )
+    parts = [
+        f"SELECT '{t}' AS t, count(*) AS n, "
+        f"md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM {t} x"
+        for t in tables
+    ]
+    return " UNION ALL ".join(parts)
+
+
+def fingerprint(sql: str) -> dict[str, tuple[int, str]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return {t: (n, h) for t, n, h in cursor.fetchall()}
+
+
+def changed_tables(before: dict, after: dict) -> list[str]:
+    return sorted(
+        f"{t}({before.get(t, (0,))[0]}→{after.get(t, (0,))[0]})"
+        for t in set(before) | set(after)
+        if before.get(t) != after.get(t)
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# The world, once per module, rolled back at the end.
+# ------------------------------------------------------------------------------------------
+@dataclass
+class Matrix:
+    world: mw.World
+    sessions: dict[str, str]
+    sql: str
+    baseline: dict
+
+
+@pytest.fixture(scope="module")
+def matrix(django_db_setup, django_db_blocker, tmp_path_factory):
+    media = str(tmp_path_factory.mktemp("matrix-media"))
+    with django_db_blocker.unblock(), override_settings(MEDIA_ROOT=media):
+        with transaction.atomic():
+            world = mw.build_world(media)
+            sessions = {}
+            for visitor, user in world.users.items():
+                if user is not None:
+                    client = Client()
+                    client.force_login(user)
+                    sessions[visitor] = client.cookies[settings.SESSION_COOKIE_NAME].value
+            sql = _fingerprint_sql()
+            yield Matrix(world, sessions, sql, fingerprint(sql))
+            transaction.set_rollback(True)
+
+
+def _value(value, m: Matrix, visitor: str):
+    if isinstance(value, Id):
+        return m.world.held[visitor] if value is HELD else m.world.ids[value.name]
+    if isinstance(value, dict):
+        return {k: _value(v, m, visitor) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_value(v, m, visitor) for v in value]
+    return value
+
+
+def url_of(name: str, m: Matrix, visitor: str, call: Call) -> str:
+    kwargs = {k: _value(v, m, visitor) for k, v in TABLE[name].kwargs.items()}
+    url = reverse(name, kwargs=kwargs)
+    return f"{url}?{call.query}" if call.query else url
+
+
+def client_for(m: Matrix, visitor: str) -> Client:
+    client = Client()
+    if visitor in m.sessions:
+        client.cookies[settings.SESSION_COOKIE_NAME] = m.sessions[visitor]
+    return client
+
+
+def send(client: Client, call: Call, url: str, data, api: bool):
+    if call.method == "get":
+        return client.get(url)
+    if api:
+        body = json.dumps(data) if data is not None else ""
+        return client.generic(call.method.upper(), url, body, content_type="application/json")
+    return client.generic(call.method.upper(), url, _form(data), content_type=_FORM)
+
+
+_FORM = "application/x-www-form-urlencoded"
+
+
+def _form(data) -> str:
+    from urllib.parse import urlencode
+
+    return urlencode(data or {}, doseq=True)
+
+
+def body_of(response) -> str:
+    if getattr(response, "streaming", False):
+        return b"".join(response.streaming_content).decode(errors="replace")
+    return response.content.decode(errors="replace")
+
+
+@dataclass
+class Cell:
+    name: str
+    route: str
+    method: str
+    visitor: str
+    status: object
+    expected: str
+    problem: str
+
+
+def may_succeed(call: Call, visitor: str) -> bool:
+    if call.scope == PUBLIC:
+        return True
+    if visitor == mw.ANON:
+        return False
+    holds = bool(mw.ROLES_OF[visitor] & call.allowed)
+    if call.scope == OWN:
+        return holds
+    return holds and visitor in mw.MEMBERS_OF_P1
+
+
+def input_refused(call: Call, visitor: str) -> bool:
+    """An outsider who may use the page, naming project 1's object in the form."""
+    return (
+        call.scope == NAMES_P1
+        and visitor not in mw.MEMBERS_OF_P1
+        and bool(mw.ROLES_OF[visitor] & call.allowed)
+    )
+
+
+def expectation(call: Call, visitor: str, api: bool) -> str:
+    if may_succeed(call, visitor):
+        extra = "/".join(str(s) for s in call.ok)
+        return "2xx/3xx" + (f"/{extra}" if extra else "")
+    if visitor == mw.ANON:
+        return "401/403" if api else "302 login"
+    if input_refused(call, visitor):
+        return "refused input"
+    return "404"
+
+
+def judge(call: Call, visitor: str, api: bool, response, changed: list[str]) -> str:
+    """The problem with this answer, or '' when it is as declared."""
+    status = response.status_code
+    if status >= 500:
+        return "server error"
+    if may_succeed(call, visitor):
+        if 200 <= status < 400 or status in call.ok:
+            if (
+                call.method == "get"
+                and call.scope == OWN
+                and visitor not in mw.MEMBERS_OF_P1
+                and mw.MARKER.lower() in body_of(response).lower()
+            ):
+                return "LEAK: project 1's names in the page"
+            return ""
+        return "allowed visitor refused"
+    problem = ""
+    if input_refused(call, visitor):
+        if status not in REFUSED_INPUT:
+            problem = "refused input answered unlike a refusal"
+        elif mw.MARKER.lower() in body_of(response).lower():
+            problem = "LEAK: project 1's names in the answer"
+    elif visitor == mw.ANON:
+        login = reverse(settings.LOGIN_URL)
+        if api and status not in (401, 403):
+            problem = "LEAK: anonymous not refused"
+        elif not api and not (status == 302 and response["Location"].startswith(login)):
+            problem = "LEAK: anonymous not sent to login"
+    elif status != 404:
+        problem = "LEAK: refused visitor got an answer" if status < 400 else "refused unlike a 404"
+    if changed:
+        problem = (
+            (problem + "; " if problem else "")
+            + "LEAK: database changed: "
+            + ", ".join(changed[:4])
+        )
+    return problem
+
+
+def run_cell(m: Matrix, name: str, route: str, call: Call, visitor: str) -> Cell:
+    declared = TABLE[name].page
+    api = route.startswith("api/") if declared is None else not declared
+    url = url_of(name, m, visitor, call)
+    data = _value(call.data, m, visitor)
+    refused = not may_succeed(call, visitor)
+    sid = transaction.savepoint()
+    try:
+        try:
+            response = send(client_for(m, visitor), call, url, data, api)
+        except Exception as exc:  # a view that raised: a 500 in production
+            problem = f"server error: {exc!r}"[:160]
+            return Cell(name, route, call.method, visitor, "raised", "", problem)
+        changed = changed_tables(m.baseline, fingerprint(m.sql)) if refused else []
+        problem = judge(call, visitor, api, response, changed)
+        return Cell(
+            name,
+            route,
+            call.method,
+            visitor,
+            response.status_code,
+            expectation(call, visitor, api),
+            problem,
+        )
+    finally:
+        transaction.savepoint_rollback(sid)
+
+
+def cells_of(area: str):
+    patterns = matrix_patterns()
+    for name, (route, where) in sorted(patterns.items()):
+        if where != area or name not in TABLE:
+            continue
+        for call in TABLE[name].calls:
+            for visitor in mw.VISITORS:
+                if call.refusal_only and may_succeed(call, visitor):
+                    continue
+                yield name, route, call, visitor
+
+
+def table_of(problems: list[Cell]) -> str:
+    head = f"{'pattern':34} {'method':6} {'visitor':17} {'got':6} {'expected':14} problem"
+    lines = [head, "-" * len(head)]
+    for c in problems:
+        lines.append(
+            f"{c.name:34} {c.method.upper():6} {c.visitor:17} {c.status!s:6} {c.expected:14} "
+            f"{c.problem}"
+        )
+    return "\n".join(lines)
+
+
+def run_area(m: Matrix, area: str) -> tuple[int, list[Cell]]:
+    cells = [run_cell(m, *cell) for cell in cells_of(area)]
+    return len(cells), [c for c in cells if c.problem]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("area", ["annotator", "curation", "evaluation", "site"])
+def test_permission_matrix(matrix, area):
+    # given project 1's world and the seven visitors, when each declared request is sent
+    count, problems = run_area(matrix, area)
+    # then every answer is the declared one: no leak, no 500, no allowed visitor refused
+    assert count > 0
+    leaks = sum("LEAK" in c.problem for c in problems)
+    assert not problems, (
+        f"{area}: {len(problems)} of {count} cells wrong ({leaks} leaks)\n" + table_of(problems)
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# Project 2's own pages, and project 1's objects named from them.
+# ------------------------------------------------------------------------------------------
+def _project_pages() -> list[str]:
+    """GET pages that take only a project: their forms offer that project's objects."""
+    return sorted(
+        name
+        for name, r in TABLE.items()
+        if set(r.kwargs) == {"project_id"} and any(c.method == "get" for c in r.calls)
+    )
+
+
+def test_project_2s_pages_offer_nothing_of_project_1(matrix):
+    # given project 2's curator on each page of their own project (forms with choices of
+    # corpora, providers, versions, scorers...)
+    client = client_for(matrix, mw.CURATOR2)
+    pages = _project_pages()
+    assert "curator-vhx-new" in pages and "curator-nb-new" in pages
+    seen = {}
+    for name in pages:
+        sid = transaction.savepoint()
+        try:
+            response = client.get(reverse(name, args=[matrix.world.ids["project2"]]))
+            seen[name] = (response.status_code, mw.MARKER.lower() in body_of(response).lower())
+        finally:
+            transaction.savepoint_rollback(sid)
+    # then every page answers and none offers project 1's objects
+    assert seen == {name: (200, False) for name in pages}
+
+
+def test_the_checks_can_fail(matrix):
+    """The marker shows on project 1's pages to its curator, and an accepted write changes the
+    fingerprint: the matrix's two leak detectors see what they look for."""
+    client = client_for(matrix, mw.CURATOR)
+    for name in ("curator-projects", "eval-benchmarks", "curator-nb-pipelines"):
+        assert mw.MARKER.lower() in body_of(client.get(reverse(name))).lower(), name
+    sid = transaction.savepoint()
+    try:
+        url = reverse("curator-queue-status", args=[matrix.world.ids["queue"]])
+        assert client.post(url, {"status": "paused"}).status_code == 302
+        n = matrix.baseline["annotator_taskqueue"][0]
+        assert changed_tables(matrix.baseline, fingerprint(matrix.sql)) == [
+            f"annotator_taskqueue({n}→{n})"
+        ]
+    finally:
+        transaction.savepoint_rollback(sid)
+    assert fingerprint(matrix.sql) == matrix.baseline
+
+
+def test_project_1s_naturalbench_version_cannot_seed_a_set_in_project_2(matrix):
+    # given project 2's curator, naming project 1's published NaturalBench version
+    client = client_for(matrix, mw.CURATOR2)
+    url = reverse("curator-vhx-from-naturalbench", args=[matrix.world.ids["project2"]])
+    data = {"name": "Taken", "version": matrix.world.ids["nb_benchmark_version"]}
+    sid = transaction.savepoint()
+    try:
+        # when they build a VHExpansion set from it in their own project
+        response = client.post(url, data)
+        # then the version is not among their choices and nothing is made
+        assert response.status_code == 400
+        assert mw.MARKER.lower() not in body_of(response).lower()
+        assert changed_tables(matrix.baseline, fingerprint(matrix.sql)) == []
+    finally:
+        transaction.savepoint_rollback(sid)
