@@ -255,6 +255,14 @@ class TextGuardMiddleware:
         found = querydict_problem(request.GET)
         if found:
             return _("Query parameter “%(name)s”") % {"name": found[0]}, found[0], found[1]
+        for key, value in request.META.items():
+            # Headers reach the database too (a token lookup, django-axes' log of failed logins);
+            # cookies are dropped instead (see __call__).
+            if key.startswith("HTTP_") and key != "HTTP_COOKIE" and isinstance(value, str):
+                problem = text_problem(value)
+                if problem:
+                    header = key[5:].replace("_", "-").title()
+                    return _("Header “%(name)s”") % {"name": header}, header, problem
         if request.method == "POST" and request.content_type in _FORM_TYPES:
             found = querydict_problem(request.POST)
             if found:

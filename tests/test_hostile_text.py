@@ -343,3 +343,21 @@ def test_a_body_without_length_is_stopped_at_the_limit(settings, db):
     assert json.loads(response.content)["message"].startswith(
         "The request is larger than 1000 bytes, the limit for this address"
     )
+
+
+def test_a_header_with_nul_is_400(client, curator):
+    client.force_login(curator)
+
+    response = client.get(reverse("home"), HTTP_USER_AGENT="curl\x00/8")
+
+    assert response.status_code == 400
+    assert f"Header “User-Agent”: {NUL}; nothing was changed." in response.content.decode()
+
+
+def test_an_api_token_with_nul_is_400_not_a_500(db):
+    client = APIClient()
+
+    response = client.get("/api/queues/", HTTP_AUTHORIZATION="Token abc\x00def")
+
+    assert response.status_code == 400
+    assert response.json()["errors"] == [{"field": "Authorization", "error": NUL}]
