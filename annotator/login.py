@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
@@ -87,11 +87,21 @@ class TokenObtainView(APIView):
         password = serializers.CharField(max_length=4096, trim_whitespace=False)
 
     @extend_schema(
-        request=Input,
-        responses={200: inline_serializer("Token", {"token": serializers.CharField()})},
-        description="Exchange a user name and password for the API token. After "
-        "AXES_FAILURE_LIMIT failures for a user name or from an address: 429 for "
-        "AXES_COOLOFF_MINUTES.",
+        request=inline_serializer(
+            "TokenObtainIn",
+            {"username": serializers.CharField(), "password": serializers.CharField()},
+        ),
+        responses={
+            200: inline_serializer("TokenObtainOut", {"token": serializers.CharField()}),
+            400: OpenApiResponse(description="Wrong user name or password, or a field missing."),
+            429: OpenApiResponse(
+                description="Locked: AXES_FAILURE_LIMIT (5) failures for this user name or "
+                "from this address; try again AXES_COOLOFF_MINUTES (15) after the last one "
+                "(Retry-After, retry_after_seconds)."
+            ),
+        },
+        description="Exchange a user name and password for the API token (the key on the "
+        "token page). Throttled like the login page.",
     )
     def post(self, request: Request) -> Response:
         data = self.Input(data=request.data)
