@@ -22,7 +22,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Model
 from django.test import TestCase, override_settings
 
-from annotator import roles, services
+from annotator import kinds, roles, services
 from annotator.models import Assignment, Enrollment, Job, Project, Task, TaskQueue
 from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
 
@@ -152,6 +152,21 @@ def _nb_items() -> str:
     return demo.naturalbench_items(4)
 
 
+def _project_2_parents(p2: Project, curator2) -> dict:
+    """One object of project 2 per recipe: the parents under which project 1's children (its
+    versions, triples, families, export jobs) are named in the mixed-ids test."""
+    from curation.models import Corpus, NaturalBenchPipeline, VHCaseSet
+    from curation.recipes.visit import services as visit_services
+    from curation.recipes.vlind import services as vlind_services
+
+    corpus = Corpus.objects.create(project=p2, name="Beta corpus", slug="beta")
+    nb = NaturalBenchPipeline.objects.create(project=p2, name="Beta pipeline", corpus=corpus)
+    vhx = VHCaseSet.objects.create(project=p2, name="Beta set")
+    vlind = vlind_services.bench_create(project=p2, name="Beta bench", created_by=curator2)
+    visit = visit_services.pipeline_create(project=p2, name="Beta VisIT", created_by=curator2)
+    return {"p2:nb": nb.pk, "p2:vhx": vhx.pk, "p2:vlind": vlind.pk, "p2:visit": visit.pk}
+
+
 def build_world(media_root: str) -> World:
     """Build the world in the current transaction (the caller rolls it back)."""
     with override_settings(
@@ -200,8 +215,14 @@ def _build() -> World:
     ids["task"] = held
     for q in TaskQueue.objects.filter(project=p1):
         _mark(q, "title")
-    kinds = set(TaskQueue.objects.filter(project=p1).values_list("kind", flat=True))
-    ids["queue_kinds"] = sorted(kinds)
+    by_kind: dict[str, int] = {}
+    for q in TaskQueue.objects.filter(project=p1).order_by("pk"):
+        by_kind.setdefault(q.kind, q.pk)
+    by_kind["vqa_choice"] = queue.pk
+    missing = set(kinds.REGISTRY) - set(by_kind)
+    if missing:
+        raise AssertionError(f"the matrix world has no queue of the kinds {sorted(missing)}")
+    ids["queue_by_kind"] = by_kind
     enrollment = Enrollment.objects.filter(queue=queue, annotator=worker_b).first()
     if enrollment is None:
         enrollment = Enrollment.objects.create(queue=queue, annotator=worker_b)
@@ -281,6 +302,7 @@ def _build() -> World:
     ).pk
 
     _evaluation(p1, curator, made, ids)
+    ids.update(_project_2_parents(p2, curator2))
 
     # Removal last: the removed member held a lease on project 1's queue until now.
     _remove_member(p1, removed)

@@ -65,6 +65,10 @@ class Id:
         self.name = name
 
 
+class Each(Id):
+    """A URL argument tried with every value of a world dict (label -> id): one cell each."""
+
+
 HELD = Id("held")  # the task the visitor leases (the removed member's own, for them)
 
 
@@ -119,6 +123,7 @@ QUEUE_FORM = {
     "gold_pause_min_answers": 1,
 }
 queue = {"queue_id": Id("queue")}
+every_queue = {"queue_id": Each("queue_by_kind")}  # one queue of every task kind
 task = {"task_id": Id("task")}
 held = {"task_id": HELD}
 project = {"project_id": Id("project")}
@@ -153,11 +158,11 @@ TABLE: dict[str, Row] = {
     "home": row(get(ALL, scope=OWN)),
     "login": row(get(ALL, scope=PUBLIC)),
     "logout": row(post(ALL, scope=PUBLIC)),
-    "work": row(get(W), **queue),
-    "work-submit": row(post(W, {"answer": "Yes"}), **held),
-    "work-skip": row(post(W), **held),
-    "work-report": row(post(W, {"reason": "broken"}), **held),
-    "work-heartbeat": row(post(W), **held),
+    "work": row(get(W), **every_queue),
+    "work-submit": row(post(W, {"answer": "Yes"}, ok=()), **held),
+    "work-skip": row(post(W, ok=()), **held),
+    "work-report": row(post(W, {"reason": "unclear"}, ok=()), **held),
+    "work-heartbeat": row(post(W, ok=()), **held),
     # --- annotator: curator pages ---
     "curator-projects": row(get(CR, scope=OWN)),
     "curator-project-new": row(
@@ -167,12 +172,12 @@ TABLE: dict[str, Row] = {
     "curator-project-people": row(get(C), **project),
     "curator-project-member-remove": row(get(C), post(C), user_id=Id("member"), **project),
     "curator-queue-new": row(get(C), post(C, QUEUE_FORM), **project),
-    "curator-queue": row(get(CR), **queue),
+    "curator-queue": row(get(CR), **every_queue),
     "curator-queue-edit": row(get(C), post(C, QUEUE_FORM), **queue),
     "curator-queue-status": row(post(C, {"status": "closed"}), **queue),
     "curator-queue-upload": row(get(C), post(C, {"text": json.dumps(vqa_payload(7))}), **queue),
     "curator-queue-tasks-cancel": row(post(C, {"ids": Id("task"), "reason": "withdrawn"}), **queue),
-    "curator-queue-disagreements": row(get(CR), **queue),
+    "curator-queue-disagreements": row(get(CR), **every_queue),
     "curator-task": row(get(CR), **task),
     "curator-enrollment-resume": row(post(C), enrollment_id=Id("enrollment")),
     "curator-invites": row(
@@ -193,13 +198,13 @@ TABLE: dict[str, Row] = {
     "api-queue-status": row(post(C, {"status": "paused"}), **queue),
     "api-queue-tasks": row(get(CR), post(C, [vqa_payload(9)]), **queue),
     "api-queue-tasks-cancel": row(post(C, {"ids": [Id("task")], "reason": "withdrawn"}), **queue),
-    "api-next": row(post(W), **queue),
-    "api-queue-outcomes": row(get(CR, query="format=jsonl"), **queue),
-    "api-queue-annotations": row(get(CR, query="format=csv"), **queue),
-    "api-submit": row(post(W, {"response": {"answer": "Yes"}}), **held),
-    "api-skip": row(post(W), **held),
-    "api-report": row(post(W, {"reason": "broken"}), **held),
-    "api-heartbeat": row(post(W), **held),
+    "api-next": row(post(W, ok=()), **every_queue),
+    "api-queue-outcomes": row(get(CR, query="format=jsonl"), **every_queue),
+    "api-queue-annotations": row(get(CR, query="format=csv"), **every_queue),
+    "api-submit": row(post(W, {"response": {"answer": "Yes"}}, ok=()), **held),
+    "api-skip": row(post(W, ok=()), **held),
+    "api-report": row(post(W, {"reason": "unclear"}, ok=()), **held),
+    "api-heartbeat": row(post(W, ok=()), **held),
     "api-project-members": row(get(C), **project),
     "api-project-member": row(Call("delete", C), user_id=Id("member"), **project),
     "api-jobs": row(get(CR, scope=OWN)),
@@ -460,8 +465,9 @@ def _value(value, m: Matrix, visitor: str):
     return value
 
 
-def url_of(name: str, m: Matrix, visitor: str, call: Call) -> str:
+def url_of(name: str, m: Matrix, visitor: str, call: Call, fixed: dict | None = None) -> str:
     kwargs = {k: _value(v, m, visitor) for k, v in TABLE[name].kwargs.items()}
+    kwargs.update(fixed or {})
     url = reverse(name, kwargs=kwargs)
     return f"{url}?{call.query}" if call.query else url
 
@@ -578,10 +584,14 @@ def judge(call: Call, visitor: str, api: bool, response, changed: list[str]) -> 
     return problem
 
 
-def run_cell(m: Matrix, name: str, route: str, call: Call, visitor: str) -> Cell:
+def run_cell(
+    m: Matrix, name: str, route: str, call: Call, visitor: str, variant: tuple = ("", {})
+) -> Cell:
     declared = TABLE[name].page
     api = route.startswith("api/") if declared is None else not declared
-    url = url_of(name, m, visitor, call)
+    label, fixed = variant
+    url = url_of(name, m, visitor, call, fixed)
+    name = f"{name}[{label}]" if label else name
     data = _value(call.data, m, visitor)
     refused = not may_succeed(call, visitor)
     sid = transaction.savepoint()
@@ -606,16 +616,25 @@ def run_cell(m: Matrix, name: str, route: str, call: Call, visitor: str) -> Cell
         transaction.savepoint_rollback(sid)
 
 
-def cells_of(area: str):
+def variants(m: Matrix, r: Row) -> list[tuple[str, dict]]:
+    """(label, URL arguments) of each cell of a row: one per value of an ``Each`` argument."""
+    for kwarg, value in r.kwargs.items():
+        if isinstance(value, Each):
+            return [(label, {kwarg: pk}) for label, pk in sorted(m.world.ids[value.name].items())]
+    return [("", {})]
+
+
+def cells_of(m: Matrix, area: str):
     patterns = matrix_patterns()
     for name, (route, where) in sorted(patterns.items()):
         if where != area or name not in TABLE:
             continue
-        for call in TABLE[name].calls:
-            for visitor in mw.VISITORS:
-                if call.refusal_only and may_succeed(call, visitor):
-                    continue
-                yield name, route, call, visitor
+        for variant in variants(m, TABLE[name]):
+            for call in TABLE[name].calls:
+                for visitor in mw.VISITORS:
+                    if call.refusal_only and may_succeed(call, visitor):
+                        continue
+                    yield name, route, call, visitor, variant
 
 
 def table_of(problems: list[Cell]) -> str:
@@ -630,7 +649,7 @@ def table_of(problems: list[Cell]) -> str:
 
 
 def run_area(m: Matrix, area: str) -> tuple[int, list[Cell]]:
-    cells = [run_cell(m, *cell) for cell in cells_of(area)]
+    cells = [run_cell(m, *cell) for cell in cells_of(m, area)]
     return len(cells), [c for c in cells if c.problem]
 
 
@@ -711,3 +730,49 @@ def test_project_1s_naturalbench_version_cannot_seed_a_set_in_project_2(matrix):
         assert changed_tables(matrix.baseline, fingerprint(matrix.sql)) == []
     finally:
         transaction.savepoint_rollback(sid)
+
+
+PARENTS = ("nb", "vhx", "vlind", "visit")  # world ids of the recipes' top objects
+
+
+def mixed_rows() -> list[tuple[str, str, dict]]:
+    """(pattern, parent kwarg, kwargs) of every pattern naming a recipe object and one of its
+    children, the parent swapped for project 2's own."""
+    out = []
+    for name, r in sorted(TABLE.items()):
+        parents = [k for k, v in r.kwargs.items() if isinstance(v, Id) and v.name in PARENTS]
+        children = [k for k, v in r.kwargs.items() if isinstance(v, Id) and k not in parents]
+        if parents and children:
+            [kwarg] = parents
+            out.append((name, kwarg, {**r.kwargs, kwarg: Id("p2:" + r.kwargs[kwarg].name)}))
+    return out
+
+
+def test_project_1s_children_under_project_2s_parents_answer_404(matrix):
+    # given project 2's curator and researcher, their own pipelines, sets and benches, and the
+    # ids of project 1's versions, triples, concepts, families, submissions and export jobs
+    rows = mixed_rows()
+    assert {name for name, _k, _kw in rows} >= {
+        "curator-nb-version",
+        "curator-vlind-triple",
+        "curator-vhx-export-file",
+        "curator-visit-instructions",
+        "api-visit-submission",
+    }
+    wrong = []
+    for visitor in (mw.CURATOR2, mw.RESEARCHER2):
+        client = client_for(matrix, visitor)
+        for name, _kwarg, kwargs in rows:
+            url = reverse(name, kwargs={k: _value(v, matrix, visitor) for k, v in kwargs.items()})
+            for call in TABLE[name].calls:
+                sid = transaction.savepoint()
+                try:
+                    # when they ask for project 1's child under their own parent
+                    response = send(client, call, url, _value(call.data, matrix, visitor), False)
+                    changed = changed_tables(matrix.baseline, fingerprint(matrix.sql))
+                finally:
+                    transaction.savepoint_rollback(sid)
+                if response.status_code != 404 or changed:
+                    wrong.append((name, call.method, visitor, response.status_code, changed))
+    # then each answers like a missing object and nothing changes
+    assert wrong == []
