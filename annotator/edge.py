@@ -348,7 +348,8 @@ class BodyLimitMiddleware:
 
     @staticmethod
     def _refuse(request: HttpRequest, limit: int) -> HttpResponse:
-        response = error_response(
+        # No "Connection: close" here: WSGI forbids hop-by-hop headers; the server decides.
+        return error_response(
             request,
             status=413,
             message=_(
@@ -357,5 +358,3 @@ class BodyLimitMiddleware:
             )
             % {"limit": size_text(limit)},
         )
-        response["Connection"] = "close"  # the unread body is not drained
-        return response
