@@ -40,7 +40,7 @@ def _fmt(value: float, percent: bool) -> str:
 def _open(width: int, height: int, title: str) -> list[str]:
     return [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-        f'width="100%" style="max-width:{width}px" role="img" class="plot" {FONT} '
+        f'width="{width}" role="img" class="plot" {FONT} '
         'font-size="12">',
         f"<title>{escape(title)}</title>",
     ]

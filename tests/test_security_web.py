@@ -11,12 +11,15 @@ from pathlib import Path
 
 import pytest
 from axes.models import AccessAttempt
+from django.template import Context, Template
 from django.test import RequestFactory
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotator.login import client_ip
+from annotator.templatetags.bars import pct
+from evaluation import plots
 from tests.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -171,7 +174,6 @@ EXPECTED_CSP = {
     "default-src": "'self'",
     "script-src": "'self'",
     "style-src": "'self'",
-    "style-src-attr": "'unsafe-inline'",
     "img-src": "'self' data:",
     "font-src": "'self'",
     "connect-src": "'self'",
@@ -199,14 +201,42 @@ EVENT_HANDLER = re.compile(r"\son[a-z]+\s*=", re.I)
 
 
 @pytest.mark.parametrize("template", TEMPLATES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_template_has_inline_script_style_element_or_event_handler(template):
+def test_no_template_has_inline_script_style_or_event_handler(template):
     text = template.read_text()
     # {% comment %} blocks may name the tags they avoid
     text = re.sub(r"\{% comment %\}.*?\{% endcomment %\}|\{#.*?#\}", "", text, flags=re.S)
     assert not INLINE_SCRIPT.findall(text)
     assert "<style" not in text
+    assert "style=" not in text  # bar lengths are classes: {% load bars %}, w-{{ share|pct }}
     assert not EVENT_HANDLER.findall(text)
     assert "javascript:" not in text
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(0, 0), (37.4, 37), ("62", 62), (150, 100), (-3, 0), ("", 0), (None, 0), ("nan", 0)],
+)
+def test_bar_lengths_are_whole_percentages_from_0_to_100(value, expected):
+    assert pct(value) == expected
+
+
+def test_bars_render_as_classes():
+    html = Template(
+        '{% load bars %}{% widthratio 3 8 100 as bar %}<span class="w-{{ bar|pct }}"></span>'
+    ).render(Context())
+    assert html == '<span class="w-38"></span>'
+    css = (ROOT / "static/css/blindspot.css").read_text()
+    assert all(
+        f".w-{n}{{width:{n}%}}" in css and f".h-{n}{{height:{n}%}}" in css for n in range(101)
+    )
+
+
+def test_plots_carry_no_style_attribute():
+    svg = plots.bar_chart(
+        ["a", "b"], [plots.Series("Alpha", [0.5, 0.7])], title="Accuracy", percent=True
+    )
+    assert "style=" not in svg
+    assert 'class="plot"' in svg
 
 
 # ---- API documentation --------------------------------------------------------------------
