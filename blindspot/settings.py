@@ -207,7 +207,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "annotator.api.exception_handler",
-    # DRF's parsers, refusing NUL characters and lone surrogates with their field (annotator/edge.py).
+    # DRF's parsers, refusing NUL characters and lone surrogates with their field
+    # (annotator/edge.py).
     "DEFAULT_PARSER_CLASSES": [
         "annotator.edge.JSONParser",
         "annotator.edge.FormParser",
