@@ -4,9 +4,9 @@ PostgreSQL stores no NUL character in ``text`` or ``jsonb``, and a lone UTF-16 s
 ``"\\ud800"`` escape in JSON) cannot be encoded as UTF-8 at all: both used to end in a 500 deep
 inside a write. One check, :func:`text_problem`, serves every way text comes in:
 
-- :class:`TextGuardMiddleware`: the path, the query string and the form fields of every request
-  answer 400 naming the field; cookies holding such text are dropped (a session cookie with NUL
-  would fail its database lookup).
+- :class:`TextGuardMiddleware`: the path, the query string, the headers and the form fields of
+  every request answer 400 naming the field; cookies holding such text are dropped (a session
+  cookie with NUL would fail its database lookup).
 - :class:`JSONParser`, :class:`FormParser`, :class:`MultiPartParser`: DRF's parsers walk what
   they parsed; 400 names the JSON path (``response.text``, ``0.payload.caption``).
 - :func:`row_problem` and :func:`line_problem`: every file-row parser (tasks JSONL, corpus
@@ -218,7 +218,7 @@ class MultiPartParser(_Checked, parsers.MultiPartParser):
 # middleware
 # --------------------------------------------------------------------------------------------
 class TextGuardMiddleware:
-    """400 for a NUL character or lone surrogate in the path, the query string or form fields.
+    """400 for a NUL character or lone surrogate in the path, query string, headers or form.
 
     Sits before the session middleware: cookies with such text are dropped there (the session
     cookie is read as the session starts). The other checks run as the view is chosen, once the
