@@ -14,7 +14,10 @@ Formats (``fmt``; "auto" detects from the file name and first line):
 
 All or nothing: every line is checked first and every problem is reported with its line
 (``annotator.services.Invalid``); images are decoded and validated before any row is written;
-the rows are written in one transaction; blobs written for an import that fails are deleted.
+the rows are written in one transaction; blobs written for an import that fails are deleted,
+and so is the stored upload of a refused import (a failure a retry could fix keeps it). Text
+PostgreSQL cannot store (NUL, lone surrogates) and over-long lines are refused with their line
+and field (``annotator.edge``).
 A manifest is made for its import, so each of its files must be found. COCO and Flickr caption
 files describe whole datasets, so their images that the archive does not hold are skipped and
 counted (an archive with a subset of Flickr30K imports with the full caption file).

@@ -260,6 +260,12 @@ def test_nul_in_a_form_field_is_400_and_writes_nothing(client, curator, queue):
             id="nul-escape",
         ),
         pytest.param(
+            (vqa_line("ok") + "\n" + vqa_line("a\x00b")).encode(),
+            2,
+            "not valid JSON: Invalid control character at",
+            id="raw-nul-byte",
+        ),
+        pytest.param(
             (vqa_line("\\udbff") + "\n").encode(),
             1,
             f"field “question”: {SURROGATE}",
