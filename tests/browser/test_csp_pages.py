@@ -91,7 +91,16 @@ def pages_by_role(project, queue, version):
                 (reverse("api-redoc"), ".api-content h1"),
             ],
         ),
-        ("cspadmin", [home, ("/admin/", "#content h1"), swagger]),
+        (
+            "cspadmin",
+            [
+                home,
+                ("/admin/", "#content h1"),
+                ("/admin/auth/user/", "#result_list"),
+                ("/admin/auth/user/add/", "#user_form"),
+                swagger,
+            ],
+        ),
     ]
 
 
