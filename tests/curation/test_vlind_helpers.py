@@ -61,6 +61,7 @@ def reviewers(n: int = 3) -> list:
 
 def answer(queue, people, accepts_of) -> None:
     """Person k accepts a task when k < accepts_of(task_id); everyone answers all they get."""
+    queue.project.members.add(*people)  # people work in their projects only
     for k, person in enumerate(people):
         while True:
             queue.refresh_from_db()
