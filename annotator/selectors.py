@@ -90,11 +90,16 @@ def tasks_for(user) -> QuerySet[Task]:
 
 
 def jobs_for(user) -> QuerySet[Job]:
+    """The jobs of the user's projects, and the project-less jobs they started. A job of a
+    project belongs to the project: someone removed from it no longer sees the jobs they
+    started there."""
     if roles.has_role(user, [roles.ADMIN]):
         return Job.objects.all()
     if not roles.has_role(user, [roles.CURATOR, roles.RESEARCHER]):
         return Job.objects.none()
-    return Job.objects.filter(Q(project__in=projects_for(user)) | Q(created_by=user))
+    return Job.objects.filter(
+        Q(project__in=projects_for(user)) | Q(project__isnull=True, created_by=user)
+    )
 
 
 def jobs_curated_by(user) -> QuerySet[Job]:

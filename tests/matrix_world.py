@@ -304,6 +304,17 @@ def _build() -> World:
     _evaluation(p1, curator, made, ids)
     ids.update(_project_2_parents(p2, curator2))
 
+    # What the removed member made while they curated project 1: a job and an invitation.
+    ids["removed_job"] = Job.objects.create(
+        kind="annotator.import_tasks",
+        params={"queue_id": queue.pk, "rows": []},
+        project=p1,
+        created_by=removed,
+        status=Job.Status.FAILED,
+        error=f"{MARKER} failed import",
+    ).pk
+    services.invitation_create(created_by=removed, role=roles.CURATOR, project=p1)
+
     # Removal last: the removed member held a lease on project 1's queue until now.
     _remove_member(p1, removed)
     assert not p1.members.filter(pk=removed.pk).exists()

@@ -33,9 +33,10 @@ from django.db import connection, transaction
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from annotator import roles
+from annotator import roles, selectors, services
+from annotator.models import Job
 from tests import matrix_world as mw
-from tests.factories import vqa_payload
+from tests.factories import ProjectFactory, vqa_payload
 
 # The marker makes pytest-django set up the test database; each test's own transaction nests
 # inside the module's (see the ``matrix`` fixture).
@@ -59,10 +60,12 @@ NAMES_P1 = "names-p1"
 
 
 class Id:
-    """A URL argument or form value taken from the world (known once it is built)."""
+    """A URL argument or form value taken from the world (known once it is built); for the
+    removed member, ``removed`` names what they made themselves while they were a member."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, removed: str = ""):
         self.name = name
+        self.removed = removed
 
 
 class Each(Id):
@@ -125,6 +128,7 @@ QUEUE_FORM = {
 queue = {"queue_id": Id("queue")}
 every_queue = {"queue_id": Each("queue_by_kind")}  # one queue of every task kind
 task = {"task_id": Id("task")}
+job = {"job_id": Id("job", removed="removed_job")}  # the removed member's: one they started
 held = {"task_id": HELD}
 project = {"project_id": Id("project")}
 nb = {"pipeline_id": Id("nb")}
@@ -187,8 +191,8 @@ TABLE: dict[str, Row] = {
     "invite-accept": row(get(ALL, scope=PUBLIC), token=Id("invite_token")),
     "token": row(get(ALL, scope=OWN), post(ALL, scope=OWN)),
     "curator-jobs": row(get(CR, scope=OWN)),
-    "curator-job": row(get(CR), job_id=Id("job")),
-    "curator-job-retry": row(post(C), job_id=Id("job")),
+    "curator-job": row(get(CR), **job),
+    "curator-job-retry": row(post(C), **job),
     # --- annotator: JSON API ---
     "api-queues": row(
         get(ALL, scope=OWN),
@@ -208,7 +212,7 @@ TABLE: dict[str, Row] = {
     "api-project-members": row(get(C), **project),
     "api-project-member": row(Call("delete", C), user_id=Id("member"), **project),
     "api-jobs": row(get(CR, scope=OWN)),
-    "api-job": row(get(CR), job_id=Id("job")),
+    "api-job": row(get(CR), **job),
     # --- curation: corpora and images ---
     "curator-corpora": row(get(C, scope=OWN)),
     "curator-project-corpora": row(get(C), post(C), **project),
@@ -457,7 +461,11 @@ def matrix(django_db_setup, django_db_blocker, tmp_path_factory):
 
 def _value(value, m: Matrix, visitor: str):
     if isinstance(value, Id):
-        return m.world.held[visitor] if value is HELD else m.world.ids[value.name]
+        if value is HELD:
+            return m.world.held[visitor]
+        if value.removed and visitor == mw.REMOVED:
+            return m.world.ids[value.removed]
+        return m.world.ids[value.name]
     if isinstance(value, dict):
         return {k: _value(v, m, visitor) for k, v in value.items()}
     if isinstance(value, list):
@@ -776,3 +784,40 @@ def test_project_1s_children_under_project_2s_parents_answer_404(matrix):
                     wrong.append((name, call.method, visitor, response.status_code, changed))
     # then each answers like a missing object and nothing changes
     assert wrong == []
+
+
+# ------------------------------------------------------------------------------------------
+# Regressions the matrix found: what a removed member made in a project stays in the project.
+# ------------------------------------------------------------------------------------------
+def test_a_removed_curator_no_longer_sees_the_jobs_they_started_there(client, project, curator):
+    # given jobs the curator started: in the project, in another of theirs, and in none
+    elsewhere = ProjectFactory(members=[curator])
+    lost = Job.objects.create(kind="annotator.import_tasks", project=project, created_by=curator)
+    kept = Job.objects.create(kind="annotator.import_tasks", project=elsewhere, created_by=curator)
+    own = Job.objects.create(kind="curation.embed", created_by=curator)
+    # when they are removed from the project
+    services.project_member_remove(project=project, user=curator)
+    # then its job answers like a missing one, page and API, and their list leaves it out
+    client.force_login(curator)
+    assert client.get(reverse("curator-job", args=[lost.pk])).status_code == 404
+    assert client.get(reverse("api-job", args=[lost.pk])).status_code == 404
+    assert client.get(reverse("curator-job", args=[kept.pk])).status_code == 200
+    listed = client.get(reverse("api-jobs")).json()["results"]
+    assert sorted(j["id"] for j in listed) == sorted([kept.pk, own.pk])
+    assert set(selectors.jobs_for(curator)) == {kept, own}
+
+
+def test_a_removed_curator_no_longer_sees_the_invitations_they_made_there(client, project, curator):
+    # given an invitation into the project and one into no project, both by the curator
+    into_project = services.invitation_create(
+        created_by=curator, role=roles.CROWDWORKER, project=project
+    )
+    free = services.invitation_create(created_by=curator, role=roles.CROWDWORKER)
+    # when they are removed from the project
+    services.project_member_remove(project=project, user=curator)
+    # then the project's link (a way back in) is no longer shown to them; their own is
+    client.force_login(curator)
+    html = client.get(reverse("curator-invites")).content.decode()
+    assert into_project.token not in html
+    assert project.name not in html
+    assert free.token in html

@@ -539,10 +539,14 @@ def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
 # invitations and tokens
 # ---------------------------------------------------------------------------------------------
 def _invites_for(user):
+    """The invitations of the user's projects and the project-less ones they made. Someone
+    removed from a project no longer sees its invitation links (one would let them back in)."""
     qs = Invitation.objects.select_related("project", "created_by", "used_by")
     if roles.has_role(user, [roles.ADMIN]):
         return qs
-    return qs.filter(Q(created_by=user) | Q(project__in=selectors.projects_for(user)))
+    return qs.filter(
+        Q(project__isnull=True, created_by=user) | Q(project__in=selectors.projects_for(user))
+    )
 
 
 @roles.roles_required(*CURATOR)
