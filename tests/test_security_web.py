@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from axes.models import AccessAttempt
+from django.conf import settings
 from django.template import Context, Template
 from django.test import RequestFactory
 from django.urls import reverse
@@ -82,6 +83,16 @@ def test_five_wrong_passwords_lock_the_account_with_a_message(client, attempt, s
         assert "ask your curator or an administrator" in html
         assert "_auth_user_id" not in client.session
     assert AccessAttempt.objects.get(username="alice").failures_since_start == 6
+
+
+def test_the_lockout_page_speaks_the_persons_language(client):
+    UserFactory(username="alice")
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+    for _ in range(5):
+        login_page(client, "alice", "wrong")
+    html = login_page(client, "alice", PASSWORD).content.decode()
+    assert "此账户或此地址的登录失败次数过多。 请在 15 分钟后重试。" in html
+    assert "返回登录页面" in html
 
 
 def test_the_token_endpoint_hands_out_the_token_for_the_right_password(client):
