@@ -13,7 +13,8 @@ from .models import (
 @admin.register(Benchmark)
 class BenchmarkAdmin(admin.ModelAdmin):
     list_display = ["name", "family", "project", "created_at"]
-    list_filter = ["family"]
+    # "Unassigned (admins only)" holds the benchmarks that had no project: move them from here.
+    list_filter = ["project", "family"]
 
 
 @admin.register(BenchmarkVersion)

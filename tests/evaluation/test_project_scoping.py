@@ -22,6 +22,7 @@ from django.urls import reverse
 from annotator import roles
 from annotator.models import Job, Project
 from curation.gateway.providers import provider_offline
+from curation.models import LLMProvider
 from evaluation import demo, importers, services
 from evaluation.importers import PredictionRow
 from evaluation.models import (
@@ -462,6 +463,34 @@ def test_deleting_a_project_deletes_its_evaluation_record_only(world):
     assert set(Benchmark.objects.values_list("name", flat=True)) == {"Beta NB", "Beta VisIT"}
     assert ModelRun.objects.filter(version__benchmark__project=world.b.project).count() == 3
     assert ModelRun.objects.count() == 3 and JudgmentSet.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_another_projects_llm_provider_is_not_spent_on_this_projects_version(client, world):
+    # Given a researcher of both projects and an LLM provider of project B
+    both = member(roles.RESEARCHER, world.a.project)
+    world.b.project.members.add(both)
+    provider = LLMProvider.objects.create(
+        name="Beta's endpoint", model="m", supports_vision=True, project=world.b.project
+    )
+    client.force_login(both)
+    before = snapshot()
+
+    # When they open project A's version and start a run there with project B's provider
+    page = client.get(reverse("eval-version", args=[world.a.nb.pk])).content.decode()
+    api = client.post(
+        reverse("api-eval-run-model", args=[world.a.nb.pk]),
+        {"provider_id": provider.pk},
+        content_type="application/json",
+    )
+    form = client.post(
+        reverse("eval-run-model", args=[world.a.nb.pk]), {"provider": provider.pk, "seed": 0}
+    )
+
+    # Then it is neither offered nor accepted, and nothing is started
+    assert "Beta's endpoint" not in page
+    assert api.status_code == 404 and form.status_code == 400
+    assert snapshot() == before
 
 
 # --- Pages offer only what the role may do (item 12) -------------------------------------------
