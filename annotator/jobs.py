@@ -27,7 +27,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from celery import current_app, shared_task
+from celery import shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections, transaction
 from django.db.models import F, Q
@@ -222,8 +222,7 @@ def _fail_lost(job: Job, now: datetime) -> None:
 
 
 def _rerun_safe(kind: str) -> bool:
-    current_app.loader.import_default_modules()  # every app's jobs.py (idempotent)
-    return bool(getattr(current_app.tasks.get(kind), "rerun_safe", False))
+    return bool(getattr(services.job_task(kind), "rerun_safe", False))
 
 
 def jobs_sweep_lost(*, now: datetime | None = None, limit: int = 500) -> dict[str, int]:

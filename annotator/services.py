@@ -1365,14 +1365,25 @@ def job_send(*, job: Job) -> None:
     kind, job_id, token = job.kind, job.pk, job.attempt_token
 
     def send() -> None:
-        from celery import current_app
-
-        # Web processes never run the worker's start-up autodiscovery; import every app's
-        # jobs.py (idempotent) so the job name is registered before it is looked up.
-        current_app.loader.import_default_modules()
-        current_app.tasks[kind].apply_async(args=[job_id], task_id=token or None)
+        task = job_task(kind)
+        if task is None:
+            raise LookupError(f"No job kind {kind!r} is registered.")
+        task.apply_async(args=[job_id], task_id=token or None)
 
     transaction.on_commit(send)
+
+
+def job_task(kind: str):
+    """The Celery task of a job kind, or None for a kind no app declares."""
+    from celery import current_app
+
+    if kind not in current_app.tasks and not current_app.loader.worker_initialized:
+        # Web processes never run the worker's start-up autodiscovery: import every app's
+        # jobs.py so the name is registered. Never in a worker (it imported them at start):
+        # there the import signal runs django.setup() and Django's checks again, which leaves
+        # the pool child silent and the worker handing out no more tasks.
+        current_app.loader.import_default_modules()
+    return current_app.tasks.get(kind)
 
 
 def job_retry(*, job: Job, created_by) -> Job:

@@ -88,6 +88,21 @@ def test_job_kinds_declare_whether_a_rerun_is_safe():
     assert jobs._rerun_safe("evaluation.nothing_by_that_name") is False
 
 
+def test_a_worker_never_imports_the_job_modules_again(monkeypatch):
+    # In a worker the import signal runs django.setup() and the checks again, after which the
+    # pool child stays silent and the worker hands out no more tasks (seen with a real worker).
+    from celery import current_app
+
+    def imported():
+        raise AssertionError("imported the job modules again")
+
+    monkeypatch.setattr(current_app.loader, "worker_initialized", True)
+    monkeypatch.setattr(current_app.loader, "import_default_modules", imported)
+    assert services.job_task("curation.no_such_kind") is None
+    assert services.job_task("annotator.import_tasks").name == "annotator.import_tasks"
+    assert jobs._rerun_safe("curation.no_such_kind") is False
+
+
 @pytest.mark.django_db
 def test_enqueue_sends_the_attempt_token_as_the_celery_id(
     queue, django_capture_on_commit_callbacks, monkeypatch

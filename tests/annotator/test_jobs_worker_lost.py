@@ -97,6 +97,13 @@ def test_a_killed_worker_s_jobs_run_again_or_fail_and_nothing_is_written_twice(t
 
             wait_for(both_finished, log, "both jobs to end")
             elapsed = time.monotonic() - killed_at
+            # and the new worker, having swept, still hands out work
+            after = enqueue(slow_jobs.SAFE, QueueFactory(project=project), curator, n=1, sleep_s=0)
+            wait_for(
+                lambda: Job.objects.get(pk=after.pk).status == "succeeded",
+                log,
+                "a job enqueued after the sweep to succeed",
+            )
         finally:
             stop_worker(second)
 
