@@ -32,6 +32,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from rest_framework.authtoken.models import Token
 
 from annotator import roles, selectors, services
 from annotator.models import Job
@@ -50,6 +51,7 @@ ALL = frozenset({roles.CROWDWORKER, roles.CURATOR, roles.RESEARCHER})
 SKIPPED_PREFIXES = ("admin/", "i18n/", "static/", "^static/", "^media/")
 
 APPS = ("annotator", "curation", "evaluation")
+TOKEN = "api-token-auth"  # the JSON endpoints again, authenticated by token, not by session
 OBJECT = "object"  # the URL (or the body) names project 1's object: outsiders get 404
 OWN = "own"  # no object of project 1: the role decides, outsiders must not see project 1
 PUBLIC = "public"  # anyone, anonymous included (login, logout, invitation links)
@@ -438,6 +440,7 @@ def changed_tables(before: dict, after: dict) -> list[str]:
 class Matrix:
     world: mw.World
     sessions: dict[str, str]
+    tokens: dict[str, str]
     sql: str
     baseline: dict
 
@@ -448,14 +451,15 @@ def matrix(django_db_setup, django_db_blocker, tmp_path_factory):
     with django_db_blocker.unblock(), override_settings(MEDIA_ROOT=media):
         with transaction.atomic():
             world = mw.build_world(media)
-            sessions = {}
+            sessions, tokens = {}, {}
             for visitor, user in world.users.items():
                 if user is not None:
                     client = Client()
                     client.force_login(user)
                     sessions[visitor] = client.cookies[settings.SESSION_COOKIE_NAME].value
+                    tokens[visitor] = Token.objects.get_or_create(user=user)[0].key
             sql = _fingerprint_sql()
-            yield Matrix(world, sessions, sql, fingerprint(sql))
+            yield Matrix(world, sessions, tokens, sql, fingerprint(sql))
             transaction.set_rollback(True)
 
 
@@ -480,7 +484,11 @@ def url_of(name: str, m: Matrix, visitor: str, call: Call, fixed: dict | None = 
     return f"{url}?{call.query}" if call.query else url
 
 
-def client_for(m: Matrix, visitor: str) -> Client:
+def client_for(m: Matrix, visitor: str, token: bool = False) -> Client:
+    """The visitor's browser (session cookie), or an API client with their token."""
+    if token:
+        key = m.tokens.get(visitor)
+        return Client(HTTP_AUTHORIZATION=f"Token {key}") if key else Client()
     client = Client()
     if visitor in m.sessions:
         client.cookies[settings.SESSION_COOKIE_NAME] = m.sessions[visitor]
@@ -593,19 +601,26 @@ def judge(call: Call, visitor: str, api: bool, response, changed: list[str]) -> 
 
 
 def run_cell(
-    m: Matrix, name: str, route: str, call: Call, visitor: str, variant: tuple = ("", {})
+    m: Matrix,
+    name: str,
+    route: str,
+    call: Call,
+    visitor: str,
+    variant: tuple = ("", {}),
+    token: bool = False,
 ) -> Cell:
     declared = TABLE[name].page
     api = route.startswith("api/") if declared is None else not declared
     label, fixed = variant
     url = url_of(name, m, visitor, call, fixed)
     name = f"{name}[{label}]" if label else name
+    name = f"{name} (token)" if token else name
     data = _value(call.data, m, visitor)
     refused = not may_succeed(call, visitor)
     sid = transaction.savepoint()
     try:
         try:
-            response = send(client_for(m, visitor), call, url, data, api)
+            response = send(client_for(m, visitor, token), call, url, data, api)
         except Exception as exc:  # a view that raised: a 500 in production
             problem = f"server error: {exc!r}"[:160]
             return Cell(name, route, call.method, visitor, "raised", "", problem)
@@ -633,16 +648,19 @@ def variants(m: Matrix, r: Row) -> list[tuple[str, dict]]:
 
 
 def cells_of(m: Matrix, area: str):
-    patterns = matrix_patterns()
-    for name, (route, where) in sorted(patterns.items()):
-        if where != area or name not in TABLE:
+    """The cells of an area; ``token`` is every JSON endpoint again, with the API token."""
+    token = area == TOKEN
+    for name, (route, where) in sorted(matrix_patterns().items()):
+        if name not in TABLE or (where != area and not token):
+            continue
+        if token and not (route.startswith("api/") and TABLE[name].page is None):
             continue
         for variant in variants(m, TABLE[name]):
             for call in TABLE[name].calls:
                 for visitor in mw.VISITORS:
                     if call.refusal_only and may_succeed(call, visitor):
                         continue
-                    yield name, route, call, visitor, variant
+                    yield name, route, call, visitor, variant, token
 
 
 def table_of(problems: list[Cell]) -> str:
@@ -662,7 +680,7 @@ def run_area(m: Matrix, area: str) -> tuple[int, list[Cell]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("area", ["annotator", "curation", "evaluation", "site"])
+@pytest.mark.parametrize("area", ["annotator", "curation", "evaluation", "site", TOKEN])
 def test_permission_matrix(matrix, area):
     # given project 1's world and the seven visitors, when each declared request is sent
     count, problems = run_area(matrix, area)
