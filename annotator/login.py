@@ -9,7 +9,9 @@ throttling").
 
 from __future__ import annotations
 
+import functools
 import ipaddress
+import logging
 
 from axes.helpers import get_cool_off
 from django.conf import settings
@@ -26,12 +28,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+logger = logging.getLogger(__name__)
+
 
 def client_ip(request: HttpRequest) -> str | None:
     """The client's address: REMOTE_ADDR, or behind BLINDSPOT_PROXY_COUNT proxies the address the
     outermost of them saw (counted from the right of X-Forwarded-For, which a client can only
     prepend to). Anything that is not an IP address falls back to REMOTE_ADDR."""
     hops = settings.BLINDSPOT_PROXY_COUNT
+    if hops == 0 and "HTTP_X_FORWARDED_FOR" in request.META:
+        _warn_proxy_once()
     if hops > 0:
         forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
         forwarded = [a for a in forwarded if a]
@@ -41,6 +47,17 @@ def client_ip(request: HttpRequest) -> str | None:
             except ValueError:
                 pass
     return request.META.get("REMOTE_ADDR")
+
+
+@functools.cache
+def _warn_proxy_once() -> None:
+    # Behind a proxy every client has the proxy's address: a few wrong passwords from anyone
+    # would lock everybody's address. Said once per process, in the log the operator reads.
+    logger.warning(
+        "A login request carried X-Forwarded-For but BLINDSPOT_PROXY_COUNT is 0: behind a "
+        "proxy, failed logins are counted against the proxy's address. Set "
+        "BLINDSPOT_PROXY_COUNT to the number of proxies in front of the app."
+    )
 
 
 def _wants_json(request: HttpRequest) -> bool:

@@ -18,6 +18,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from annotator import login
 from annotator.login import client_ip
 from annotator.templatetags.bars import pct
 from evaluation import plots
@@ -166,11 +167,16 @@ def test_four_failures_then_the_right_password_logs_in_and_resets_the_count(clie
     assert login_page(client, "alice", PASSWORD).status_code == 302
 
 
-def test_client_ip_behind_proxies_counts_from_the_right(settings):
+def test_client_ip_behind_proxies_counts_from_the_right(settings, caplog):
     rf = RequestFactory()
     spoofed = rf.get("/", REMOTE_ADDR="10.9.9.9", HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.7")
     settings.BLINDSPOT_PROXY_COUNT = 0
+    login._warn_proxy_once.cache_clear()
     assert client_ip(spoofed) == "10.9.9.9"  # no proxy declared: the header is ignored
+    assert client_ip(spoofed) == "10.9.9.9"
+    # ... and the log says once that a proxy may be in front
+    warnings = [r.getMessage() for r in caplog.records if r.name == "annotator.login"]
+    assert len(warnings) == 1 and "Set BLINDSPOT_PROXY_COUNT" in warnings[0]
     settings.BLINDSPOT_PROXY_COUNT = 1
     assert client_ip(spoofed) == "203.0.113.7"  # what our proxy saw, not what the client wrote
     garbage = rf.get("/", REMOTE_ADDR="10.9.9.9", HTTP_X_FORWARDED_FOR="not-an-ip")
