@@ -26,7 +26,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from . import edge, roles
-from .kinds import OTHER_REASON, SchemaError, get_kind, report_reasons
+from .kinds import OTHER_REASON, OTHER_REPORT_REASON, SchemaError, get_kind, report_reasons
 from .models import (
     Annotation,
     Assignment,
@@ -1069,18 +1069,17 @@ def report_reason_check(*, queue: TaskQueue, reason: str, details: str = "") -> 
             % {"r": reason[:40], "codes": ", ".join(codes)},
             [{"field": "reason", "error": _("not one of this queue's report reasons")}],
         )
+    other = {"other": OTHER_REASON, "label": _(OTHER_REPORT_REASON["label"])}
     if reason != OTHER_REASON:
         if details:
             raise Invalid(
-                _("details: free text goes only with the reason “%(other)s”.")
-                % {"other": OTHER_REASON},
+                _("details: free text goes only with the reason “%(other)s” (%(label)s).") % other,
                 [{"field": "details", "error": _("only allowed with the reason other")}],
             )
         return reason
     if not details:
         raise Invalid(
-            _("details: say what is wrong when the reason is “%(other)s”.")
-            % {"other": OTHER_REASON},
+            _("details: say what is wrong when the reason is “%(other)s” (%(label)s).") % other,
             [{"field": "details", "error": _("This field is required.")}],
         )
     return f"{OTHER_REASON}: {details}"[:2000]

@@ -43,17 +43,17 @@ def state_of(assignment):
         ),
         (
             {"reason": "unclear", "details": "and also this"},
-            "details: free text goes only with the reason “other”.",
+            "details: free text goes only with the reason “other” (Something else).",
             "details",
         ),
         (
             {"reason": "other"},
-            "details: say what is wrong when the reason is “other”.",
+            "details: say what is wrong when the reason is “other” (Something else).",
             "details",
         ),
         (
             {"reason": "other", "details": "   "},
-            "details: say what is wrong when the reason is “other”.",
+            "details: say what is wrong when the reason is “other” (Something else).",
             "details",
         ),
     ],
@@ -149,3 +149,18 @@ def test_workspace_says_what_is_wrong_with_a_report(client, held, crowdworker, f
     assert page.redirect_chain == [(reverse("work", args=[held.queue_id]), 302)]
     assert message in page.content.decode()
     assert state_of(held) == ("leased", "")
+
+
+def test_the_new_crowd_messages_are_translated(client, held, crowdworker):
+    client.force_login(crowdworker)
+    zh = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
+    page = client.get(reverse("work", args=[held.queue_id]), **zh).content.decode()
+    assert "详情（仅在选择“其他问题”时填写，此时必填）" in page
+    url = reverse("work-report", args=[held.task_id])
+    refused = client.post(url, {"reason": "other"}, **HX, **zh).content.decode()
+    assert "details：原因为“other”（其他问题）时，请说明有什么问题。" in refused
+    submit = reverse("work-submit", args=[held.task_id])
+    client.post(submit, {"answer": "Yes"}, **HX, **zh)
+    again = client.post(submit, {"answer": "No"}, **HX, HTTP_ACCEPT_LANGUAGE="hi")
+    assert again.status_code == 409
+    assert "आप इस कार्य का उत्तर पहले ही दे चुके हैं; आपका पहला उत्तर रखा गया है।" in (again.content.decode())
