@@ -43,3 +43,14 @@ class UserAdmin(auth_admin.UserAdmin):
             # Groups are saved by now: a lost crowdworker role or a deactivated account ends
             # the person's leases everywhere.
             services.annotator_leases_revoke(annotator=form.instance)
+
+    # Deleting an account deletes its assignments: their slots are returned first, or the
+    # tasks would count leases that no longer exist.
+    def delete_model(self, request, obj):
+        services.annotator_leases_revoke(annotator=obj, everywhere=True)
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for person in queryset:
+            services.annotator_leases_revoke(annotator=person, everywhere=True)
+        super().delete_queryset(request, queryset)

@@ -834,18 +834,19 @@ def _leases_end(leases, *, now, wait: bool) -> int:
     return ended
 
 
-def annotator_leases_revoke(*, annotator, now=None) -> int:
+def annotator_leases_revoke(*, annotator, everywhere: bool = False, now=None) -> int:
     """End ``annotator``'s leases wherever they may no longer work, at once.
 
-    That is every lease when they lost the crowdworker role or were deactivated, else the
-    leases in projects they are no longer a member of (admins keep theirs). The slots go back
-    to the pool as on expiry; the person's later submit, skip, report or heartbeat on those
-    tasks answers 404 (``_held_assignment``). Returns how many leases ended.
+    That is every lease when they lost the crowdworker role or were deactivated (or
+    ``everywhere``, e.g. before the account is deleted), else the leases in projects they are
+    no longer a member of (admins keep theirs). The slots go back to the pool as on expiry;
+    the person's later submit, skip, report or heartbeat on those tasks answers 404
+    (``_held_assignment``). Returns how many leases ended.
     """
     now = now or timezone.now()
     annotator = get_user_model().objects.get(pk=annotator.pk)  # roles and flags as stored now
     leases = Assignment.objects.filter(annotator=annotator, state=Assignment.State.LEASED)
-    if may_work(annotator):
+    if not everywhere and may_work(annotator):
         if roles.has_role(annotator, [roles.ADMIN]):
             return 0
         member = Project.members.through.objects.filter(

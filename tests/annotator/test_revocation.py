@@ -345,3 +345,25 @@ def test_admin_editing_project_members_ends_the_removed_ones_leases(
     assert not project.members.filter(pk=crowdworker.pk).exists()
     assert lease_of(held, crowdworker).state == Assignment.State.EXPIRED
     assert Task.objects.get(pk=held.pk).active_count == 0
+
+
+def test_admin_deleting_a_user_returns_their_slots_first(root_client, held, crowdworker):
+    url = reverse("admin:auth_user_delete", args=[crowdworker.pk])
+    response = root_client.post(url, {"post": "yes"})
+    assert response.status_code == 302
+    assert not type(crowdworker).objects.filter(pk=crowdworker.pk).exists()
+    assert Task.objects.get(pk=held.pk).active_count == 0
+
+
+def test_admin_bulk_deleting_users_returns_their_slots_first(
+    root_client, held, crowdworker, other_worker
+):
+    changelist = reverse("admin:auth_user_changelist")
+    data = {
+        "action": "delete_selected",
+        "_selected_action": [crowdworker.pk, other_worker.pk],
+        "post": "yes",
+    }
+    assert root_client.post(changelist, data).status_code == 302
+    assert not type(crowdworker).objects.filter(pk=crowdworker.pk).exists()
+    assert Task.objects.get(pk=held.pk).active_count == 0
