@@ -112,15 +112,6 @@ def run_for_user_or_404(user, pk: int, *, allowed: Iterable[str] = READ) -> Mode
     )
 
 
-def judgment_set_for_user_or_404(user, pk: int, *, allowed: Iterable[str] = READ) -> JudgmentSet:
-    return get_or_404(
-        JudgmentSet.objects.filter(
-            version__benchmark__project__in=_reach(user, allowed)
-        ).select_related("version__benchmark__project", "job"),
-        pk=pk,
-    )
-
-
 def version_items(version: BenchmarkVersion) -> QuerySet[BenchmarkItem]:
     return version.items.order_by("position")
 
