@@ -24,7 +24,7 @@ def import_corpus(self, job_id: int) -> None:
     run_job(self, job_id, work)
 
 
-@shared_task(name=assets.THUMBNAIL_JOB, **JOB_OPTIONS)
+@shared_task(name=assets.THUMBNAIL_JOB, rerun_safe=True, **JOB_OPTIONS)
 def make_thumbnails(self, job_id: int) -> None:
     """256 px WEBP thumbnails for ``params["image_ids"]``; images that have one are skipped."""
 

@@ -7,7 +7,7 @@ from annotator.jobs import JOB_OPTIONS, run_job
 __all__ = ["generate_batch"]
 
 
-@shared_task(name="curation.generate_batch", **JOB_OPTIONS)
+@shared_task(name="curation.generate_batch", rerun_safe=True, **JOB_OPTIONS)
 def generate_batch(self, job_id: int) -> None:
     """Run a batch of generations (``curation.gateway.batch``); items already done are skipped."""
     from .gateway.batch import batch_run

@@ -10,7 +10,7 @@ from annotator.models import Job
 __all__ = ["embed_corpus_job"]
 
 
-@shared_task(name="curation.embed_corpus", **JOB_OPTIONS)
+@shared_task(name="curation.embed_corpus", rerun_safe=True, **JOB_OPTIONS)
 def embed_corpus_job(self, job_id: int) -> None:
     """Embed a corpus's images and texts with a scorer; a redelivery resumes from the cache."""
 

@@ -25,7 +25,7 @@ def import_file(self, job_id: int) -> None:
     run_job(self, job_id, work)
 
 
-@shared_task(name=services.COMPUTE_JOB, **JOB_OPTIONS)
+@shared_task(name=services.COMPUTE_JOB, rerun_safe=True, **JOB_OPTIONS)
 def compute_metrics(self, job_id: int) -> None:
     """Compute and store every metric of one run (seeded bootstrap intervals)."""
 
@@ -59,7 +59,7 @@ def compute_judgments(self, job_id: int) -> None:
     run_job(self, job_id, work)
 
 
-@shared_task(name=runners.RUN_JOB, **JOB_OPTIONS)
+@shared_task(name=runners.RUN_JOB, rerun_safe=True, **JOB_OPTIONS)
 def run_model(self, job_id: int) -> None:
     """Answer a version's items with a VLM (or a scorer) through the gateway; resumable."""
 

@@ -82,9 +82,24 @@ def test_settings_configure_the_broker_and_the_sweep_deliberately():
 
 
 def test_job_kinds_declare_whether_a_rerun_is_safe():
-    assert jobs.import_tasks.rerun_safe is True
-    assert jobs.settle_tasks.rerun_safe is True
+    # The kinds that write nothing twice when run again (all or nothing with the job's result,
+    # update_or_create on unique rows, or skipping what is done); any other kind whose worker
+    # stops fails with "The worker stopped" and waits for a person's retry.
+    from celery import current_app
+
+    current_app.loader.import_default_modules()
+    safe = sorted(n for n, t in current_app.tasks.items() if getattr(t, "rerun_safe", False))
+    assert safe == [
+        "annotator.import_tasks",
+        "annotator.settle_tasks",
+        "curation.embed_corpus",
+        "curation.generate_batch",
+        "curation.make_thumbnails",
+        "evaluation.compute_metrics",
+        "evaluation.run_model",
+    ]
     assert jobs._rerun_safe("annotator.import_tasks") is True
+    assert jobs._rerun_safe("evaluation.import_file") is False
     assert jobs._rerun_safe("evaluation.nothing_by_that_name") is False
 
 
