@@ -140,3 +140,45 @@ def test_a_killed_worker_s_jobs_run_again_or_fail_and_nothing_is_written_twice(t
     page = client.get(reverse("curator-job", args=[unsafe.pk])).content.decode()
     assert 'data-testid="job-retry"' in page
     assert "The worker stopped" in page
+
+
+def test_a_killed_pool_child_s_job_runs_again_at_once_or_fails(tmp_path):
+    # Given a worker whose two pool children run a rerun-safe import and one that is not
+    curator = UserFactory(username="child-curator", role=roles.CURATOR)
+    project = ProjectFactory(members=[curator])
+    safe_queue, unsafe_queue = QueueFactory(project=project), QueueFactory(project=project)
+    log = tmp_path / "worker.log"
+    # No sweeps here (one a minute): what follows is the redelivery's own doing.
+    env = {**FAST, "BLINDSPOT_JOB_LOST_AFTER_S": "60", "BLINDSPOT_JOB_SWEEP_S": "60"}
+    with broker_for_tests(routes=("tests.*",)):
+        worker = start_worker(log, *WORKER, "-n", "pytest-children@%h", env=env)
+        try:
+            safe = enqueue(slow_jobs.SAFE, safe_queue, curator, n=3, sleep_s=3)
+            unsafe = enqueue(slow_jobs.UNSAFE, unsafe_queue, curator, n=3, sleep_s=30)
+
+            def both_running():
+                rows = list(Job.objects.filter(pk__in=[safe.pk, unsafe.pk], status="running"))
+                return rows if len(rows) == 2 else None
+
+            first = {j.pk: j.worker for j in wait_for(both_running, log, "both jobs to run")}
+            # When the pool children running them are killed (the main process lives on, puts
+            # the messages back, and starts new children)
+            for worker_name in first.values():
+                os.kill(int(worker_name.rsplit(" ", 1)[1]), signal.SIGKILL)
+
+            # Then, well before any sweep, the safe import runs again on a new child, and the
+            # other fails: its child is gone, so nobody runs it
+            def both_finished():
+                return all(j.is_finished for j in Job.objects.filter(pk__in=[safe.pk, unsafe.pk]))
+
+            wait_for(both_finished, log, "both jobs to end", timeout=40)
+        finally:
+            stop_worker(worker)
+    safe.refresh_from_db()
+    assert (safe.status, safe.attempts) == ("succeeded", 2), (safe.error, log.read_text())
+    assert safe.worker != first[safe.pk]
+    assert Task.objects.filter(queue=safe_queue).count() == 3
+    unsafe.refresh_from_db()
+    assert unsafe.status == "failed"
+    assert unsafe.error.startswith(f"The worker stopped: no sign of life from {first[unsafe.pk]}")
+    assert not Task.objects.filter(queue=unsafe_queue).exists()
