@@ -212,6 +212,17 @@ def test_pages_carry_the_content_security_policy(client, crowdworker):
     assert policy(client.get(reverse("home"))) == EXPECTED_CSP
 
 
+def test_djangos_debug_error_pages_alone_go_without_the_policy(client, crowdworker, settings):
+    client.force_login(crowdworker)
+    missing = "/no-such-page/"
+    settings.DEBUG = True  # (pytest-django runs tests with DEBUG off)
+    assert "Content-Security-Policy" not in client.get(missing)  # Django's technical 404
+    settings.DEBUG = False
+    response = client.get(missing)
+    assert response.status_code == 404
+    assert policy(response) == EXPECTED_CSP
+
+
 TEMPLATES = sorted((ROOT / "templates").rglob("*.html"))
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>", re.I)
 EVENT_HANDLER = re.compile(r"\son[a-z]+\s*=", re.I)
