@@ -14,10 +14,11 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.db import connection, connections, transaction
 from django.db.models import Count, Q
 
-from annotator import services
+from annotator import roles, services
 from annotator.models import Annotation, Assignment, Task
 from tests.factories import ProjectFactory, QueueFactory, vqa_payload
 
@@ -52,10 +53,14 @@ def make_queue(n_tasks: int, **fields):
     return queue
 
 
-def make_people(prefix: str, n: int) -> list:
+def make_people(prefix: str, n: int, queue) -> list:
+    """Crowdworkers who are members of the queue's project (people work in their projects)."""
     User = get_user_model()
     User.objects.bulk_create([User(username=f"{prefix}{i}") for i in range(n)])
-    return list(User.objects.filter(username__startswith=prefix).order_by("id"))
+    people = list(User.objects.filter(username__startswith=prefix).order_by("id"))
+    Group.objects.get_or_create(name=roles.CROWDWORKER)[0].user_set.add(*people)
+    queue.project.members.add(*people)
+    return people
 
 
 class Race:
@@ -205,7 +210,7 @@ def per_task(qs) -> dict[int, int]:
 def test_32_threads_claim_and_submit_without_overlap():
     n_tasks = 2000
     queue = make_queue(n_tasks)
-    people = make_people("racer", THREADS)
+    people = make_people("racer", THREADS, queue)
     race = Race(deadline_s=420)  # ~1-2 min on an idle 2-core machine; slack for a busy one
     elapsed = run(race, [(worker, race, queue, p) for p in people])
     assert race.errors == []
@@ -220,8 +225,8 @@ def test_leases_expiring_mid_run_go_back_to_the_pool():
     # Given a short TTL and closed tabs that hold tasks past it, next to 32 diligent workers
     n_tasks = 400
     queue = make_queue(n_tasks, lease_ttl=timedelta(seconds=2))
-    people = make_people("steady", THREADS)
-    ghosts = make_people("ghost", 6)
+    people = make_people("steady", THREADS, queue)
+    ghosts = make_people("ghost", 6, queue)
     race = Race(deadline_s=120)
     targets = [(worker, race, queue, p) for p in people]
     targets += [(ghost, race, queue, g, 3, 2.5) for g in ghosts]
@@ -239,7 +244,7 @@ def test_a_slot_locked_for_an_instant_is_not_no_more_tasks():
     # Given the only task, locked right now by someone else's claim or submit
     queue = make_queue(1)
     task = Task.objects.get(queue=queue)
-    person = make_people("patient", 1)[0]
+    person = make_people("patient", 1, queue)[0]
     locked, release = threading.Event(), threading.Event()
 
     def hold_lock():
@@ -271,7 +276,7 @@ def test_lowering_redundancy_while_a_claim_commits_keeps_the_counts_valid():
     # Given a task with one live lease of its two slots, and a second claim on it that holds
     # the task's row lock and has not committed yet
     queue = make_queue(1)
-    first, second = make_people("lowering", 2)
+    first, second = make_people("lowering", 2, queue)
     services.assignment_claim(queue=queue, annotator=first)
     claimed, release = threading.Event(), threading.Event()
     problems: list[BaseException] = []

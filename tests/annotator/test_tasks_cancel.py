@@ -425,6 +425,7 @@ def test_a_cancel_waits_for_a_submit_in_flight_and_keeps_its_decision():
     queue = QueueFactory(project=ProjectFactory(), redundancy=1, max_redundancy=1)
     first, second = TaskFactory(queue=queue), TaskFactory(queue=queue)
     person = UserFactory(role=roles.CROWDWORKER)
+    queue.project.members.add(person)
     assert services.assignment_claim(queue=queue, annotator=person).task.pk == first.pk
     submitted, release = threading.Event(), threading.Event()
     problems: list[BaseException] = []
