@@ -25,10 +25,12 @@ cell and jobs (started on commit) never run.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 
 import pytest
 from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection, transaction
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
@@ -36,6 +38,7 @@ from rest_framework.authtoken.models import Token
 
 from annotator import roles, selectors, services
 from annotator.models import Job
+from evaluation import demo as evaluation_demo
 from tests import matrix_world as mw
 from tests.factories import ProjectFactory, vqa_payload
 
@@ -72,6 +75,14 @@ class Id:
 
 class Each(Id):
     """A URL argument tried with every value of a world dict (label -> id): one cell each."""
+
+
+class File:
+    """An uploaded file in a form or multipart body (a fresh one for every request)."""
+
+    def __init__(self, name: str, content: bytes = b"{}\n"):
+        self.name = name
+        self.content = content
 
 
 HELD = Id("held")  # the task the visitor leases (the removed member's own, for them)
@@ -146,6 +157,13 @@ template = {"name": Id("template")}
 provider = {"provider_id": Id("provider")}
 NAMES_PROJECT_1 = {"project": Id("project")}
 REFUSED_INPUT = (200, 302, 400, 404)
+NB_ITEMS = evaluation_demo.naturalbench_items(4)
+NB_IMPORT = {"family": "naturalbench", "benchmark": "Evil", "label": "v-evil", **NAMES_PROJECT_1}
+PNG = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00"
+    b"\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa75"
+    b"\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82"
+)
 
 # ------------------------------------------------------------------------------------------
 # The declaration: every pattern, how to fill it, what to try, who may succeed.
@@ -181,7 +199,12 @@ TABLE: dict[str, Row] = {
     "curator-queue": row(get(CR), **every_queue),
     "curator-queue-edit": row(get(C), post(C, QUEUE_FORM), **queue),
     "curator-queue-status": row(post(C, {"status": "closed"}), **queue),
-    "curator-queue-upload": row(get(C), post(C, {"text": json.dumps(vqa_payload(7))}), **queue),
+    "curator-queue-upload": row(
+        get(C),
+        post(C, {"text": json.dumps(vqa_payload(7))}),
+        post(C, {"file": File("tasks.jsonl", json.dumps(vqa_payload(8)).encode())}),
+        **queue,
+    ),
     "curator-queue-tasks-cancel": row(post(C, {"ids": Id("task"), "reason": "withdrawn"}), **queue),
     "curator-queue-disagreements": row(get(CR), **every_queue),
     "curator-task": row(get(CR), **task),
@@ -217,7 +240,9 @@ TABLE: dict[str, Row] = {
     "api-job": row(get(CR), **job),
     # --- curation: corpora and images ---
     "curator-corpora": row(get(C, scope=OWN)),
-    "curator-project-corpora": row(get(C), post(C), **project),
+    "curator-project-corpora": row(
+        get(C), post(C, {"name": "Evil", "archive": File("corpus.zip", b"PK")}), **project
+    ),
     "curator-corpus": row(get(C), corpus_id=Id("corpus")),
     "curator-image": row(get(C), image_id=Id("image")),
     # --- curation: scorers (shared by every project) ---
@@ -260,7 +285,9 @@ TABLE: dict[str, Row] = {
     "curator-nb-download": row(get(CR), version_id=Id("nb_version"), fmt="zip", **nb),
     # --- VHExpansion ---
     "curator-vhx-sets": row(get(C, scope=OWN)),
-    "curator-vhx-new": row(get(C), post(C), **project),
+    "curator-vhx-new": row(
+        get(C), post(C, {"name": "Evil", "table": File("cases.jsonl")}), **project
+    ),
     "curator-vhx-from-naturalbench": row(post(C, {"version": Id("version")}), **project),
     "curator-vhx-set": row(get(C), **vhx),
     "curator-vhx-cases": row(get(C), **vhx),
@@ -283,8 +310,8 @@ TABLE: dict[str, Row] = {
     "curator-vlind-nouns-draft": row(post(C), **vlind),
     "curator-vlind-triples": row(get(C), **vlind),
     "curator-vlind-triple": row(get(C), **triple),
-    "curator-vlind-upload": row(post(C), **triple),
-    "curator-vlind-factual": row(post(C), **triple),
+    "curator-vlind-upload": row(post(C, {"images": File("image.png", PNG)}), **triple),
+    "curator-vlind-factual": row(post(C, {"image": File("factual.png", PNG)}), **triple),
     "curator-vlind-nouns": row(post(C), **triple),
     "curator-vlind-best": row(post(C), **triple),
     "curator-vlind-publish": row(post(C, {"label": "v-evil"}), **vlind),
@@ -298,9 +325,11 @@ TABLE: dict[str, Row] = {
     "curator-visit-new": row(get(C), post(C), **project),
     "curator-visit-pipeline": row(get(C), **visit),
     "curator-visit-settings": row(post(C), **visit),
-    "curator-visit-import": row(post(C), **visit),
+    "curator-visit-import": row(post(C, {"file": File("visit.csv", b"a,b\n")}), **visit),
     "curator-visit-fetch": row(post(C), **visit),
-    "curator-visit-family-new": row(get(C), post(C), **visit),
+    "curator-visit-family-new": row(
+        get(C), post(C, {"name": "Evil", "images": File("seed.png", PNG)}), **visit
+    ),
     "curator-visit-instructions": row(post(C), family_id=Id("visit_family"), **visit),
     "curator-visit-instances": row(get(C), **visit),
     "curator-visit-draft": row(post(C), **visit),
@@ -309,46 +338,51 @@ TABLE: dict[str, Row] = {
     "curator-visit-pairs": row(post(C), **visit),
     "curator-visit-sync": row(post(C), **visit),
     "curator-visit-judge": row(post(C), **visit),
-    "curator-visit-leaderboard": row(get(CR), post(CR), **visit),
+    "curator-visit-leaderboard": row(
+        get(CR), post(CR, {"model": "evil", "file": File("answers.csv", b"a,b\n")}), **visit
+    ),
     "curator-visit-export": row(get(CR), post(C), what="dataset", fmt="csv", **visit),
     "curator-visit-export-file": row(
         get(CR, query="part=card"), job_id=Id("visit_export_job"), **visit
     ),
-    "api-visit-submissions": row(get(CR), post(CR), **visit),
+    "api-visit-submissions": row(
+        get(CR), post(CR, {"model": "evil", "file": File("answers.csv", b"a,b\n")}), **visit
+    ),
     "api-visit-submission": row(get(CR), submission_id=Id("visit_submission"), **visit),
     "api-visit-leaderboard": row(get(CR), **visit),
     # --- evaluation: pages ---
     "eval-benchmarks": row(get(CR, scope=OWN)),
+    # a complete, valid import: naming project 1 is the only thing wrong for outsiders
     "eval-import": row(
         get(C, scope=OWN),
-        post(C, {"family": "naturalbench", **NAMES_PROJECT_1}, scope=NAMES_P1),
+        post(C, {**NB_IMPORT, "file": File("items.jsonl", NB_ITEMS.encode())}, scope=NAMES_P1),
     ),
     "eval-version": row(get(CR), **version),
     "eval-leaderboard": row(get(CR), **version),
-    "eval-run-import": row(get(CR), post(CR), **version),
+    "eval-run-import": row(
+        get(CR), post(CR, {"model": "evil", "file": File("predictions.jsonl")}), **version
+    ),
     "eval-version-publish": row(post(C), version_id=Id("draft_version")),
     "eval-run-model": row(post(CR), **version),
     "eval-judge-run": row(post(CR), **visit_version),
     "eval-judgments": row(get(CR), **visit_version),
-    "eval-judgments-import": row(get(CR), post(CR), **visit_version),
+    "eval-judgments-import": row(
+        get(CR), post(CR, {"label": "evil", "file": File("judgments.jsonl")}), **visit_version
+    ),
     "eval-judgments-compute": row(post(CR), **visit_version),
     "eval-rankings": row(get(CR), **visit_version),
     "eval-run": row(get(CR), **run),
     "eval-run-compute": row(post(CR), **run),
     # --- evaluation: JSON API ---
     "api-eval-benchmarks": row(get(CR, scope=OWN)),
-    "api-eval-import": row(
-        post(
-            C,
-            {"family": "naturalbench", "name": "evil", "label": "v", **NAMES_PROJECT_1},
-            scope=NAMES_P1,
-        )
-    ),
+    "api-eval-import": row(post(C, {**NB_IMPORT, "content": NB_ITEMS}, scope=NAMES_P1)),
     "api-eval-version": row(get(CR), **version),
     "api-eval-runs": row(get(CR), **version),
     "api-eval-run-import": row(post(CR, {"model": "evil", "content": "{}"}), **version),
     "api-eval-judgments": row(get(CR), **visit_version),
-    "api-eval-judgments-import": row(post(CR), **visit_version),
+    "api-eval-judgments-import": row(
+        post(CR, {"label": "evil", "file": File("judgments.jsonl")}), **visit_version
+    ),
     "api-eval-judgments-compute": row(post(CR), **visit_version),
     "api-eval-rankings": row(get(CR), **visit_version),
     "api-eval-run-model": row(post(CR), **version),
@@ -425,6 +459,11 @@ def fingerprint(sql: str) -> dict[str, tuple[int, str]]:
         return {t: (n, h) for t, n, h in cursor.fetchall()}
 
 
+def stored_files(root: str) -> set[str]:
+    """Every file under MEDIA_ROOT: a refused upload must not leave one behind."""
+    return {os.path.relpath(os.path.join(d, f), root) for d, _dirs, fs in os.walk(root) for f in fs}
+
+
 def changed_tables(before: dict, after: dict) -> list[str]:
     return sorted(
         f"{t}({before.get(t, (0,))[0]}→{after.get(t, (0,))[0]})"
@@ -443,6 +482,7 @@ class Matrix:
     tokens: dict[str, str]
     sql: str
     baseline: dict
+    media: str
 
 
 @pytest.fixture(scope="module")
@@ -459,7 +499,7 @@ def matrix(django_db_setup, django_db_blocker, tmp_path_factory):
                     sessions[visitor] = client.cookies[settings.SESSION_COOKIE_NAME].value
                     tokens[visitor] = Token.objects.get_or_create(user=user)[0].key
             sql = _fingerprint_sql()
-            yield Matrix(world, sessions, tokens, sql, fingerprint(sql))
+            yield Matrix(world, sessions, tokens, sql, fingerprint(sql), media)
             transaction.set_rollback(True)
 
 
@@ -470,6 +510,8 @@ def _value(value, m: Matrix, visitor: str):
         if value.removed and visitor == mw.REMOVED:
             return m.world.ids[value.removed]
         return m.world.ids[value.name]
+    if isinstance(value, File):
+        return SimpleUploadedFile(value.name, value.content)
     if isinstance(value, dict):
         return {k: _value(v, m, visitor) for k, v in value.items()}
     if isinstance(value, list):
@@ -498,6 +540,8 @@ def client_for(m: Matrix, visitor: str, token: bool = False) -> Client:
 def send(client: Client, call: Call, url: str, data, api: bool):
     if call.method == "get":
         return client.get(url)
+    if isinstance(data, dict) and any(isinstance(v, SimpleUploadedFile) for v in data.values()):
+        return client.post(url, data)  # multipart, for pages and endpoints alike
     if api:
         body = json.dumps(data) if data is not None else ""
         return client.generic(call.method.upper(), url, body, content_type="application/json")
@@ -617,6 +661,7 @@ def run_cell(
     name = f"{name} (token)" if token else name
     data = _value(call.data, m, visitor)
     refused = not may_succeed(call, visitor)
+    files = stored_files(m.media) if refused else set()
     sid = transaction.savepoint()
     try:
         try:
@@ -625,6 +670,8 @@ def run_cell(
             problem = f"server error: {exc!r}"[:160]
             return Cell(name, route, call.method, visitor, "raised", "", problem)
         changed = changed_tables(m.baseline, fingerprint(m.sql)) if refused else []
+        if refused:
+            changed += [f"stored file {f}" for f in sorted(stored_files(m.media) - files)]
         problem = judge(call, visitor, api, response, changed)
         return Cell(
             name,
