@@ -367,3 +367,17 @@ def test_admin_bulk_deleting_users_returns_their_slots_first(
     assert root_client.post(changelist, data).status_code == 302
     assert not type(crowdworker).objects.filter(pk=crowdworker.pk).exists()
     assert Task.objects.get(pk=held.pk).active_count == 0
+
+
+def test_people_page_queries_do_not_grow_with_members(
+    client, project, curator, django_assert_num_queries
+):
+    client.force_login(curator)
+    url = reverse("curator-project-people", args=[project.pk])
+    client.get(url)
+    with django_assert_num_queries(6):
+        few = client.get(url)
+    project.members.add(*(UserFactory(role=roles.CROWDWORKER) for _ in range(20)))
+    with django_assert_num_queries(6):
+        many = client.get(url)
+    assert many.content.decode().count("<tr id=") == few.content.decode().count("<tr id=") + 20
