@@ -7,11 +7,14 @@ none of the hidden values reach either. forced_choice candidates go out by side 
 "left"/"right" answer still records the right candidate.
 """
 
+import io
 import json
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils.html import escape
+from PIL import Image
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -353,3 +356,35 @@ def test_json_dump_of_hidden_values_is_not_a_false_pass():
     dumped = json.dumps(CASES)
     for secret in HIDDEN:
         assert secret in dumped, secret
+
+
+def test_a_double_click_with_an_image_upload_stays_idempotent(
+    client, project, crowdworker, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path
+    queue = QueueFactory(
+        project=project, kind="write_text", config={"allow_image": True, "min_length": 3}
+    )
+    task, _next = (
+        TaskFactory(queue=queue, payload={"prompt": "Describe"}),
+        TaskFactory(queue=queue, payload={"prompt": "Describe again"}),
+    )
+    client.force_login(crowdworker)
+    client.get(reverse("work", args=[queue.pk]))
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8), "red").save(buf, "PNG")
+
+    def post(text):
+        upload = SimpleUploadedFile("pic.png", buf.getvalue(), content_type="image/png")
+        return client.post(
+            reverse("work-submit", args=[task.pk]),
+            {"text": text, "image": upload},
+            HTTP_HX_REQUEST="true",
+        )
+
+    # The same form posted twice (a double click, the file re-sent) is one answer
+    assert (post("A red square").status_code, post("A red square").status_code) == (200, 200)
+    # Another text is refused; one answer and one stored file remain
+    assert post("A blue square").status_code == 409
+    assert Annotation.objects.get(task=task).response["text"] == "A red square"
+    assert len(list(tmp_path.rglob("*.png"))) == 1
