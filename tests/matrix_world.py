@@ -164,7 +164,25 @@ def _project_2_parents(p2: Project, curator2) -> dict:
     vhx = VHCaseSet.objects.create(project=p2, name="Beta set")
     vlind = vlind_services.bench_create(project=p2, name="Beta bench", created_by=curator2)
     visit = visit_services.pipeline_create(project=p2, name="Beta VisIT", created_by=curator2)
-    return {"p2:nb": nb.pk, "p2:vhx": vhx.pk, "p2:vlind": vlind.pk, "p2:visit": visit.pk}
+    from evaluation import importers
+    from evaluation import services as eval_services
+
+    version = eval_services.benchmark_version_create(
+        family="naturalbench",
+        name="Beta benchmark",
+        label="v1",
+        rows=importers.parse_naturalbench_items(_nb_items()),
+        project=p2,
+        created_by=curator2,
+    )
+    return {
+        "p2:nb": nb.pk,
+        "p2:vhx": vhx.pk,
+        "p2:vlind": vlind.pk,
+        "p2:visit": visit.pk,
+        "p2:version": version.pk,
+        "p2:queue": TaskQueue.objects.get(project=p2).pk,
+    }
 
 
 def build_world(media_root: str) -> World:
@@ -199,7 +217,8 @@ def _build() -> World:
     )
     p1.members.add(removed)
     p2 = ProjectFactory(name="Beta", slug="p2", members=[curator2, researcher2, worker2])
-    QueueFactory(project=p2, title="Beta queue")
+    beta_queue = QueueFactory(project=p2, title="Beta queue")
+    TaskFactory(queue=beta_queue, payload=vqa_payload(200))
 
     made = _recipes(p1, curator)
     ids: dict[str, object] = {"project": p1.pk, "member": worker_b.pk, "project2": p2.pk}

@@ -751,6 +751,7 @@ def _project_pages() -> list[str]:
     )
 
 
+@pytest.mark.slow  # builds the matrix world (~20 s) when run alone
 def test_project_2s_pages_offer_nothing_of_project_1(matrix):
     # given project 2's curator on each page of their own project (forms with choices of
     # corpora, providers, versions, scorers...)
@@ -769,6 +770,7 @@ def test_project_2s_pages_offer_nothing_of_project_1(matrix):
     assert seen == {name: (200, False) for name in pages}
 
 
+@pytest.mark.slow  # builds the matrix world (~20 s) when run alone
 def test_the_checks_can_fail(matrix):
     """The marker shows on project 1's pages to its curator, and an accepted write changes the
     fingerprint: the matrix's two leak detectors see what they look for."""
@@ -788,6 +790,7 @@ def test_the_checks_can_fail(matrix):
     assert fingerprint(matrix.sql) == matrix.baseline
 
 
+@pytest.mark.slow  # builds the matrix world (~20 s) when run alone
 def test_project_1s_naturalbench_version_cannot_seed_a_set_in_project_2(matrix):
     # given project 2's curator, naming project 1's published NaturalBench version
     client = client_for(matrix, mw.CURATOR2)
@@ -821,6 +824,7 @@ def mixed_rows() -> list[tuple[str, str, dict]]:
     return out
 
 
+@pytest.mark.slow  # builds the matrix world (~20 s) when run alone
 def test_project_1s_children_under_project_2s_parents_answer_404(matrix):
     # given project 2's curator and researcher, their own pipelines, sets and benches, and the
     # ids of project 1's versions, triples, concepts, families, submissions and export jobs
@@ -886,3 +890,71 @@ def test_a_removed_curator_no_longer_sees_the_invitations_they_made_there(client
     assert into_project.token not in html
     assert project.name not in html
     assert free.token in html
+
+
+# (pattern, URL arguments of project 2's own object, body naming project 1's object, the same
+# body naming nothing of project 1 (accepted: the refusal is about project 1's object), API)
+FOREIGN_IN_BODY = [
+    (
+        "api-eval-run-model",
+        {"version_id": Id("p2:version")},
+        {"provider_id": Id("provider"), "limit": 1},
+        {"limit": 1},
+        True,
+    ),
+    (
+        "eval-run-model",
+        {"version_id": Id("p2:version")},
+        {"provider": Id("provider"), "limit": 1, "seed": 0},
+        {"provider": "offline", "limit": 1, "seed": 0},
+        False,
+    ),
+    (
+        "api-queue-tasks-cancel",
+        {"queue_id": Id("p2:queue")},
+        {"ids": [Id("task")], "reason": "withdrawn"},
+        None,
+        True,
+    ),
+    (
+        "curator-queue-tasks-cancel",
+        {"queue_id": Id("p2:queue")},
+        {"ids": Id("task"), "reason": "withdrawn"},
+        None,
+        False,
+    ),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "kwargs", "body", "control", "api"),
+    FOREIGN_IN_BODY,
+    ids=[f[0] for f in FOREIGN_IN_BODY],
+)
+def test_project_1s_objects_named_in_project_2s_requests_are_refused(
+    matrix, name, kwargs, body, control, api
+):
+    # given project 2's curator on their own version or queue
+    client = client_for(matrix, mw.CURATOR2)
+    url = reverse(name, kwargs={k: _value(v, matrix, mw.CURATOR2) for k, v in kwargs.items()})
+    call = Call("post", C)
+    sid = transaction.savepoint()
+    try:
+        # when the body names project 1's provider or tasks
+        response = send(client, call, url, _value(body, matrix, mw.CURATOR2), api)
+        changed = changed_tables(matrix.baseline, fingerprint(matrix.sql))
+    finally:
+        transaction.savepoint_rollback(sid)
+    # then it is refused (the form again, 404, or back with the reason) and nothing changes
+    refusals = (400, 404) if api else (302, 400, 404)
+    assert (response.status_code in refusals, changed) == (True, [])
+    assert mw.MARKER.lower() not in body_of(response).lower()
+    if control is not None:
+        # while the same request naming nothing of project 1 is accepted
+        sid = transaction.savepoint()
+        try:
+            accepted = send(client, call, url, control, api)
+        finally:
+            transaction.savepoint_rollback(sid)
+        assert accepted.status_code in (202, 302)
