@@ -18,12 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from celery import current_app
-from django.contrib.auth import get_user_model
 from django.db.models import Model
 from django.test import TestCase, override_settings
 
 from annotator import kinds, roles, services
-from annotator.models import Assignment, Enrollment, Job, Project, Task, TaskQueue
+from annotator.models import Enrollment, Job, Project, Task, TaskQueue
 from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
 
 MARKER = "P1SECRET"
@@ -69,15 +68,6 @@ def _mark(obj: Model, attr: str = "name") -> None:
     if MARKER not in value:
         setattr(obj, attr, f"{MARKER} {value}"[:200])
         obj.save(update_fields=[attr])
-
-
-def _remove_member(project: Project, user) -> None:
-    """Removal as the app does it: through the service when there is one."""
-    remove = getattr(services, "project_member_remove", None)
-    if remove is not None:
-        remove(project=project, user=user)
-    else:
-        project.members.remove(user)
 
 
 def _recipes(project: Project, curator) -> dict:
@@ -200,7 +190,6 @@ def build_world(media_root: str) -> World:
 
 
 def _build() -> World:
-    User = get_user_model()
     worker = UserFactory(username="m-worker", role=roles.CROWDWORKER)
     worker_b = UserFactory(username="m-worker-b", role=roles.CROWDWORKER)
     researcher = UserFactory(username="m-researcher", role=roles.RESEARCHER)
@@ -335,7 +324,7 @@ def _build() -> World:
     services.invitation_create(created_by=removed, role=roles.CURATOR, project=p1)
 
     # Removal last: the removed member held a lease on project 1's queue until now.
-    _remove_member(p1, removed)
+    services.project_member_remove(project=p1, user=removed, by=curator)
     assert not p1.members.filter(pk=removed.pk).exists()
     users = {
         ANON: None,
@@ -346,12 +335,7 @@ def _build() -> World:
         RESEARCHER2: researcher2,
         REMOVED: removed,
     }
-    for user in users.values():
-        if user is not None:
-            User.objects.filter(pk=user.pk).update(is_active=True)
-    lease = Assignment.objects.filter(task_id=removed_held, annotator=removed).first()
     held_by = {v: held for v in VISITORS}
     held_by[REMOVED] = removed_held
-    ids["removed_lease_state"] = lease.state if lease else None
     assert Task.objects.filter(pk=held, queue__project=p1).exists()
     return World(users=users, ids=ids, held=held_by)
