@@ -239,6 +239,8 @@ TABLE: dict[str, Row] = {
     "api-jobs": row(get(CR, scope=OWN)),
     "api-job": row(get(CR), **job),
     # --- curation: corpora and images ---
+    # The recipes' working pages (corpora, pipelines, sets, benches) are their curators'; a
+    # researcher reaches a recipe's leaderboard and downloads, and its benchmarks under /eval/.
     "curator-corpora": row(get(C, scope=OWN)),
     "curator-project-corpora": row(
         get(C), post(C, {"name": "Evil", "archive": File("corpus.zip", b"PK")}), **project
