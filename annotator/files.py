@@ -39,6 +39,7 @@ from django.http import (
     HttpResponse,
     HttpResponseRedirect,
 )
+from django.urls import reverse
 from django.utils.cache import patch_cache_control
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
@@ -113,6 +114,13 @@ def file_response(
         )
     patch_cache_control(response, private=True)
     return response
+
+
+def media_url(name: str) -> str:
+    """The app's own address of a stored file (``/media/<name>``), for payloads and answers that
+    are stored: it stays valid, since the media view checks the reader and, on S3, redirects to a
+    freshly signed URL, whereas ``storage.url()`` on S3 is signed once and expires."""
+    return reverse("media", kwargs={"path": name})
 
 
 def protected_media_redirect() -> str:

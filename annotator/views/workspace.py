@@ -25,6 +25,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from .. import roles, selectors, services
+from ..files import media_url
 from ..kinds import get_kind, report_reasons
 from ..models import Annotation, Assignment, TaskQueue
 from ..roles import roles_required
@@ -269,7 +270,7 @@ def work_submit(request: HttpRequest, task_id: int) -> HttpResponse:
                 raise services.Invalid(_("This queue does not take image uploads."))
             if assignment.state == Assignment.State.LEASED:
                 stored = _store_upload(upload, assignment)
-                response["image"] = default_storage.url(stored)
+                response["image"] = media_url(stored)
             elif assignment.state == Assignment.State.SUBMITTED:
                 # A repeated post of the form (a double click) re-sends the file: the answer is
                 # the same if the text is; the first upload stays.

@@ -19,7 +19,7 @@ from PIL import Image as PILImage
 from rest_framework.authtoken.models import Token
 
 from annotator import roles
-from annotator.files import file_response, media_name
+from annotator.files import file_response, media_name, media_url
 from tests.factories import ProjectFactory, TaskFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -263,3 +263,25 @@ def test_on_s3_media_redirects_signed_in_people_only(client, s3, crowdworker):
     assert "X-Amz-Signature" in query
     assert query["response-content-disposition"][0].startswith("inline;")
     assert client.get("/media/exports/vlind/1/17/vlind-bench-1.zip").status_code == 404
+
+
+def test_stored_payloads_name_the_apps_media_address_which_stays_valid_on_s3(
+    client, s3, crowdworker
+):
+    # Given a stored image on S3, whose storage URL would be signed once and expire
+    name = "images/cd/" + "cd" * 32 + ".png"
+    # When a payload or an answer records its address
+    url = media_url(name)
+    # Then it is the app's own address, the same one local storage gives
+    assert url == f"/media/{name}"
+    assert "X-Amz-Signature" not in url
+    # and every later visit is signed afresh by the media view
+    client.force_login(crowdworker)
+    first = client.get(url)
+    assert first.status_code == 302
+    assert "X-Amz-Signature" in parse_qs(urlsplit(first["Location"]).query)
+
+
+def test_media_url_equals_the_local_storage_url(media):
+    name = "images/ef/" + "ef" * 32 + ".png"
+    assert media_url(name) == default_storage.url(name)

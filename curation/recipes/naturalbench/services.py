@@ -34,6 +34,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotator import services as annotator_services
+from annotator.files import media_url
 from annotator.models import Job, Project, Task, TaskQueue
 from annotator.services import Invalid, job_enqueue, job_progress
 from curation import gateway, mining
@@ -579,7 +580,7 @@ def pairs_mine(*, pipeline: NaturalBenchPipeline, job_id=None, created_by=None) 
 # 2. Pair verification (Sec. 3: discard pairs where one caption describes both images)
 # ============================================================================================
 def _image_payload(image, alt: str, caption: str | None = None) -> dict:
-    payload = {"url": image.file.url, "alt": alt}
+    payload = {"url": media_url(image.file.name), "alt": alt}
     if caption is not None:
         payload["caption"] = caption
     return payload

@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from annotator import edge, roles
 from annotator import services as annotator_services
+from annotator.files import media_url
 from annotator.models import Job, Project, Task, TaskQueue
 from annotator.selectors import projects_for
 from annotator.services import Invalid, job_enqueue, job_progress
@@ -836,7 +837,9 @@ def _review_payload(case: VHCase, negation: VHNegation) -> dict:
     image = case.image
     return {
         "title": REVIEW_QUESTION,
-        "images": [{"url": image.file.url, "alt": f"Image of test case {case.external_id}"}],
+        "images": [
+            {"url": media_url(image.file.name), "alt": f"Image of test case {case.external_id}"}
+        ],
         "fields": {
             "Original question": case.question,
             "Original answer": case.get_answer_display(),

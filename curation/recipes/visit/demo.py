@@ -21,6 +21,7 @@ from django.core.files.storage import default_storage
 from annotator import roles
 from annotator.demo import images as demo_images
 from annotator.demo.visit_bench import ROWS
+from annotator.files import media_url
 from annotator.models import Project, TaskQueue
 from annotator.services import annotation_submit, assignment_claim, assignment_skip
 
@@ -228,7 +229,7 @@ def _build(project: Project, curator) -> VisitPipeline:
             "each get and how many are left over?\n"
             "Image source: annotator/demo/images.py (apples-5)\n"
             "Image licence: CC0 (Blindspot demo drawing)\n",
-            "image": default_storage.url(upload),
+            "image": media_url(upload),
         }
 
     _work(pipeline.instruction_queue, second, write)

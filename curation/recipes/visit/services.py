@@ -36,6 +36,7 @@ from django.utils import timezone
 
 from annotator import edge
 from annotator import services as annotator_services
+from annotator.files import media_url
 from annotator.models import Annotation, Job, Project, Task, TaskQueue
 from annotator.services import Conflict, Invalid, job_enqueue, job_progress
 
@@ -130,7 +131,7 @@ def _text(value: str, what: str, limit: int = MAX_TEXT) -> str:
 def image_url(visit_image: VisitImage) -> str:
     """Where an instance image is shown from: the stored copy, else its remote URL."""
     if visit_image.image_id and visit_image.image.file:
-        return visit_image.image.file.url
+        return media_url(visit_image.image.file.name)
     return visit_image.url
 
 
@@ -139,7 +140,7 @@ def _payload_images(instance: VisitInstance) -> list[dict]:
     out = []
     for k, img in enumerate(instance.images.all(), start=1):
         if img.image_id:
-            out.append({"url": img.image.file.url, "alt": f"Image {k}"})
+            out.append({"url": media_url(img.image.file.name), "alt": f"Image {k}"})
     return out
 
 
@@ -1003,7 +1004,10 @@ def _caption_payload(instance: VisitInstance, visit_image: VisitImage, n: int, n
     }
     if visit_image.image_id:
         payload["images"] = [
-            {"url": visit_image.image.file.url, "alt": f"Image {visit_image.position + 1}"}
+            {
+                "url": media_url(visit_image.image.file.name),
+                "alt": f"Image {visit_image.position + 1}",
+            }
         ]
     context = [f"Family: {instance.family.name}"]
     if not visit_image.image_id:

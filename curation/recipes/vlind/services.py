@@ -23,6 +23,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotator import services as annotator_services
+from annotator.files import media_url
 from annotator.models import Project, Task, TaskQueue
 from annotator.services import Invalid, job_enqueue, job_progress
 
@@ -485,7 +486,9 @@ def _image_payload(image: VLindImage) -> dict:
     triple = image.triple
     return {
         "title": IMAGE_QUESTION,
-        "images": [{"url": image.image.file.url, "alt": f"{image.style} image of the context"}],
+        "images": [
+            {"url": media_url(image.image.file.name), "alt": f"{image.style} image of the context"}
+        ],
         "text": f"Concept: {triple.concept.name} · style: {image.style}",
         "fields": {
             "Context": triple.context,
