@@ -40,6 +40,7 @@ from annotator import roles, selectors, services
 from annotator.models import Job
 from evaluation import demo as evaluation_demo
 from tests import matrix_world as mw
+from tests.annotator.test_permissions_html import QUEUE_POST
 from tests.factories import ProjectFactory, vqa_payload
 
 # The marker makes pytest-django set up the test database; each test's own transaction nests
@@ -124,20 +125,7 @@ def page(*calls: Call, **kwargs) -> Row:
     return Row(kwargs=kwargs, calls=calls, page=True)
 
 
-QUEUE_FORM = {
-    "kind": "vqa_choice",
-    "title": "Hacked",
-    "config": "{}",
-    "redundancy": 1,
-    "rule": "majority",
-    "max_redundancy": 1,
-    "lease_minutes": 1,
-    "priority": 99,
-    "gold_rate": 0,
-    "qualification_count": 0,
-    "qualification_min_accuracy": 0,
-    "gold_pause_min_answers": 1,
-}
+QUEUE_FORM = QUEUE_POST  # the queue form filled in, as the HTML permission test posts it
 queue = {"queue_id": Id("queue")}
 every_queue = {"queue_id": Each("queue_by_kind")}  # one queue of every task kind
 task = {"task_id": Id("task")}
