@@ -1,0 +1,189 @@
+"""What a recipe declares: its stages (each a job), its annotation queues, its outcome handlers,
+its exports, what it publishes to which evaluation family, its pages' names and templates.
+
+A recipe folder's ``recipe.py`` builds one ``Recipe`` and registers it
+(``RECIPE = register(Recipe(...))``); the generic services, jobs, views and URLs of this package
+read the declaration, so a recipe writes only its domain: models, stage functions, queue
+payloads, export writers, the pages that are its own.
+
+Calling conventions (every callable takes the recipe's object first, positionally):
+- ``run(obj, *, job_id, created_by, **params) -> dict``: a job's body; ``params`` is
+  ``Job.params`` without ``Recipe.job_param``; its return value becomes ``Job.result``.
+- ``blocked_by(obj, counts) -> str``: why a stage cannot start now ("" = it can); ``counts`` is
+  ``Recipe.funnel(obj)``.
+- ``check(obj, params) -> int``: just before the job is enqueued; raise ``Invalid`` to refuse,
+  complete ``params`` in place (defaults), return the job's ``total`` (0 = unknown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import Model
+
+if TYPE_CHECKING:
+    from django import forms
+
+Params = dict[str, Any]
+Run = Callable[..., dict]
+
+
+def _no_blocker(obj: Any, counts: dict) -> str:
+    return ""
+
+
+def _all_params(params: Params) -> Hashable:
+    return tuple(sorted((k, repr(v)) for k, v in params.items()))
+
+
+def _no_label(params: Params) -> str:
+    return ""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of the funnel that runs as a job (a button on the detail page)."""
+
+    name: str  # "mine": the <slug:stage> of run/<slug:stage>/ and the key in context["stages"]
+    label: str  # the button ("Mine pairs")
+    job_kind: str  # Celery task name == Job.kind, unchanged ("naturalbench.mine")
+    run: Run
+    blocked_by: Callable[[Any, dict], str] = _no_blocker
+    check: Callable[[Any, Params], int] | None = None
+    form: type[forms.Form] | None = None  # POST fields -> Job.params (forms.StageForm)
+    url: str = ""  # own route under the object ("negate/"); "" = Recipe's run/<slug:stage>/
+    url_name: str = ""  # that route's name ("curator-vhx-negate")
+    card: str = ""  # the job card's title (default: label)
+    started: str = ""  # "<started> started." after the POST; "" = "<label>: job #N started."
+    refused_at: str = ""  # anchor of the detail page a refusal goes back to
+    job_page: bool = False  # after the POST go to the job's own page, not its card
+    one_at_a_time: bool = False  # refuse while a job of this kind runs for the object
+    rerun_safe: bool = False  # the sweeper may send a lost job again (platform worker)
+    button: bool = True  # False: started by the recipe's own code (an upload), no generic POST
+    needs_object: bool = True  # False: the job makes the object: run(None, ..., **Job.params)
+
+    @property
+    def card_label(self) -> str:
+        return self.card or self.label
+
+
+@dataclass(frozen=True)
+class QueueSpec:
+    """An annotation queue a recipe object owns in one of its TaskQueue foreign keys; made on
+    first use under the object's row lock (``queues.queue_ensure``)."""
+
+    field: str  # the object's FK to annotator.TaskQueue ("pair_queue")
+    kind: str  # the annotator kind ("pair_verify")
+    title: Callable[[Any], str]  # obj -> title (cut to 200 characters)
+    handler: str  # TaskQueue.outcome_handler, unchanged ("naturalbench.pair_verified")
+    instructions: str | Callable[[Any], str] = ""
+    config: Mapping[str, Any] | Callable[[Any], Mapping[str, Any]] = field(default_factory=dict)
+    redundancy: int | Callable[[Any], int] = 1
+    max_redundancy: int | Callable[[Any], int] | None = None  # None: queue_create's default
+    rule: str = "majority"  # TaskQueue.Rule value
+
+
+@dataclass(frozen=True)
+class Export:
+    """A file an export job writes and stores (``curation.export_files``), started by POST on
+    ``url`` and served, newest first, by GET on it and on ``file_url_name``'s route."""
+
+    job_kind: str  # "vhexpansion.export"
+    run: Run  # (obj, *, job_id, created_by, **params) -> export_store's dict (+ extras)
+    params: Callable[[Any, dict, Mapping[str, str]], Params]  # (obj, route kwargs, GET/POST)
+    check: Callable[[Any, Params], int] | None = None  # before enqueue (refuse: Invalid)
+    unknown: Callable[[Params], str] | None = None  # GET: why these params are no export ("")
+    label: Callable[[Params], str] = _no_label  # the job card's title
+    what: Callable[[Params], str] = _no_label  # "No finished <what> export yet…"
+    variant: Callable[[Params], Hashable] = _all_params  # one card per variant
+    variants: tuple[Hashable, ...] = ()  # card order (empty: newest first)
+    cards: int = 0  # at most this many cards (0: all)
+    url: str = "export/<str:fmt>/"  # under the object
+    url_name: str = ""  # "curator-vhx-export"
+    also: tuple[tuple[str, str], ...] = ()  # more (route, name) served alike (vlind versions)
+    file_url_name: str = ""  # "curator-vhx-export-file" (route exports/<int:job_id>/)
+    anchor: str = "export-title"  # where on the detail page its cards and refusals are
+    refused_at: str = ""  # anchor a refused POST goes back to ("" = no anchor)
+    rerun_safe: bool = False
+
+
+@dataclass(frozen=True)
+class Publish:
+    """Publishing the object as a version of an evaluation benchmark of ``family``."""
+
+    family: str  # evaluation registry key ("vhexpansion")
+    publish: Callable[..., Any]  # (obj, *, label, created_by, **form extras) -> BenchmarkVersion
+    done: Callable[[Any], str]  # version -> success message
+    versions: Callable[[Any], Any] | None = None  # obj -> its versions (None: obj.benchmark's)
+    form: type[forms.Form] | None = None  # None: publish.PublishForm (the label)
+    initial: Callable[[Any], dict] | None = None  # extra initial form values
+    url: str = "publish/"
+    url_name: str = ""  # "curator-vhx-publish"
+    back: str = ""  # anchor a refusal goes back to
+    then: str | None = None  # anchor after success (None: back)
+
+
+@dataclass(frozen=True)
+class RecipeUrlNames:
+    """Today's URL names of the generic pages ("" = the recipe serves that page itself or has
+    none)."""
+
+    list: str  # <slug>/
+    detail: str  # <slug>/<int:pk_kwarg>/
+    new: str = ""  # projects/<int:project_id>/<slug>/new/
+    settings: str = ""  # <slug>/<int:pk_kwarg>/settings/
+    stage: str = ""  # <slug>/<int:pk_kwarg>/run/<slug:stage>/
+
+
+@dataclass(frozen=True)
+class RecipeTemplates:
+    list: str = "curation/recipes/list.html"
+    detail: str = "curation/recipes/detail.html"
+    funnel: str = "curation/recipes/_funnel.html"  # the fragment ?part=funnel polls
+    form: str = "curation/recipes/settings.html"  # the new page and the settings page
+    settings_page: bool = False  # settings: a page (GET + POST); False: a POST from the detail
+
+
+@dataclass(frozen=True)
+class Recipe:
+    key: str  # "naturalbench": exports/<key>/…, Job kinds' prefix, registry key
+    label: str  # "NaturalBench"
+    model: type[Model]  # the pipeline model (a framework.models.RecipePipeline)
+    slug: str  # URL segment under curate/ ("naturalbench")
+    pk_kwarg: str  # URL kwarg: "pipeline_id" / "set_id" / "bench_id"
+    job_param: str  # Job.params key: "pipeline_id" / "case_set_id" / "bench_id"
+    names: RecipeUrlNames
+    context_name: str  # the object's name in templates: "pipeline" / "case_set" / "bench"
+    list_key: str = "pipelines"  # each project group's list in the list template
+    order: int = 100  # list, demo and URL order among recipes
+    templates: RecipeTemplates = RecipeTemplates()
+    stages: tuple[Stage, ...] = ()
+    queues: tuple[QueueSpec, ...] = ()
+    outcomes: Mapping[str, Callable[[Any, Any], None]] = field(default_factory=dict)
+    exports: tuple[Export, ...] = ()
+    publishes: Publish | None = None
+    funnel: Callable[[Any], dict] = lambda obj: {}
+    bar: Callable[[dict], int] | None = None  # funnel counts -> the count bars scale to
+    select_related: tuple[str, ...] = ("project",)  # loading the object (pages and jobs)
+    listing: Callable[[Any], Any] | None = None  # user -> the list page's queryset (counts)
+    detail_context: Callable[[Any, Any, dict], dict] | None = None  # (request, obj, base)
+    funnel_extra: bool = False  # the polled funnel fragment gets detail_context too
+    create_form: type[forms.Form] | None = None  # forms.RecipeForm subclass (the new page)
+    create: Callable[..., Any] | None = None  # (*, project, created_by, **form data) -> obj
+    created: str | Callable[[Any], str] = ""  # message after create
+    settings_form: type[forms.Form] | None = None  # forms.RecipeForm subclass
+    update: Callable[..., Any] | None = None  # (obj, **form data)
+    settings_saved: str = ""  # message after update ("" = "Settings saved.")
+    refuse: Callable[[Any, Any], None] | None = None  # (request, ServiceError) on a refusal
+    extra_urls: Callable[[], list] | None = None  # the recipe's own patterns under curate/
+    api_urls: str = ""  # dotted module of patterns mounted at api/<slug>/
+    demo: Callable[..., Any] | None = None  # (*, project, curator)
+
+    def stage(self, name: str) -> Stage | None:
+        return next((s for s in self.stages if s.name == name), None)
+
+    @property
+    def job_kinds(self) -> tuple[str, ...]:
+        return tuple(s.job_kind for s in self.stages) + tuple(e.job_kind for e in self.exports)

@@ -1,0 +1,58 @@
+"""Form bases of the recipe pages: shape only; the recipe's services check the meaning.
+
+- ``RecipeForm``: a recipe's new form and settings form. Built with ``project=`` (and ``obj=``
+  on the settings page and the detail page), so querysets can be scoped.
+- ``StageForm``: the extra POST fields of a stage button, turned into ``Job.params``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext as _
+
+from annotator.platform.views import first_error
+
+
+class RecipeForm(forms.Form):
+    def __init__(self, *args: Any, project=None, obj=None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.project = project
+        self.obj = obj
+
+    @classmethod
+    def initial_new(cls, project) -> dict:
+        """Initial values of the new page."""
+        return {}
+
+    @classmethod
+    def initial_for(cls, obj) -> dict:
+        """Initial values of the settings form: the object's current settings."""
+        return {}
+
+    def service_data(self) -> dict:
+        """What the recipe's ``create`` / ``update`` receive as keywords."""
+        return dict(self.cleaned_data)
+
+    def invalid_message(self) -> str:
+        """The one-line message of an invalid settings POST made from the detail page."""
+        return _("The settings are not valid: %(e)s") % {"e": first_error(self)}
+
+
+class StageForm(forms.Form):
+    def __init__(self, *args: Any, obj=None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.obj = obj
+
+    @classmethod
+    def initial_for(cls, obj) -> dict:
+        """Initial values of the form as the detail page shows it."""
+        return {}
+
+    def job_params(self) -> dict:
+        """``Job.params`` (JSON) from the cleaned data: model instances as ids and so on."""
+        return dict(self.cleaned_data)
+
+    def invalid_message(self) -> str:
+        return first_error(self)

@@ -1,0 +1,58 @@
+"""The recipes, registered once at start-up (``CurationConfig.ready`` → ``curation.recipes.load``).
+
+``register(recipe)`` registers the recipe's outcome handlers (``annotator.outcomes``) and one
+Celery task per job kind — its stages' and its exports' — each the one dispatcher
+``jobs.stage_job``, named exactly as the kind (``Job.kind`` and task names never change).
+Nothing here imports a recipe: recipes import this.
+"""
+
+from __future__ import annotations
+
+from annotator.outcomes import HANDLERS, outcome_handler
+
+from .declare import Export, Recipe, Stage
+from .jobs import kind_forget, kind_register, kind_taken, step_of
+
+__all__ = ["recipe_of", "recipes", "register", "step_of", "unregister"]
+_RECIPES: dict[str, Recipe] = {}
+
+
+def register(recipe: Recipe) -> Recipe:
+    """Add ``recipe``; a second recipe with the same key or job kind is an error."""
+    if recipe.key in _RECIPES:
+        raise ValueError(f"recipe {recipe.key!r} registered twice")
+    steps: list[Stage | Export] = [*recipe.stages, *recipe.exports]
+    kinds = [step.job_kind for step in steps]
+    taken = sorted({k for k in kinds if kind_taken(k)} | {k for k in kinds if kinds.count(k) > 1})
+    if taken:
+        raise ValueError(f"recipe {recipe.key!r}: job kinds declared twice: {', '.join(taken)}")
+    for name, handler in recipe.outcomes.items():
+        outcome_handler(name)(handler)
+    for step in steps:
+        kind_register(recipe, step)
+    _RECIPES[recipe.key] = recipe
+    return recipe
+
+
+def unregister(key: str) -> None:
+    """Forget a recipe (tests register a toy recipe and take it away again). Its Celery tasks
+    stay registered: they only dispatch, and find no recipe for the kind."""
+    recipe = _RECIPES.pop(key, None)
+    if recipe is None:
+        return
+    for name in recipe.outcomes:
+        HANDLERS.pop(name, None)
+    for kind in recipe.job_kinds:
+        kind_forget(kind)
+
+
+def recipes() -> list[Recipe]:
+    """Every registered recipe, in ``order`` (then key)."""
+    return sorted(_RECIPES.values(), key=lambda r: (r.order, r.key))
+
+
+def recipe_of(key: str) -> Recipe:
+    try:
+        return _RECIPES[key]
+    except KeyError:
+        raise LookupError(f"no recipe {key!r}") from None
