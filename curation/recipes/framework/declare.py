@@ -103,6 +103,7 @@ class Export:
     url: str = "export/<str:fmt>/"  # under the object
     url_name: str = ""  # "curator-vhx-export"
     also: tuple[tuple[str, str], ...] = ()  # more (route, name) served alike (vlind versions)
+    buttons: tuple[tuple[str, dict], ...] = ()  # generic _exports.html: (label, route kwargs)
     file_url_name: str = ""  # "curator-vhx-export-file" (route exports/<int:job_id>/)
     anchor: str = "export-title"  # where on the detail page its cards and refusals are
     refused_at: str = ""  # anchor a refused POST goes back to ("" = no anchor)
@@ -114,8 +115,11 @@ class Publish:
     """Publishing the object as a version of an evaluation benchmark of ``family``."""
 
     family: str  # evaluation registry key ("vhexpansion")
-    publish: Callable[..., Any]  # (obj, *, label, created_by, **form extras) -> BenchmarkVersion
+    # (obj, *, label, created_by, [benchmark], **form extras) -> BenchmarkVersion; with ``name``
+    # the framework passes ``benchmark`` (obj.benchmark, else made as family / name(obj))
+    publish: Callable[..., Any]
     done: Callable[[Any], str]  # version -> success message
+    name: Callable[[Any], str] | None = None  # obj -> the benchmark's name on first publish
     versions: Callable[[Any], Any] | None = None  # obj -> its versions (None: obj.benchmark's)
     form: type[forms.Form] | None = None  # None: publish.PublishForm (the label)
     initial: Callable[[Any], dict] | None = None  # extra initial form values

@@ -1,0 +1,98 @@
+"""Publishing a recipe's object as a version of an evaluation benchmark: the "publish a version"
+form (a label, plus whatever a recipe adds) and the button's POST, and the versions published."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from annotator.platform.errors import ServiceError
+from annotator.platform.views import perform, refuse
+from evaluation.models import BenchmarkVersion
+from evaluation.services import benchmark_get_or_create
+
+from .declare import Recipe
+
+RECENT_VERSIONS = 5  # versions listed on the detail page
+
+
+class PublishForm(forms.Form):
+    label = forms.CharField(max_length=60, label=gettext_lazy("Version label"), initial="v1")
+
+
+def publish_version(
+    request: HttpRequest,
+    publish: Callable[..., Any],
+    *,
+    back: str,
+    done: Callable[[Any], str],
+    then: str | None = None,
+    form_class: type[forms.Form] = PublishForm,
+    refuse: Callable[[HttpRequest, ServiceError], None] = refuse,
+) -> HttpResponse:
+    """The "publish a version" button: the form's fields (the label, at most 60 characters)
+    are ``publish``'s arguments, then as ``perform``."""
+    form = form_class(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Give the version a label (at most 60 characters)."))
+        return redirect(back)
+    call = partial(publish, **form.cleaned_data, created_by=request.user)
+    return perform(request, call, back=back, done=done, then=then, refuse=refuse)
+
+
+def publish_object(recipe: Recipe, obj: Any, **data: Any) -> Any:
+    """Run the recipe's ``publish`` (given the object's benchmark when ``Publish.name`` is
+    declared) and point the object's ``benchmark`` at the version's benchmark (when the model
+    has that field), in one transaction."""
+    declared = recipe.publishes
+    with transaction.atomic():
+        if declared.name is not None:
+            data["benchmark"] = getattr(obj, "benchmark", None) or benchmark_get_or_create(
+                family=declared.family,
+                name=declared.name(obj),
+                project=obj.project,
+                created_by=data.get("created_by"),
+            )
+        version = declared.publish(obj, **data)
+        has_benchmark = any(f.name == "benchmark" for f in type(obj)._meta.concrete_fields)
+        if has_benchmark and getattr(obj, "benchmark_id", None) != version.benchmark_id:
+            type(obj).objects.filter(pk=obj.pk).update(benchmark=version.benchmark)
+            obj.benchmark_id = version.benchmark_id
+    return version
+
+
+def published_versions(recipe: Recipe, obj: Any):
+    """``obj``'s published versions, newest first."""
+    declared = recipe.publishes
+    if declared is not None and declared.versions is not None:
+        return declared.versions(obj)
+    benchmark_id = getattr(obj, "benchmark_id", None)
+    return BenchmarkVersion.objects.filter(benchmark_id=benchmark_id).order_by("-created_at", "-id")
+
+
+def publish_context(recipe: Recipe, obj: Any) -> dict:
+    """The detail page's publish form (next label ``v<n + 1>``) and the newest versions."""
+    declared = recipe.publishes
+    if declared is None:
+        return {}
+    versions = published_versions(recipe, obj)
+    initial = {"label": f"v{versions.count() + 1}"}
+    if declared.initial is not None:
+        initial.update(declared.initial(obj))
+    form_class = declared.form or PublishForm
+    url = reverse(declared.url_name, args=[obj.pk]) if declared.url_name else ""
+    return {
+        "publish_url": url,
+        "publish_form": form_class(initial=initial),
+        "versions": list(versions.select_related("benchmark")[:RECENT_VERSIONS]),
+    }

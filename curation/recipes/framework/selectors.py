@@ -1,0 +1,47 @@
+"""Reads of the generic recipe pages, scoped like every curation page: curators (and admins)
+see the objects of their projects; anything else answers like a missing object (404)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from annotator.platform import roles
+from annotator.platform.models import Job
+from annotator.platform.scoping import projects_for
+
+from .declare import Recipe
+
+LATEST_JOBS_SCAN = 50  # the newest jobs of an object read to find each kind's latest
+
+
+def objects_for(recipe: Recipe, user) -> QuerySet:
+    """The recipe's objects in the projects ``user`` curates (none for other roles)."""
+    if not roles.has_role(user, [roles.CURATOR]):
+        return recipe.model.objects.none()
+    return recipe.model.objects.select_related(*recipe.select_related).filter(
+        project__in=projects_for(user)
+    )
+
+
+def object_or_404(recipe: Recipe, user, pk: int) -> Any:
+    obj = objects_for(recipe, user).filter(pk=pk).first()
+    if obj is None:
+        raise Http404
+    return obj
+
+
+def latest_jobs(recipe: Recipe, obj: Any) -> dict[str, Job]:
+    """The newest job of each stage kind for ``obj`` (one query), by job kind."""
+    kinds = [stage.job_kind for stage in recipe.stages]
+    latest: dict[str, Job] = {}
+    jobs = (
+        Job.objects.filter(kind__in=kinds, **{f"params__{recipe.job_param}": obj.pk})
+        .select_related("created_by")
+        .order_by("-created_at", "-id")[:LATEST_JOBS_SCAN]
+    )
+    for job in jobs:
+        latest.setdefault(job.kind, job)
+    return latest

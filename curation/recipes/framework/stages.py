@@ -1,0 +1,86 @@
+"""Starting a recipe's stage: what blocks it, one job at a time where the stage asks for it, the
+stage's own check, then the job (enqueued after commit; its card shows the progress the stage
+reports through ``annotator.platform.jobs.job_progress``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from annotator.platform.errors import Invalid
+from annotator.platform.jobs import job_enqueue, job_task
+from annotator.platform.models import Job
+
+from .declare import Recipe, Stage
+
+ACTIVE = (Job.Status.QUEUED, Job.Status.RUNNING)
+
+
+def stage_or_invalid(recipe: Recipe, name: str) -> Stage:
+    stage = recipe.stage(name)
+    if stage is None:
+        names = ", ".join(s.name for s in recipe.stages)
+        raise Invalid(f"Unknown stage {name!r}; stages: {names}.")
+    return stage
+
+
+def stage_blocker(recipe: Recipe, name: str, obj: Any, counts: dict | None = None) -> str:
+    """Why stage ``name`` cannot start now ("" when it can): what to do first, in words."""
+    stage = stage_or_invalid(recipe, name)
+    return stage.blocked_by(obj, recipe.funnel(obj) if counts is None else counts)
+
+
+def _checked(recipe: Recipe, stage: Stage, obj: Any, params: dict | None) -> tuple[dict, int]:
+    blocker = stage.blocked_by(obj, recipe.funnel(obj))
+    if blocker:
+        raise Invalid(blocker)
+    params = dict(params or {})
+    total = stage.check(obj, params) if stage.check is not None else 0
+    return {recipe.job_param: obj.pk, **params}, int(total or 0)
+
+
+def stage_start(
+    recipe: Recipe, name: str, obj: Any, *, created_by=None, params: dict | None = None
+) -> Job:
+    """Enqueue stage ``name``'s job for ``obj`` (after commit); refuses (``Invalid``) with what
+    to do first, or when the stage runs one job at a time and one is queued or running."""
+    stage = stage_or_invalid(recipe, name)
+    job_params, total = _checked(recipe, stage, obj, params)
+    with transaction.atomic():
+        if stage.one_at_a_time:
+            type(obj).objects.select_for_update().get(pk=obj.pk)
+            running = Job.objects.filter(
+                kind=stage.job_kind,
+                status__in=ACTIVE,
+                **{f"params__{recipe.job_param}": obj.pk},
+            ).first()
+            if running is not None:
+                raise Invalid(f"This stage already has a job (#{running.pk}) queued or running.")
+        return job_enqueue(
+            kind=stage.job_kind,
+            params=job_params,
+            created_by=created_by,
+            project=obj.project,
+            total=total,
+        )
+
+
+def stage_run_now(
+    recipe: Recipe, name: str, obj: Any, *, created_by=None, params: dict | None = None
+) -> Job:
+    """A stage's real job, run in this process (commands and demos need no broker). The Job
+    row records it like any other; its error, if any, is on the row."""
+    stage = stage_or_invalid(recipe, name)
+    job_params, total = _checked(recipe, stage, obj, params)
+    job = Job.objects.create(
+        kind=stage.job_kind,
+        params=job_params,
+        project=obj.project,
+        created_by=created_by,
+        total=total,
+        message="Running in this process",
+    )
+    job_task(stage.job_kind).apply(args=[job.pk])
+    job.refresh_from_db()
+    return job

@@ -1,0 +1,84 @@
+"""A recipe's URL patterns (mounted under ``curate/``): the generic pages with the recipe's own
+names, routes and kwarg names (``<int:pipeline_id>`` …), then the recipe's own pages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.urls import URLPattern, path
+from django.views.decorators.http import require_http_methods
+
+from annotator.platform import roles
+from annotator.platform.files import DOWNLOAD_ROLES
+
+from . import views
+from .declare import Export, Recipe
+
+CURATOR = (roles.CURATOR,)  # admins pass every role check
+# As today's decorators: require_GET, require_POST, GET and POST, none (a form page).
+GET, POST, BOTH, ANY = ("GET",), ("POST",), ("GET", "POST"), None
+
+
+def _bound(recipe: Recipe, view: Callable, allowed: tuple[str, ...], methods, **fixed):
+    """``view(recipe, request, pk=…, **kwargs)`` as a Django view taking the recipe's kwarg."""
+
+    def page(request, **kwargs):
+        if recipe.pk_kwarg in kwargs:
+            kwargs["pk"] = kwargs.pop(recipe.pk_kwarg)
+        return view(recipe, request, **fixed, **kwargs)
+
+    page.__name__ = page.__qualname__ = f"{recipe.key}_{view.__name__}"
+    page.__doc__ = view.__doc__
+    if methods is not None:
+        page = require_http_methods(list(methods))(page)
+    return roles.roles_required(*allowed)(page)
+
+
+def _export_patterns(recipe: Recipe, base: str) -> list[URLPattern]:
+    out, file_names = [], set()
+    for export in recipe.exports:
+        view = _bound(recipe, _export_view(export), DOWNLOAD_ROLES, BOTH)
+        for route, name in ((export.url, export.url_name), *export.also):
+            out.append(path(base + route, view, name=name))
+        if export.file_url_name and export.file_url_name not in file_names:
+            file_names.add(export.file_url_name)
+            file_view = _bound(recipe, views.export_file, DOWNLOAD_ROLES, GET)
+            out.append(path(base + "exports/<int:job_id>/", file_view, name=export.file_url_name))
+    return out
+
+
+def _export_view(export: Export) -> Callable:
+    def export_download(recipe, request, **kwargs):
+        return views.export_download(recipe, export, request, **kwargs)
+
+    return export_download
+
+
+def patterns_for(recipe: Recipe) -> list[URLPattern]:
+    slug, names = recipe.slug, recipe.names
+    base = f"{slug}/<int:{recipe.pk_kwarg}>/"
+    out = [
+        path(f"{slug}/", _bound(recipe, views.object_list, CURATOR, GET), name=names.list),
+    ]
+    if names.new and recipe.create_form is not None:
+        new = _bound(recipe, views.object_new, CURATOR, ANY)
+        out.append(path(f"projects/<int:project_id>/{slug}/new/", new, name=names.new))
+    out.append(path(base, _bound(recipe, views.object_detail, CURATOR, GET), name=names.detail))
+    if names.settings and recipe.settings_form is not None:
+        methods = ANY if recipe.templates.settings_page else POST
+        settings = _bound(recipe, views.object_settings, CURATOR, methods)
+        out.append(path(base + "settings/", settings, name=names.settings))
+    if names.stage:
+        stage = _bound(recipe, views.stage_post, CURATOR, POST)
+        out.append(path(base + "run/<slug:stage>/", stage, name=names.stage))
+    for declared in recipe.stages:
+        if declared.url and declared.button:
+            view = _bound(recipe, views.stage_post, CURATOR, POST, stage=declared.name)
+            out.append(path(base + declared.url, view, name=declared.url_name))
+    if recipe.publishes is not None and recipe.publishes.url_name:
+        publish = _bound(recipe, views.publish_post, CURATOR, POST)
+        out.append(path(base + recipe.publishes.url, publish, name=recipe.publishes.url_name))
+    out += _export_patterns(recipe, base)
+    if recipe.extra_urls is not None:
+        out += recipe.extra_urls()
+    return out
