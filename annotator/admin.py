@@ -12,7 +12,7 @@ from django.contrib.auth import admin as auth_admin
 from django.contrib.auth import get_user_model
 
 from . import services
-from .models import Project
+from .platform.models import Project
 
 User = get_user_model()
 

@@ -14,35 +14,31 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
-from rest_framework.generics import GenericAPIView
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import BaseParser
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
-from rest_framework.views import exception_handler as drf_exception_handler
 
 from . import selectors, services
-from .edge import JSONParser
-from .kinds import SchemaError, get_kind
-from .models import Annotation, Job, TaskQueue
-from .roles import ALL_ROLES, CROWDWORKER, CURATOR, RESEARCHER, RolePermission, has_role
+from .kinds import get_kind
+from .models import Annotation, TaskQueue
+from .platform.api import ERRORS, STAFF, ApiView, ErrorOut
+from .platform.edge import JSONParser
+from .platform.errors import Invalid
+from .platform.roles import ALL_ROLES, CROWDWORKER, CURATOR, RESEARCHER
+from .platform.scoping import curated_project_or_404, get_or_404, projects_for
 from .serializers import (
     AnnotationRowOut,
     BulkCreatedOut,
     ClaimOut,
-    ErrorOut,
     HeartbeatOut,
-    JobOut,
     MemberOut,
     MemberRemovedOut,
     OutcomeRowOut,
@@ -62,118 +58,21 @@ from .serializers import (
     check_storable_json,
 )
 
-STAFF = (CURATOR, RESEARCHER)
 
-
-# --------------------------------------------------------------------------------------------
-# Errors: every body is {"message": "...", "errors": [...]?}
-# --------------------------------------------------------------------------------------------
-def _flatten(detail: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
-    if isinstance(detail, dict):
-        for key, value in detail.items():
-            name = "" if key == "non_field_errors" else str(key)
-            yield from _flatten(value, f"{prefix}.{name}" if prefix and name else prefix or name)
-    elif isinstance(detail, list):
-        if all(isinstance(item, str) for item in detail):
-            for item in detail:
-                yield prefix, str(item)
-        else:
-            for i, item in enumerate(detail):
-                yield from _flatten(item, f"{prefix}.{i}" if prefix else str(i))
-    else:
-        yield prefix, str(detail)
-
-
-def _validation_body(detail: Any) -> dict:
-    errors = [{"field": field, "error": error} for field, error in _flatten(detail)]
-    parts = [f"{e['field']}: {e['error']}" if e["field"] else e["error"] for e in errors]
-    message = "Invalid input: " + "; ".join(parts[:5]) + (" …" if len(parts) > 5 else "")
-    return {"message": message, "errors": errors}
-
-
-def exception_handler(exc: Exception, context: dict) -> Response | None:
-    """Map refusals to JSON with a ``message``; bad input is always a 4xx, never a 500."""
-    if isinstance(exc, services.ServiceError):
-        body: dict[str, Any] = {"message": exc.message}
-        if getattr(exc, "errors", None):
-            body["errors"] = exc.errors
-        return Response(body, status=exc.status)
-    if isinstance(exc, SchemaError):
-        return Response({"message": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, RecursionError):
-        return Response(
-            {"message": "The request body is nested too deeply."},
-            status=status.HTTP_400_BAD_REQUEST,
-        )
-    if isinstance(exc, Http404 | exceptions.NotFound):
-        return Response({"message": "Not found."}, status=status.HTTP_404_NOT_FOUND)
-    if isinstance(exc, DjangoPermissionDenied):
-        exc = exceptions.PermissionDenied()
-    response = drf_exception_handler(exc, context)
-    if response is None:
-        return None
-    if isinstance(exc, exceptions.ValidationError):
-        response.data = _validation_body(exc.detail)
-    elif isinstance(exc, exceptions.ParseError):
-        response.data = {"message": f"Malformed request body: {exc.detail}"}
-    elif isinstance(exc, exceptions.APIException):
-        response.data = {"message": str(exc.detail)}
-    return response
-
-
-class StrictNegotiation(DefaultContentNegotiation):
-    """An unknown ``?format=`` answers 406 with a message instead of DRF's bare 404."""
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        wanted = format_suffix or request.query_params.get(self.settings.URL_FORMAT_OVERRIDE)
-        offered = [r.format for r in renderers]
-        if wanted and wanted not in offered:
-            raise exceptions.NotAcceptable(
-                f"Unknown format {wanted[:20]!r}; this endpoint offers: {', '.join(offered)}."
-            )
-        return super().select_renderer(request, renderers, format_suffix)
-
-
-# --------------------------------------------------------------------------------------------
-# Base view
-# --------------------------------------------------------------------------------------------
-class ApiView(GenericAPIView):
-    """Token or session auth, role check, scoped lookups."""
-
-    permission_classes = [IsAuthenticated, RolePermission]
-    content_negotiation_class = StrictNegotiation
-    roles: tuple[str, ...] = ()
-    roles_by_method: dict[str, tuple[str, ...]] = {}
-
-    def initial(self, request, *args, **kwargs):
-        # RolePermission reads ``view.roles``: pick the roles of the operation being called.
-        self.roles = self.roles_by_method.get(request.method, type(self).roles)
-        super().initial(request, *args, **kwargs)
+class EngineApiView(ApiView):
+    """The platform's API view with the annotation engine's scoped queue lookups."""
 
     def get_queryset(self):
         # Only the browsable API asks for this (to render its forms); the operations call the
         # selectors themselves.
         return selectors.queues_for(self.request.user).none()
 
-    def is_staff(self) -> bool:
-        return has_role(self.request.user, STAFF)
-
     def queue(self, queue_id: int, *, manage: bool = False) -> TaskQueue:
         user = self.request.user
         qs = selectors.managed_queues_for(user) if manage else selectors.queues_for(user)
-        return selectors.get_or_404(qs, pk=queue_id)
-
-    def valid(self, serializer_class, data=None, **kwargs):
-        serializer = serializer_class(data=self.request.data if data is None else data, **kwargs)
-        serializer.is_valid(raise_exception=True)
-        return serializer
+        return get_or_404(qs, pk=queue_id)
 
 
-ERRORS = {
-    400: OpenApiResponse(ErrorOut, description="Invalid input"),
-    401: OpenApiResponse(ErrorOut, description="Not signed in"),
-    404: OpenApiResponse(ErrorOut, description="Missing or outside your reach"),
-}
 CONFLICT = {
     409: OpenApiResponse(
         ErrorOut, description="Lease lost, task skipped, reported or already answered"
@@ -184,7 +83,7 @@ CONFLICT = {
 # --------------------------------------------------------------------------------------------
 # Queues
 # --------------------------------------------------------------------------------------------
-class QueueListCreateApi(ApiView):
+class QueueListCreateApi(EngineApiView):
     """GET: the queues you can see. POST (curators): create a queue in one of your projects."""
 
     roles = (CROWDWORKER, CURATOR, RESEARCHER)
@@ -212,7 +111,7 @@ class QueueListCreateApi(ApiView):
     def post(self, request):
         data = self.valid(QueueCreateIn)
         fields = data.to_service_fields()
-        project = selectors.projects_for(request.user).filter(pk=fields.pop("project")).first()
+        project = projects_for(request.user).filter(pk=fields.pop("project")).first()
         if project is None:
             raise exceptions.ValidationError({"project": ["No such project."]})
         queue = services.queue_create(
@@ -221,7 +120,7 @@ class QueueListCreateApi(ApiView):
         return Response(self._out(queue, many=False), status=status.HTTP_201_CREATED)
 
 
-class QueueDetailApi(ApiView):
+class QueueDetailApi(EngineApiView):
     """GET: one queue. PATCH (curators): change its settings (only the fields sent)."""
 
     roles = (CROWDWORKER, CURATOR, RESEARCHER)
@@ -245,7 +144,7 @@ class QueueDetailApi(ApiView):
         return Response(self._out(queue))
 
 
-class QueueStatusApi(ApiView):
+class QueueStatusApi(EngineApiView):
     """Pause, resume (``open``) or close a queue."""
 
     roles = (CURATOR,)
@@ -273,7 +172,7 @@ def _member_data(person) -> dict:
     }
 
 
-class ProjectMembersApi(ApiView):
+class ProjectMembersApi(EngineApiView):
     """The members of a project you curate, with their roles and the tasks they hold now."""
 
     roles = (CURATOR,)
@@ -281,11 +180,11 @@ class ProjectMembersApi(ApiView):
 
     @extend_schema(responses={200: MemberOut(many=True), **ERRORS})
     def get(self, request, project_id: int):
-        project = selectors.curated_project_or_404(request.user, project_id)
+        project = curated_project_or_404(request.user, project_id)
         return Response([_member_data(p) for p in selectors.project_people(project)])
 
 
-class ProjectMemberApi(ApiView):
+class ProjectMemberApi(EngineApiView):
     """DELETE: remove a person from a project you curate. Their live leases there end at once
     (the tasks go back to the pool) and their submit, skip, report and heartbeat on those
     tasks answer 404."""
@@ -295,8 +194,8 @@ class ProjectMemberApi(ApiView):
 
     @extend_schema(request=None, responses={200: MemberRemovedOut, **ERRORS})
     def delete(self, request, project_id: int, user_id: int):
-        project = selectors.curated_project_or_404(request.user, project_id)
-        person = selectors.get_or_404(project.members.all(), pk=user_id)
+        project = curated_project_or_404(request.user, project_id)
+        person = get_or_404(project.members.all(), pk=user_id)
         ended = services.project_member_remove(project=project, user=person, by=request.user)
         return Response({"project": project.pk, "user": person.pk, "leases_ended": ended})
 
@@ -331,12 +230,12 @@ def _task_rows(data: Any) -> list[services.TaskRow]:
     elif isinstance(data, list):
         try:
             rows = services.parse_task_rows(data)
-        except services.Invalid as exc:
+        except Invalid as exc:
             exc.errors = [{"index": e["line"] - 1, "error": e["error"]} for e in exc.errors]
             raise
         where = "index"
     else:
-        raise services.Invalid(
+        raise Invalid(
             "Send a JSON list of tasks, or JSON Lines with Content-Type application/x-ndjson."
         )
     errors = []
@@ -349,11 +248,11 @@ def _task_rows(data: Any) -> list[services.TaskRow]:
             number = row.line if where == "line" else row.line - 1
             errors.append({where: number, "error": str(exc.detail[0])})
     if errors:
-        raise services.Invalid(f"{len(errors)} task(s) could not be stored.", errors)
+        raise Invalid(f"{len(errors)} task(s) could not be stored.", errors)
     return rows
 
 
-class QueueTasksApi(ApiView):
+class QueueTasksApi(EngineApiView):
     """GET (curators, researchers): the queue's tasks with gold and outcome, paginated.
 
     POST (curators): bulk-create tasks, all or nothing. The body is a JSON list whose items are
@@ -390,7 +289,7 @@ class QueueTasksApi(ApiView):
         return Response({"created": created}, status=status.HTTP_201_CREATED)
 
 
-class QueueTasksCancelApi(ApiView):
+class QueueTasksCancelApi(EngineApiView):
     """Cancel open tasks of a queue: they are never offered again and their leases end.
 
     The body is ``{"ids": [task ids], "reason": "optional text"}``. All or nothing: an id that
@@ -454,7 +353,7 @@ def _claim_data(result: services.ClaimResult) -> dict:
     }
 
 
-class NextApi(ApiView):
+class NextApi(EngineApiView):
     """Claim your next task in a queue (or get back the one you hold).
 
     When there is none, the answer is still 200, with ``task: null``, a ``message`` saying why,
@@ -470,7 +369,7 @@ class NextApi(ApiView):
         return Response(_claim_data(services.assignment_claim(queue=queue, annotator=request.user)))
 
 
-class SubmitApi(ApiView):
+class SubmitApi(EngineApiView):
     """Answer a task you hold; the answer carries your next task.
 
     Idempotent: repeating a submit with the same answer stores nothing (``created: false``,
@@ -501,7 +400,7 @@ class SubmitApi(ApiView):
         return Response(body, status=status.HTTP_201_CREATED if result.created else 200)
 
 
-class SkipApi(ApiView):
+class SkipApi(EngineApiView):
     """Give a task back; it is never offered to you again."""
 
     roles = (CROWDWORKER,)
@@ -513,7 +412,7 @@ class SkipApi(ApiView):
         return Response({"task_id": assignment.task_id, "state": assignment.state})
 
 
-class ReportApi(ApiView):
+class ReportApi(EngineApiView):
     """Report a problem with a task: the reason is recorded and the task released.
 
     ``reason`` is one of the queue's report reason codes (``report_reasons`` of the queue);
@@ -533,7 +432,7 @@ class ReportApi(ApiView):
         return Response({"task_id": assignment.task_id, "state": assignment.state})
 
 
-class HeartbeatApi(ApiView):
+class HeartbeatApi(EngineApiView):
     """Extend the lease on a task you hold by the queue's lease time."""
 
     roles = (CROWDWORKER,)
@@ -599,7 +498,7 @@ class _Echo:
         return value
 
 
-class ExportApi(ApiView):
+class ExportApi(EngineApiView):
     """Base for per-queue exports in JSON (paginated), JSON Lines or CSV (streamed).
 
     Choose the format with ``?format=json|jsonl|csv`` (DRF's format override, also reachable
@@ -762,33 +661,3 @@ class AnnotationsExportApi(ExportApi):
     @extend_schema(parameters=EXPORT_PARAMS, responses=export_responses(AnnotationRowOut))
     def get(self, request, queue_id: int):
         return super().get(request, queue_id)
-
-
-# --------------------------------------------------------------------------------------------
-# Jobs
-# --------------------------------------------------------------------------------------------
-class JobListApi(ApiView):
-    """Background jobs of your projects and the ones you started, newest first."""
-
-    roles = STAFF
-    serializer_class = JobOut
-
-    def get_queryset(self):
-        return selectors.jobs_for(self.request.user).order_by("-created_at", "-id")
-
-    @extend_schema(responses={200: JobOut(many=True), **ERRORS})
-    def get(self, request):
-        page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response(JobOut(page, many=True).data)
-
-
-class JobDetailApi(ApiView):
-    """One job with its progress, message and error."""
-
-    roles = STAFF
-    serializer_class = JobOut
-
-    @extend_schema(responses={200: JobOut, **ERRORS})
-    def get(self, request, job_id: int):
-        job: Job = selectors.get_or_404(selectors.jobs_for(request.user), pk=job_id)
-        return Response(JobOut(job).data)

@@ -3,6 +3,7 @@
 from django.urls import path
 
 from . import api
+from .platform.api import JobDetailApi, JobListApi
 
 urlpatterns = [
     path("queues/", api.QueueListCreateApi.as_view(), name="api-queues"),
@@ -39,6 +40,6 @@ urlpatterns = [
     path("tasks/<int:task_id>/skip/", api.SkipApi.as_view(), name="api-skip"),
     path("tasks/<int:task_id>/report/", api.ReportApi.as_view(), name="api-report"),
     path("tasks/<int:task_id>/heartbeat/", api.HeartbeatApi.as_view(), name="api-heartbeat"),
-    path("jobs/", api.JobListApi.as_view(), name="api-jobs"),
-    path("jobs/<int:job_id>/", api.JobDetailApi.as_view(), name="api-job"),
+    path("jobs/", JobListApi.as_view(), name="api-jobs"),
+    path("jobs/<int:job_id>/", JobDetailApi.as_view(), name="api-job"),
 ]

@@ -6,5 +6,6 @@ class AnnotatorConfig(AppConfig):
     name = "annotator"
 
     def ready(self) -> None:
-        # Register the built-in task kinds and outcome handlers (explicit registries, no signals).
-        from . import kinds, outcomes  # noqa: F401
+        # Register the built-in task kinds, outcome handlers and the answer uploads' media reader
+        # (explicit registries, no signals).
+        from . import kinds, media, outcomes  # noqa: F401

@@ -9,8 +9,10 @@ from django import forms
 from django.contrib.auth import get_user_model, password_validation
 from django.utils.translation import gettext_lazy as _
 
-from . import kinds, outcomes, roles
-from .models import Project, TaskQueue
+from . import kinds, outcomes
+from .models import TaskQueue
+from .platform import roles
+from .platform.models import Project
 
 # A sensible starting config for each kind, shown when a curator picks the kind.
 DEFAULT_CONFIGS: dict[str, dict] = {

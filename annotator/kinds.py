@@ -16,10 +16,7 @@ from django.utils.translation import gettext_lazy, gettext_noop
 from jsonschema import Draft202012Validator
 
 from .aggregation import Decision, decide, decide_multilabel
-
-
-class SchemaError(ValueError):
-    """A payload, config or response that does not fit its kind; the message is user-facing."""
+from .platform.errors import SchemaError
 
 
 def _image_schema() -> dict:

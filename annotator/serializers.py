@@ -16,7 +16,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from .kinds import REGISTRY, report_reasons
-from .models import Job, Task, TaskQueue
+from .models import Task, TaskQueue
 from .services import QUEUE_FIELDS
 
 SMALLINT_MAX = 32767
@@ -362,40 +362,3 @@ class AnnotationRowOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
     is_gold = serializers.BooleanField()
     gold_correct = serializers.BooleanField(allow_null=True)
-
-
-# --------------------------------------------------------------------------------------------
-# Jobs and errors
-# --------------------------------------------------------------------------------------------
-class JobOut(serializers.ModelSerializer):
-    # A plain string: a second "status" enum would collide with the queue's in the schema.
-    status = serializers.CharField(help_text="queued, running, succeeded or failed.")
-    percent = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Job
-        fields = [
-            "id",
-            "kind",
-            "params",
-            "status",
-            "done",
-            "total",
-            "percent",
-            "message",
-            "error",
-            "result",
-            "attempts",
-            "project",
-            "created_at",
-            "started_at",
-            "finished_at",
-        ]
-
-    def get_percent(self, job: Job) -> int:
-        return job.percent
-
-
-class ErrorOut(serializers.Serializer):
-    message = serializers.CharField()
-    errors = serializers.ListField(child=serializers.DictField(), required=False)

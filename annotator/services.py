@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import random
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -25,47 +24,14 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from . import edge, roles
-from .kinds import OTHER_REASON, OTHER_REPORT_REASON, SchemaError, get_kind, report_reasons
-from .models import (
-    Annotation,
-    Assignment,
-    Enrollment,
-    Invitation,
-    Job,
-    Project,
-    Task,
-    TaskQueue,
-)
+from .kinds import OTHER_REASON, OTHER_REPORT_REASON, get_kind, report_reasons
+from .models import Annotation, Assignment, Enrollment, Task, TaskQueue
 from .outcomes import run_outcome_handler
-from .rows import Shape
-
-
-class ServiceError(Exception):
-    """A refused operation; ``status`` is the HTTP status the edge should answer with."""
-
-    status = 400
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
-
-
-class NotFound(ServiceError):
-    status = 404
-
-
-class Conflict(ServiceError):
-    status = 409
-
-
-class Invalid(ServiceError):
-    status = 400
-
-    def __init__(self, message: str, errors: list[dict] | None = None):
-        super().__init__(message)
-        self.errors = errors or []
-
+from .platform import edge, roles
+from .platform.errors import Conflict, Invalid, NotFound, SchemaError
+from .platform.jobs import job_enqueue
+from .platform.models import Invitation, Project
+from .platform.rows import Shape
 
 # --------------------------------------------------------------------------------------------
 # Projects, queues, tasks
@@ -896,7 +862,7 @@ def may_work(person) -> bool:
     """Whether ``person`` may answer tasks at all: an active crowdworker (admins pass).
 
     Read on every submit, skip, report and heartbeat; the roles come with the request's user
-    (``annotator.auth`` reads them with the token), so a role taken away stops work at once.
+    (``platform.auth`` reads them with the token), so a role taken away stops work at once.
     """
     return person.is_active and roles.has_role(person, [roles.CROWDWORKER])
 
@@ -908,7 +874,7 @@ def _held_assignment(*, task_id: int, annotator, now) -> Assignment:
     excepted), is answered as if the task did not exist: revocation stops work at once.
 
     Only the task row is locked, never the queue's: that would serialise a queue's submits.
-    Hand-written statements: this runs on every submit and heartbeat (see ``annotator.rows``).
+    Hand-written statements: this runs on every submit and heartbeat (see ``platform.rows``).
     """
     if not 0 < task_id < 2**63:  # no such id can exist (and the database would refuse it)
         raise NotFound(_("No such task."))
@@ -1338,76 +1304,3 @@ def invitation_accept(*, token: str, username: str, password: str) -> AbstractBa
         invitation.used_by = user
         invitation.save(update_fields=["used_at", "used_by"])
     return user
-
-
-# --------------------------------------------------------------------------------------------
-# Jobs
-# --------------------------------------------------------------------------------------------
-def job_enqueue(
-    *, kind: str, params: dict, created_by=None, project: Project | None = None, total: int = 0
-) -> Job:
-    """Create the Job row and send it to Celery once the transaction commits."""
-    job = Job.objects.create(
-        kind=kind,
-        params=params,
-        created_by=created_by,
-        project=project,
-        total=total,
-        attempt_token=str(uuid.uuid4()),
-    )
-    job_send(job=job)
-    return job
-
-
-def job_send(*, job: Job) -> None:
-    """Send the job's message once the transaction commits. Its Celery id is the job's attempt
-    token: ``annotator.jobs.run_job`` drops any delivery carrying another (a stale one)."""
-    kind, job_id, token = job.kind, job.pk, job.attempt_token
-
-    def send() -> None:
-        task = job_task(kind)
-        if task is None:
-            raise LookupError(f"No job kind {kind!r} is registered.")
-        task.apply_async(args=[job_id], task_id=token or None)
-
-    transaction.on_commit(send)
-
-
-def job_task(kind: str):
-    """The Celery task of a job kind, or None for a kind no app declares."""
-    from celery import current_app
-
-    if kind not in current_app.tasks and not current_app.loader.worker_initialized:
-        # Web processes never run the worker's start-up autodiscovery: import every app's
-        # jobs.py so the name is registered. Never in a worker (it imported them at start):
-        # there the import signal runs django.setup() and Django's checks again, which leaves
-        # the pool child silent and the worker handing out no more tasks.
-        current_app.loader.import_default_modules()
-    return current_app.tasks.get(kind)
-
-
-def job_retry(*, job: Job, created_by) -> Job:
-    """Run a failed job again as a new job with the same parameters (the failed one is kept)."""
-    if job.status != Job.Status.FAILED:
-        raise Conflict(
-            _(
-                "Only a failed job can be retried. A job whose worker stopped fails (or runs "
-                "again) within two minutes."
-            )
-        )
-    return job_enqueue(
-        kind=job.kind,
-        params=job.params,
-        created_by=created_by,
-        project=job.project,
-        total=job.total,
-    )
-
-
-def job_progress(*, job_id: int, done: int, total: int | None = None, message: str = "") -> None:
-    fields: dict[str, Any] = {"done": done}
-    if total is not None:
-        fields["total"] = total
-    if message:
-        fields["message"] = message
-    Job.objects.filter(pk=job_id).update(**fields)

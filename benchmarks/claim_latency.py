@@ -42,6 +42,8 @@ from http.client import HTTPConnection
 from pathlib import Path
 from urllib.parse import urlparse
 
+from annotator.platform.errors import ServiceError
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/blindspot_bench"
 TARGETS = {"service_p99_ms": 25.0, "ratio": 1.3, "http_next_p99_ms": 30.0}
@@ -99,7 +101,7 @@ def make_people(n: int, prefix: str):
     from django.contrib.auth import get_user_model
     from rest_framework.authtoken.models import Token
 
-    from annotator import roles
+    from annotator.platform import roles
 
     User = get_user_model()
     User.objects.bulk_create([User(username=f"{prefix}{i}") for i in range(n)])
@@ -276,7 +278,7 @@ def service_annotator(queue_ids, user_id, think, seed, window, out) -> None:
                     response={"answer": rng.choice(["Yes", "Yes", "No"])},
                     duration_ms=1500,
                 )
-            except services.ServiceError as exc:
+            except ServiceError as exc:
                 part["errors"].append(exc.message)
                 held[queue.pk] = services.assignment_claim(queue=queue, annotator=person)
                 continue

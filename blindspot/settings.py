@@ -54,10 +54,10 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Before anything reads the body or the session cookie (annotator/edge.py): 413 over the
+    # Before anything reads the body or the session cookie (platform/edge.py): 413 over the
     # body limit; 400 for NUL characters and lone surrogates in the path, query string or form.
-    "annotator.edge.BodyLimitMiddleware",
-    "annotator.edge.TextGuardMiddleware",
+    "annotator.platform.edge.BodyLimitMiddleware",
+    "annotator.platform.edge.TextGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -84,7 +84,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
-                "annotator.roles.roles_context",
+                "annotator.platform.roles.roles_context",
             ],
         },
     },
@@ -137,7 +137,7 @@ STORAGES = {
     },
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=50 * 1024 * 1024)
-# Every request body, file uploads and the API included, answers 413 above this (annotator/edge.py);
+# Every request body, file uploads and the API included, answers 413 above this (platform/edge.py);
 # the URL names below may be larger by the sum of the settings they name (their views check each
 # file against its own limit again).
 BLINDSPOT_MAX_REQUEST_BYTES = env.int(
@@ -186,8 +186,8 @@ AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.float("AXES_COOLOFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one alone locks
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "annotator.login.lockout_response"
-AXES_CLIENT_IP_CALLABLE = "annotator.login.client_ip"
+AXES_LOCKOUT_CALLABLE = "annotator.platform.login.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "annotator.platform.login.client_ip"
 # Reverse proxies in front of the app that append to X-Forwarded-For (0: use REMOTE_ADDR). Behind
 # one proxy, without this every client shares the proxy's address and one address's lockout.
 BLINDSPOT_PROXY_COUNT = env.int("BLINDSPOT_PROXY_COUNT", default=0)
@@ -199,20 +199,20 @@ CSP_IMG_HOSTS = env.list("CSP_IMG_HOSTS", default=[])
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "annotator.auth.TokenAuthentication",
+        "annotator.platform.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "annotator.api.exception_handler",
+    "EXCEPTION_HANDLER": "annotator.platform.api.exception_handler",
     # DRF's parsers, refusing NUL characters and lone surrogates with their field
-    # (annotator/edge.py).
+    # (annotator/platform/edge.py).
     "DEFAULT_PARSER_CLASSES": [
-        "annotator.edge.JSONParser",
-        "annotator.edge.FormParser",
-        "annotator.edge.MultiPartParser",
+        "annotator.platform.edge.JSONParser",
+        "annotator.platform.edge.FormParser",
+        "annotator.platform.edge.MultiPartParser",
     ],
 }
 SPECTACULAR_SETTINGS = {
@@ -229,7 +229,7 @@ SPECTACULAR_SETTINGS = {
     # Several models have a ``status`` with its own choices; name each enum after its model.
     "ENUM_NAME_OVERRIDES": {
         "QueueStatusEnum": "annotator.models.TaskQueue.Status",
-        "JobStatusEnum": "annotator.models.Job.Status",
+        "JobStatusEnum": "annotator.platform.models.Job.Status",
     },
 }
 
@@ -347,7 +347,7 @@ BLINDSPOT_MAX_ARCHIVE_UNPACKED_BYTES = env.int(
     "BLINDSPOT_MAX_ARCHIVE_UNPACKED_BYTES", default=16 * 1024**3
 )
 BLINDSPOT_EXPORTS_KEEP = env.int("BLINDSPOT_EXPORTS_KEEP", default=3)  # files per export variant
-# Protected files (annotator/files.py): after the permission check, local files are handed to
+# Protected files (platform/files.py): after the permission check, local files are handed to
 # the web server by an internal redirect ("x-accel": nginx, an `internal` location at
 # BLINDSPOT_PROTECTED_MEDIA_PREFIX aliased to MEDIA_ROOT; "x-sendfile": Apache / lighttpd) or,
 # when empty, streamed by Django; S3 files by a signed URL valid BLINDSPOT_SIGNED_URL_EXPIRE_S.

@@ -9,8 +9,8 @@ from drf_spectacular.views import (
     SpectacularSwaggerSplitView,
 )
 
-from annotator.files import media
-from annotator.login import token_obtain
+from annotator.platform.files import media
+from annotator.platform.login import token_obtain
 
 # The schema answers 401 without a session or token (SERVE_PERMISSIONS); the two documentation
 # pages send a visitor who is not logged in to the login page. Both pages load Swagger UI and ReDoc
@@ -39,7 +39,7 @@ urlpatterns = [
     path("", include("curation.urls")),
     path("", include("annotator.urls")),
 ]
-# Media are never public: signed-in people, declared prefixes only (annotator/files.py); exports
+# Media are never public: signed-in people, declared prefixes only (platform/files.py); exports
 # and uploaded archives are read only through their checked download views, in DEBUG too.
 if not settings.MEDIA_URL.startswith(("http://", "https://", "//")):
     urlpatterns.append(path(f"{settings.MEDIA_URL.strip('/')}/<path:path>", media, name="media"))

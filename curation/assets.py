@@ -40,8 +40,9 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from PIL import Image as PILImage
 from PIL import ImageFile, ImageOps, UnidentifiedImageError
 
-from annotator import roles, selectors
-from annotator.services import job_enqueue, job_progress
+from annotator.platform import roles
+from annotator.platform.jobs import job_enqueue, job_progress
+from annotator.platform.scoping import projects_for
 
 from .models import Corpus, Image, Sample
 from .models.assets import image_upload_to, thumbnail_upload_to
@@ -611,7 +612,7 @@ def corpora_for(user) -> QuerySet[Corpus]:
     """Corpora of the projects a curator (or admin) is a member of."""
     if not roles.has_role(user, [roles.CURATOR]):
         return Corpus.objects.none()
-    return Corpus.objects.filter(project__in=selectors.projects_for(user))
+    return Corpus.objects.filter(project__in=projects_for(user))
 
 
 def images_for(user) -> QuerySet[Image]:
@@ -620,7 +621,7 @@ def images_for(user) -> QuerySet[Image]:
         return Image.objects.all()
     if not roles.has_role(user, [roles.CURATOR]):
         return Image.objects.none()
-    in_reach = Sample.objects.filter(corpus__project__in=selectors.projects_for(user))
+    in_reach = Sample.objects.filter(corpus__project__in=projects_for(user))
     return Image.objects.filter(
         Q(Exists(in_reach.filter(image=OuterRef("pk"))))
         | Q(Exists(in_reach.filter(image=OuterRef("derived_from"))))

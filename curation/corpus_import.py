@@ -53,9 +53,10 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
-from annotator import edge
-from annotator.models import Project
-from annotator.services import Invalid, job_enqueue, job_progress
+from annotator.platform import edge
+from annotator.platform.errors import Invalid
+from annotator.platform.jobs import job_enqueue, job_progress
+from annotator.platform.models import Project
 
 from . import assets
 from .models import Caption, Corpus, Sample

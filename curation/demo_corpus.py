@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image as PILImage
 from PIL import ImageDraw
 
-from annotator.models import Project
+from annotator.platform.models import Project
 
 from .corpus_import import MemorySource, corpus_import
 from .models import Corpus

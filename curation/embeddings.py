@@ -413,7 +413,7 @@ def embed_corpus(
     Returns counts per modality, with texts cut at the model's context length and images that
     could not be read (skipped, listed by id).
     """
-    from annotator.services import job_progress
+    from annotator.platform.jobs import job_progress
 
     loaded = scorer_load(scorer)  # raises ScorerUnavailable before anything is written
     n_ctx = loaded.context_length
@@ -540,8 +540,8 @@ def embed_corpus_start(*, scorer: Scorer, corpus: Corpus, created_by=None):
 
     Refuses with ``ScorerUnavailable`` when the weights are missing, so no doomed job is queued.
     """
-    from annotator.models import Job
-    from annotator.services import job_enqueue
+    from annotator.platform.jobs import job_enqueue
+    from annotator.platform.models import Job
 
     status = scorer_weights(scorer)
     if status.missing:

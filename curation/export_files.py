@@ -17,18 +17,22 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import IO, Any
 
 from django.conf import settings
+from django.contrib import messages
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotator.models import Job
-from annotator.services import job_progress
+from annotator.platform.files import file_response
+from annotator.platform.jobs import job_progress
+from annotator.platform.models import Job
 
 log = logging.getLogger(__name__)
 
@@ -172,3 +176,65 @@ def export_file_problem(job: Job | None) -> str:
     if not path or not default_storage.exists(path):
         return _("The file of this export is no longer stored; start a new export.")
     return ""
+
+
+# --------------------------------------------------------------------------------------------
+# Serving export files: the job grid's cards, the polled card, the download
+# --------------------------------------------------------------------------------------------
+def export_cards(
+    jobs: Iterable[Job],
+    *,
+    label: Callable[[Job], str],
+    card_url: Callable[[Job], str],
+    file_url: Callable[[Job], str],
+) -> list[tuple[str, Job]]:
+    """(label, job) for export jobs in the job grid: the card polls ``card_url`` while the job
+    runs (so the download link appears when it ends) and links ``file_url`` once it succeeded,
+    unless a newer export replaced it and its file was removed (the card then says so)."""
+    cards = []
+    for job in jobs:
+        job.card_url = card_url(job)
+        succeeded = job.status == Job.Status.SUCCEEDED
+        job.file_deleted = succeeded and export_deleted(job)
+        job.download_url = file_url(job) if succeeded and not job.file_deleted else ""
+        cards.append((label(job), job))
+    return cards
+
+
+def export_card(request: HttpRequest, label: str, job: Job) -> HttpResponse:
+    """The polled fragment of one export card (the job grid's entry alone)."""
+    return render(request, "curation/_job_grid.html", {"jobs": [(label, job)], "entry_only": True})
+
+
+def serve_export(request: HttpRequest, job: Job | None, *, back: str) -> HttpResponse:
+    """The stored file of a finished export job, or a 404 page that says why not (not
+    finished, failed, not this object's, file gone)."""
+    problem = export_file_problem(job)
+    if problem:
+        return render(
+            request, "curation/export_missing.html", {"problem": problem, "back": back}, status=404
+        )
+    result = job.result
+    return file_response(
+        request,
+        result["path"],
+        filename=result["filename"],
+        content_type=result.get("content_type") or "application/octet-stream",
+    )
+
+
+def newest_export(
+    request: HttpRequest, job: Job | None, *, page: str, what: str = ""
+) -> HttpResponse:
+    """A GET on an export's old address: the newest finished export of that format, or back to
+    the page with "start an export" when there is none yet."""
+    if job is None:
+        messages.info(
+            request,
+            _("No finished %(what)s export yet: start an export, then download it from its card.")
+            % {"what": what}
+            if what
+            else _("No finished export yet: start an export, then download it from its card."),
+        )
+        return redirect(page)
+    return serve_export(request, job, back=page)

@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from annotator.jobs import JOB_OPTIONS, run_job
+from annotator.platform.worker import JOB_OPTIONS, run_job
 
 __all__ = ["generate_batch"]
 

@@ -10,10 +10,10 @@ from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
-from annotator.edge import FormParser, JSONParser, MultiPartParser
-from annotator.roles import RolePermission
-from annotator.serializers import ErrorOut
-from annotator.services import Invalid, NotFound
+from annotator.platform.api import ErrorOut
+from annotator.platform.edge import FormParser, JSONParser, MultiPartParser
+from annotator.platform.errors import Invalid, NotFound
+from annotator.platform.roles import RolePermission
 from curation.gateway.providers import provider_for
 from curation.models import Scorer
 

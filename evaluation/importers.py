@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotator import edge
-from annotator.services import Invalid
+from annotator.platform import edge
+from annotator.platform.errors import Invalid
 from evaluation.metrics import naturalbench as nb
 from evaluation.metrics import visit, vlind
 from evaluation.models import Family

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from annotator.jobs import JOB_OPTIONS, run_job
-from annotator.models import Job
-from annotator.services import job_progress
+from annotator.platform.jobs import job_progress
+from annotator.platform.models import Job
+from annotator.platform.worker import JOB_OPTIONS, run_job
 
 from . import runners, services
 from .models import BenchmarkVersion, ModelRun

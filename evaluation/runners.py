@@ -39,8 +39,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.models import Job
-from annotator.services import Conflict, Invalid, job_enqueue, job_progress
+from annotator.platform.errors import Conflict, Invalid
+from annotator.platform.jobs import job_enqueue, job_progress
+from annotator.platform.models import Job
 from curation.gateway import calls as gateway_calls
 from curation.gateway.rendering import TemplateError
 from curation.gateway.service import Plan, generation_prepare, generation_record

@@ -21,9 +21,9 @@ from collections.abc import Iterable
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
 
-from annotator import roles
-from annotator.models import Project
-from annotator.selectors import get_or_404, projects_for
+from annotator.platform import roles
+from annotator.platform.models import Project
+from annotator.platform.scoping import get_or_404, projects_for
 from curation.gateway.selectors import provider_choices_for
 from curation.models import LLMProvider
 

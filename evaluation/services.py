@@ -15,8 +15,9 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.models import Job, Project
-from annotator.services import Conflict, Invalid, NotFound, job_enqueue
+from annotator.platform.errors import Conflict, Invalid, NotFound
+from annotator.platform.jobs import job_enqueue
+from annotator.platform.models import Job, Project
 
 from . import compute, importers, pairwise
 from .importers import ItemRow, JudgmentFile, PredictionRow

@@ -23,12 +23,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from annotator import roles
-from annotator.models import Project
-from annotator.services import ServiceError
+from annotator.platform import roles
+from annotator.platform.errors import ServiceError
+from annotator.platform.models import Project
+from annotator.platform.views import error_context, form_page, start_job
 from curation.gateway.providers import provider_offline
 from curation.models import LLMProvider, Scorer
-from curation.views.common import error_context, form_page, start_job
 
 from . import compute, pairwise, plots, runners, selectors, services
 from .metrics import visit

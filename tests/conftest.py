@@ -1,6 +1,6 @@
 import pytest
 
-from annotator import roles
+from annotator.platform import roles
 from tests.factories import ProjectFactory, QueueFactory, UserFactory
 
 

@@ -3,8 +3,9 @@
 import factory
 from django.contrib.auth import get_user_model
 
-from annotator import roles
-from annotator.models import Project, Task, TaskQueue
+from annotator.models import Task, TaskQueue
+from annotator.platform import roles
+from annotator.platform.models import Project
 
 PASSWORD = "correct-horse-battery"
 

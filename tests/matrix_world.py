@@ -21,8 +21,10 @@ from celery import current_app
 from django.db.models import Model
 from django.test import TestCase, override_settings
 
-from annotator import kinds, roles, services
-from annotator.models import Enrollment, Job, Project, Task, TaskQueue
+from annotator import kinds, services
+from annotator.models import Enrollment, Task, TaskQueue
+from annotator.platform import roles
+from annotator.platform.models import Job, Project
 from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
 
 MARKER = "P1SECRET"

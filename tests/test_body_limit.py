@@ -12,7 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotator.models import Job, Task
+from annotator.models import Task
+from annotator.platform.models import Job
 from curation.models import Corpus
 from tests.curation.fixtures_assets import png, zip_bytes
 from tests.factories import vqa_payload

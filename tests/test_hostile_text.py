@@ -18,8 +18,10 @@ from django.test import RequestFactory
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotator import edge, services
-from annotator.models import Annotation, Assignment, Job, Task
+from annotator import services
+from annotator.models import Annotation, Assignment, Task
+from annotator.platform import edge
+from annotator.platform.models import Job
 from curation.models import Corpus
 from tests.factories import QueueFactory, TaskFactory, vqa_payload
 

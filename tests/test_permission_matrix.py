@@ -36,8 +36,10 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.authtoken.models import Token
 
-from annotator import roles, selectors, services
-from annotator.models import Job
+from annotator import services
+from annotator.platform import roles
+from annotator.platform.models import Job
+from annotator.platform.scoping import jobs_for
 from evaluation import demo as evaluation_demo
 from tests import matrix_world as mw
 from tests.annotator.test_permissions_html import QUEUE_POST
@@ -863,7 +865,7 @@ def test_a_removed_curator_no_longer_sees_the_jobs_they_started_there(client, pr
     assert client.get(reverse("curator-job", args=[kept.pk])).status_code == 200
     listed = client.get(reverse("api-jobs")).json()["results"]
     assert sorted(j["id"] for j in listed) == sorted([kept.pk, own.pk])
-    assert set(selectors.jobs_for(curator)) == {kept, own}
+    assert set(jobs_for(curator)) == {kept, own}
 
 
 def test_a_removed_curator_no_longer_sees_the_invitations_they_made_there(client, project, curator):

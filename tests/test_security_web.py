@@ -18,8 +18,8 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotator import login
-from annotator.login import client_ip
+from annotator.platform import login
+from annotator.platform.login import client_ip
 from annotator.templatetags.bars import pct
 from evaluation import plots
 from tests.factories import PASSWORD, UserFactory
@@ -175,7 +175,7 @@ def test_client_ip_behind_proxies_counts_from_the_right(settings, caplog):
     assert client_ip(spoofed) == "10.9.9.9"  # no proxy declared: the header is ignored
     assert client_ip(spoofed) == "10.9.9.9"
     # ... and the log says once that a proxy may be in front
-    warnings = [r.getMessage() for r in caplog.records if r.name == "annotator.login"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "annotator.platform.login"]
     assert len(warnings) == 1 and "Set BLINDSPOT_PROXY_COUNT" in warnings[0]
     settings.BLINDSPOT_PROXY_COUNT = 1
     assert client_ip(spoofed) == "203.0.113.7"  # what our proxy saw, not what the client wrote

@@ -28,8 +28,20 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
-from .. import forms, kinds, quality, roles, selectors, services
-from ..models import Annotation, Enrollment, Invitation, Job, Task, TaskQueue
+from .. import forms, kinds, quality, selectors, services
+from ..models import Annotation, Enrollment, Task, TaskQueue
+from ..platform import jobs as platform_jobs
+from ..platform import roles
+from ..platform.errors import Conflict, Invalid, NotFound, ServiceError
+from ..platform.jobs import job_enqueue
+from ..platform.models import Invitation, Job
+from ..platform.scoping import (
+    curated_project_or_404,
+    get_or_404,
+    jobs_curated_by,
+    jobs_for,
+    projects_for,
+)
 
 log = logging.getLogger(__name__)
 
@@ -158,9 +170,7 @@ def _payload_parts(payload) -> dict:
 
 def _queue_jobs(user, queue: TaskQueue, limit: int = 5) -> list[Job]:
     return list(
-        selectors.jobs_for(user)
-        .filter(params__queue_id=queue.pk)
-        .select_related("created_by")[:limit]
+        jobs_for(user).filter(params__queue_id=queue.pk).select_related("created_by")[:limit]
     )
 
 
@@ -171,7 +181,7 @@ def _queue_jobs(user, queue: TaskQueue, limit: int = 5) -> list[Job]:
 def projects(request: HttpRequest) -> HttpResponse:
     """Every project in reach with its queues and their progress (four queries in all)."""
     items = list(
-        selectors.projects_for(request.user).prefetch_related(
+        projects_for(request.user).prefetch_related(
             Prefetch("queues", queryset=TaskQueue.objects.order_by("-priority", "id"))
         )
     )
@@ -191,7 +201,7 @@ def project_new(request: HttpRequest) -> HttpResponse:
 
 @roles.roles_required(*STAFF)
 def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = selectors.get_or_404(selectors.projects_for(request.user), pk=project_id)
+    project = get_or_404(projects_for(request.user), pk=project_id)
     queues = _attach_progress(
         list(selectors.queues_for(request.user).filter(project=project).order_by("-priority", "id"))
     )
@@ -208,7 +218,7 @@ def _role_names(person) -> list[str]:
 @roles.roles_required(*CURATOR)
 def project_people(request: HttpRequest, project_id: int) -> HttpResponse:
     """The project's members and their roles; curators of the project remove people here."""
-    project = selectors.curated_project_or_404(request.user, project_id)
+    project = curated_project_or_404(request.user, project_id)
     people = selectors.project_people(project)
     for person in people:
         person.role_names = _role_names(person)
@@ -219,7 +229,7 @@ def project_people(request: HttpRequest, project_id: int) -> HttpResponse:
 def project_member_remove(request: HttpRequest, project_id: int, user_id: int) -> HttpResponse:
     """GET: a confirmation page (the page works without JavaScript). POST: remove the person;
     their live leases in the project end at once. htmx posts answer with the emptied row."""
-    project = selectors.curated_project_or_404(request.user, project_id)
+    project = curated_project_or_404(request.user, project_id)
     found = selectors.project_people(project, user_id=user_id)
     if not found:
         raise Http404
@@ -232,7 +242,7 @@ def project_member_remove(request: HttpRequest, project_id: int, user_id: int) -
         )
     try:
         ended = services.project_member_remove(project=project, user=person, by=request.user)
-    except services.ServiceError as exc:
+    except ServiceError as exc:
         if request.htmx:
             return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
         messages.error(request, exc.message)
@@ -251,7 +261,7 @@ def project_member_remove(request: HttpRequest, project_id: int, user_id: int) -
 # ---------------------------------------------------------------------------------------------
 # queues
 # ---------------------------------------------------------------------------------------------
-def _apply_service_error(form, exc: services.ServiceError) -> None:
+def _apply_service_error(form, exc: ServiceError) -> None:
     """Attach a service refusal to the field it is about (the kind's errors name ``config``)."""
     field = "config" if exc.message.startswith("config") else None
     form.add_error(field, exc.message)
@@ -259,7 +269,7 @@ def _apply_service_error(form, exc: services.ServiceError) -> None:
 
 @roles.roles_required(*CURATOR)
 def queue_new(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = selectors.get_or_404(selectors.projects_for(request.user), pk=project_id)
+    project = get_or_404(projects_for(request.user), pk=project_id)
     initial = {"kind": request.GET.get("kind")} if request.GET.get("kind") in kinds.REGISTRY else {}
     form = forms.QueueForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
@@ -269,7 +279,7 @@ def queue_new(request: HttpRequest, project_id: int) -> HttpResponse:
                 kind=form.cleaned_data["kind"],
                 **form.service_fields(),
             )
-        except services.ServiceError as exc:
+        except ServiceError as exc:
             _apply_service_error(form, exc)
         else:
             messages.success(request, _("Queue created. Now upload its tasks."))
@@ -288,12 +298,12 @@ def queue_new(request: HttpRequest, project_id: int) -> HttpResponse:
 
 @roles.roles_required(*CURATOR)
 def queue_edit(request: HttpRequest, queue_id: int) -> HttpResponse:
-    queue = selectors.get_or_404(selectors.managed_queues_for(request.user), pk=queue_id)
+    queue = get_or_404(selectors.managed_queues_for(request.user), pk=queue_id)
     form = forms.QueueForm(request.POST or None, queue=queue)
     if request.method == "POST" and form.is_valid():
         try:
             services.queue_update(queue=queue, by=request.user, **form.service_fields())
-        except services.ServiceError as exc:
+        except ServiceError as exc:
             _apply_service_error(form, exc)
         else:
             messages.success(request, _("Queue saved."))
@@ -307,7 +317,7 @@ def queue_edit(request: HttpRequest, queue_id: int) -> HttpResponse:
 
 @roles.roles_required(*STAFF)
 def queue_detail(request: HttpRequest, queue_id: int) -> HttpResponse:
-    queue = selectors.get_or_404(selectors.queues_for(request.user), pk=queue_id)
+    queue = get_or_404(selectors.queues_for(request.user), pk=queue_id)
     progress = selectors.queue_progress([queue.pk])[queue.pk]
     stats = _queue_quality(queue)
     annotators = stats["per_annotator"]
@@ -345,11 +355,11 @@ def queue_detail(request: HttpRequest, queue_id: int) -> HttpResponse:
 @roles.roles_required(*CURATOR)
 @require_POST
 def queue_status(request: HttpRequest, queue_id: int) -> HttpResponse:
-    queue = selectors.get_or_404(selectors.managed_queues_for(request.user), pk=queue_id)
+    queue = get_or_404(selectors.managed_queues_for(request.user), pk=queue_id)
     status = request.POST.get("status", "")
     try:
         services.queue_set_status(queue=queue, status=status)
-    except services.ServiceError as exc:
+    except ServiceError as exc:
         messages.error(request, exc.message)
     else:
         messages.success(
@@ -381,7 +391,7 @@ def _back(request: HttpRequest, fallback: str) -> str:
 @require_POST
 def queue_tasks_cancel(request: HttpRequest, queue_id: int) -> HttpResponse:
     """Cancel the tasks named in ``ids`` (with an optional ``reason``), then go back."""
-    queue = selectors.get_or_404(selectors.managed_queues_for(request.user), pk=queue_id)
+    queue = get_or_404(selectors.managed_queues_for(request.user), pk=queue_id)
     back = _back(request, reverse("curator-queue", args=[queue.pk]))
     ids = _task_ids_from_form(request.POST.getlist("ids"))
     if ids is None:
@@ -391,7 +401,7 @@ def queue_tasks_cancel(request: HttpRequest, queue_id: int) -> HttpResponse:
         result = services.tasks_cancel(
             queue=queue, task_ids=ids, reason=request.POST.get("reason", "")
         )
-    except services.ServiceError as exc:
+    except ServiceError as exc:
         messages.error(request, exc.message)
     else:
         messages.success(request, result.message)
@@ -401,7 +411,7 @@ def queue_tasks_cancel(request: HttpRequest, queue_id: int) -> HttpResponse:
 @roles.roles_required(*CURATOR)
 @require_POST
 def enrollment_resume(request: HttpRequest, enrollment_id: int) -> HttpResponse:
-    enrollment = selectors.get_or_404(
+    enrollment = get_or_404(
         Enrollment.objects.select_related("annotator").filter(
             queue__in=selectors.managed_queues_for(request.user)
         ),
@@ -422,7 +432,7 @@ def _checked_rows(queue: TaskQueue, content: bytes) -> list[services.TaskRow]:
     """
     try:
         rows = services.parse_task_rows(content)
-    except services.Invalid as exc:
+    except Invalid as exc:
         if not exc.errors:
             raise
         bad = {e["line"] for e in exc.errors}
@@ -432,10 +442,10 @@ def _checked_rows(queue: TaskQueue, content: bytes) -> list[services.TaskRow]:
         more: list[dict] = []
         try:
             services.validate_task_rows(queue=queue, rows=services.parse_task_rows(readable))
-        except services.Invalid as schema_exc:
+        except Invalid as schema_exc:
             more = schema_exc.errors
         errors = sorted([*exc.errors, *more], key=lambda e: e["line"])
-        raise services.Invalid(
+        raise Invalid(
             _("%(n)d line(s) have problems; nothing was imported.") % {"n": len(errors)}, errors
         ) from exc
     services.validate_task_rows(queue=queue, rows=rows)
@@ -445,16 +455,16 @@ def _checked_rows(queue: TaskQueue, content: bytes) -> list[services.TaskRow]:
 @roles.roles_required(*CURATOR)
 def queue_upload(request: HttpRequest, queue_id: int) -> HttpResponse:
     """Validate a JSONL upload at the edge (all errors, with line numbers), then import in a job."""
-    queue = selectors.get_or_404(selectors.managed_queues_for(request.user), pk=queue_id)
+    queue = get_or_404(selectors.managed_queues_for(request.user), pk=queue_id)
     form = forms.UploadForm(request.POST or None, request.FILES or None)
     error = None
     if request.method == "POST" and form.is_valid():
         try:
             rows = _checked_rows(queue, form.content())
-        except services.Invalid as exc:
+        except Invalid as exc:
             error = exc
         else:
-            job = services.job_enqueue(
+            job = job_enqueue(
                 kind="annotator.import_tasks",
                 params={
                     "queue_id": queue.pk,
@@ -483,7 +493,7 @@ def queue_upload(request: HttpRequest, queue_id: int) -> HttpResponse:
 
 @roles.roles_required(*STAFF)
 def queue_disagreements(request: HttpRequest, queue_id: int) -> HttpResponse:
-    queue = selectors.get_or_404(selectors.queues_for(request.user), pk=queue_id)
+    queue = get_or_404(selectors.queues_for(request.user), pk=queue_id)
     tasks = (
         selectors.tasks_for(request.user)
         .filter(queue=queue, is_gold=False)
@@ -509,7 +519,7 @@ def queue_disagreements(request: HttpRequest, queue_id: int) -> HttpResponse:
 
 @roles.roles_required(*STAFF)
 def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
-    task = selectors.get_or_404(
+    task = get_or_404(
         selectors.tasks_for(request.user).select_related("queue", "queue__project"), pk=task_id
     )
     annotations = list(task.annotations.select_related("annotator").order_by("id"))
@@ -544,14 +554,12 @@ def _invites_for(user):
     qs = Invitation.objects.select_related("project", "created_by", "used_by")
     if roles.has_role(user, [roles.ADMIN]):
         return qs
-    return qs.filter(
-        Q(project__isnull=True, created_by=user) | Q(project__in=selectors.projects_for(user))
-    )
+    return qs.filter(Q(project__isnull=True, created_by=user) | Q(project__in=projects_for(user)))
 
 
 @roles.roles_required(*CURATOR)
 def invites(request: HttpRequest) -> HttpResponse:
-    projects_qs = selectors.projects_for(request.user)
+    projects_qs = projects_for(request.user)
     form = forms.InviteForm(request.POST or None, user=request.user, projects=projects_qs)
     created = None
     if request.method == "POST" and form.is_valid():
@@ -562,7 +570,7 @@ def invites(request: HttpRequest) -> HttpResponse:
                 project=form.cleaned_data["project"],
                 days=form.cleaned_data["days"],
             )
-        except services.ServiceError as exc:
+        except ServiceError as exc:
             form.add_error("role", exc.message)
         else:
             messages.success(request, _("Invitation created. Copy the link and send it."))
@@ -605,9 +613,9 @@ def invite_accept(request: HttpRequest, token: str) -> HttpResponse:
                 username=form.cleaned_data["username"],
                 password=form.cleaned_data["password1"],
             )
-        except services.NotFound as exc:
+        except NotFound as exc:
             raise Http404 from exc
-        except services.ServiceError as exc:
+        except ServiceError as exc:
             form.add_error("username", exc.message)
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
@@ -643,7 +651,7 @@ def token(request: HttpRequest) -> HttpResponse:
 # ---------------------------------------------------------------------------------------------
 @roles.roles_required(*STAFF)
 def jobs(request: HttpRequest) -> HttpResponse:
-    qs = selectors.jobs_for(request.user).select_related("project", "created_by")
+    qs = jobs_for(request.user).select_related("project", "created_by")
     page = Paginator(qs, 50).get_page(request.GET.get("page"))
     return render(request, "annotator/curator/jobs.html", {"page": page})
 
@@ -651,13 +659,10 @@ def jobs(request: HttpRequest) -> HttpResponse:
 @roles.roles_required(*STAFF)
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     """The full page, or for htmx polling the job's row (``?part=row``) or card fragment."""
-    job = selectors.get_or_404(
-        selectors.jobs_for(request.user).select_related("project", "created_by"), pk=job_id
-    )
+    job = get_or_404(jobs_for(request.user).select_related("project", "created_by"), pk=job_id)
     # The card offers the retry (it is what polling swaps in when the job fails).
     can_retry = (
-        job.status == Job.Status.FAILED
-        and selectors.jobs_curated_by(request.user).filter(pk=job.pk).exists()
+        job.status == Job.Status.FAILED and jobs_curated_by(request.user).filter(pk=job.pk).exists()
     )
     if request.htmx:
         template = (
@@ -701,10 +706,10 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
 @require_POST
 def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
     """Curators of the job's project (and admins) run a failed job again; others get 404."""
-    job = selectors.get_or_404(selectors.jobs_curated_by(request.user), pk=job_id)
+    job = get_or_404(jobs_curated_by(request.user), pk=job_id)
     try:
-        copy = services.job_retry(job=job, created_by=request.user)
-    except services.Conflict as error:
+        copy = platform_jobs.job_retry(job=job, created_by=request.user)
+    except Conflict as error:
         messages.error(request, error.message)
         return redirect("curator-job", job_id=job.pk)
     messages.success(request, _("Job #%(n)d retried as job #%(m)d.") % {"n": job.pk, "m": copy.pk})

@@ -24,11 +24,14 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from .. import roles, selectors, services
-from ..files import media_url
+from .. import selectors, services
 from ..kinds import get_kind, report_reasons
 from ..models import Annotation, Assignment, TaskQueue
-from ..roles import roles_required
+from ..platform import roles
+from ..platform.errors import Invalid, NotFound, ServiceError
+from ..platform.files import media_url
+from ..platform.roles import roles_required
+from ..platform.scoping import get_or_404
 
 SESSION_DONE = "workspace_done"
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
@@ -148,8 +151,8 @@ def _my_assignment(request: HttpRequest, task_id: int) -> Assignment:
     return assignment
 
 
-def _fail(request: HttpRequest, error: services.ServiceError, queue_id: int) -> HttpResponse:
-    if isinstance(error, services.NotFound):
+def _fail(request: HttpRequest, error: ServiceError, queue_id: int) -> HttpResponse:
+    if isinstance(error, NotFound):
         raise Http404  # e.g. removed from the project: the task is out of reach
     if request.htmx:
         return _alert(request, error.message, error.status, queue_id=queue_id)
@@ -208,17 +211,17 @@ def response_from_form(kind_name: str, post) -> dict:
 def _store_upload(upload, assignment: Assignment) -> str:
     """Save an uploaded image and return its URL; refuse anything that is not a small image."""
     if upload.size > MAX_UPLOAD_BYTES:
-        raise services.Invalid(_("The image is larger than 10 MB."))
+        raise Invalid(_("The image is larger than 10 MB."))
     ext = UPLOAD_TYPES.get(upload.content_type or "")
     if ext is None:
-        raise services.Invalid(_("Upload a PNG, JPEG, WebP or GIF image."))
+        raise Invalid(_("Upload a PNG, JPEG, WebP or GIF image."))
     try:
         from PIL import Image
 
         Image.open(upload).verify()
         upload.seek(0)
     except Exception as exc:  # Pillow raises many kinds of errors for broken files
-        raise services.Invalid(_("The uploaded file is not a readable image.")) from exc
+        raise Invalid(_("The uploaded file is not a readable image.")) from exc
     name = default_storage.save(
         os.path.join(
             "uploads", str(assignment.queue_id), str(assignment.task_id), f"{uuid.uuid4().hex}{ext}"
@@ -251,7 +254,7 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_GET
 @roles_required(roles.CROWDWORKER)
 def work(request: HttpRequest, queue_id: int) -> HttpResponse:
-    queue = selectors.get_or_404(selectors.queues_for(request.user), pk=queue_id)
+    queue = get_or_404(selectors.queues_for(request.user), pk=queue_id)
     claim = services.assignment_claim(queue=queue, annotator=request.user)
     return _render_task(request, queue, claim)
 
@@ -267,7 +270,7 @@ def work_submit(request: HttpRequest, task_id: int) -> HttpResponse:
         upload = request.FILES.get("image")
         if upload is not None and queue.kind == "write_text":
             if not (queue.config.get("allow_image") or queue.config.get("require_image")):
-                raise services.Invalid(_("This queue does not take image uploads."))
+                raise Invalid(_("This queue does not take image uploads."))
             if assignment.state == Assignment.State.LEASED:
                 stored = _store_upload(upload, assignment)
                 response["image"] = media_url(stored)
@@ -284,7 +287,7 @@ def work_submit(request: HttpRequest, task_id: int) -> HttpResponse:
             response=response,
             duration_ms=_duration_ms(request.POST),
         )
-    except services.ServiceError as error:
+    except ServiceError as error:
         if stored:
             default_storage.delete(stored)
         return _fail(request, error, queue.pk)
@@ -301,7 +304,7 @@ def work_skip(request: HttpRequest, task_id: int) -> HttpResponse:
     assignment = _my_assignment(request, task_id)
     try:
         services.assignment_skip(task_id=task_id, annotator=request.user)
-    except services.ServiceError as error:
+    except ServiceError as error:
         return _fail(request, error, assignment.queue_id)
     claim = services.assignment_claim(queue=assignment.queue, annotator=request.user)
     return _after(request, assignment.queue, claim)
@@ -318,7 +321,7 @@ def work_report(request: HttpRequest, task_id: int) -> HttpResponse:
             reason=request.POST.get("reason", ""),
             details=request.POST.get("details", ""),
         )
-    except services.ServiceError as error:
+    except ServiceError as error:
         return _fail(request, error, assignment.queue_id)
     claim = services.assignment_claim(queue=assignment.queue, annotator=request.user)
     return _after(request, assignment.queue, claim)
@@ -330,7 +333,7 @@ def work_heartbeat(request: HttpRequest, task_id: int) -> HttpResponse:
     assignment = _my_assignment(request, task_id)
     try:
         services.assignment_heartbeat(task_id=task_id, annotator=request.user)
-    except services.ServiceError as error:
+    except ServiceError as error:
         return _alert(request, error.message, error.status, queue_id=assignment.queue_id)
     return HttpResponse(status=204)
 

@@ -15,8 +15,9 @@ import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
-from annotator import services as annotator_services
-from annotator.models import Job
+from annotator.platform.errors import Invalid
+from annotator.platform.jobs import job_enqueue, job_progress
+from annotator.platform.models import Job
 
 from ..models import Generation, Image, LLMProvider, PromptTemplate
 from . import calls
@@ -106,7 +107,7 @@ def generation_batch_enqueue(
     """Check every item, then start the job; nothing is written when an item is wrong."""
     errors = batch_validate(items)
     if errors:
-        raise annotator_services.Invalid(
+        raise Invalid(
             f"{len(errors)} problem{'s' if len(errors) != 1 else ''} in the batch; nothing "
             "was started.",
             errors,
@@ -118,7 +119,7 @@ def generation_batch_enqueue(
         "purpose": purpose,
         "logprobs": logprobs,
     }
-    return annotator_services.job_enqueue(
+    return job_enqueue(
         kind=JOB_KIND, params=params, created_by=created_by, project=project, total=len(items)
     )
 
@@ -140,7 +141,7 @@ def batch_run(*, job: Job) -> dict:
     pending = [(key, item) for key, item in zip(keys, items, strict=True) if key not in done]
     counts = {"ok": 0, "failed": 0, "skipped": len(items) - len(pending), "invalid": 0}
     failed_keys: list[str] = []
-    annotator_services.job_progress(
+    job_progress(
         job_id=job.pk,
         done=counts["skipped"],
         total=len(items),
@@ -189,12 +190,12 @@ def batch_run(*, job: Job) -> dict:
                 else:
                     counts["failed"] += 1
                     failed_keys.append(plan.item_key.split(":", 1)[1])
-                annotator_services.job_progress(
+                job_progress(
                     job_id=job.pk, done=counts["skipped"] + counts["ok"] + counts["failed"]
                 )
                 submit_next(pool)
     total_done = sum(counts.values())
-    annotator_services.job_progress(
+    job_progress(
         job_id=job.pk,
         done=total_done,
         message=f"{counts['ok']} generated, {counts['failed']} failed, "

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
-from annotator import roles
-from annotator.selectors import projects_for
+from annotator.platform import roles
+from annotator.platform.scoping import projects_for
 
 from ..models import Generation, LLMProvider
 

@@ -19,8 +19,9 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from annotator import roles, selectors
-from annotator.services import Invalid
+from annotator.platform import roles
+from annotator.platform.errors import Invalid
+from annotator.platform.scoping import get_or_404, jobs_for, projects_for
 
 from .. import assets, corpus_import
 from ..models import Caption, Image, Sample
@@ -108,7 +109,7 @@ def _with_previews(corpora: list) -> list:
 @roles.roles_required(*CURATOR)
 def corpora(request: HttpRequest) -> HttpResponse:
     """Every corpus in reach, grouped by project, with a way to import into each project."""
-    projects = list(selectors.projects_for(request.user).order_by("name", "id"))
+    projects = list(projects_for(request.user).order_by("name", "id"))
     items = _with_previews(
         list(assets.corpora_for(request.user).select_related("project").order_by("name", "id"))
     )
@@ -126,9 +127,9 @@ def corpora(request: HttpRequest) -> HttpResponse:
 @roles.roles_required(*CURATOR)
 def project_corpora(request: HttpRequest, project_id: int) -> HttpResponse:
     """A project's corpora and the import form; the latest import's job card polls (htmx)."""
-    project = selectors.get_or_404(selectors.projects_for(request.user), pk=project_id)
+    project = get_or_404(projects_for(request.user), pk=project_id)
     imports = list(
-        selectors.jobs_for(request.user)
+        jobs_for(request.user)
         .filter(project=project, kind=corpus_import.IMPORT_JOB)
         .select_related("created_by")[:RECENT_IMPORTS]
     )
@@ -190,9 +191,7 @@ def corpus_detail(request: HttpRequest, corpus_id: int) -> HttpResponse:
 
     htmx requests (the search box) get the sample list fragment only.
     """
-    corpus = selectors.get_or_404(
-        assets.corpora_for(request.user).select_related("project"), pk=corpus_id
-    )
+    corpus = get_or_404(assets.corpora_for(request.user).select_related("project"), pk=corpus_id)
     q = request.GET.get("q", "").strip()[:200]
     lang = request.GET.get("lang", "").strip()[:35]
     samples = Sample.objects.filter(corpus=corpus).select_related("image").order_by("position")
@@ -225,7 +224,7 @@ def corpus_detail(request: HttpRequest, corpus_id: int) -> HttpResponse:
 @roles.roles_required(*CURATOR)
 def image_detail(request: HttpRequest, image_id: int) -> HttpResponse:
     """One image: metadata, licence, attribution, source, where it is used and its derivatives."""
-    image = selectors.get_or_404(
+    image = get_or_404(
         assets.images_for(request.user).select_related("derived_from", "created_by"),
         pk=image_id,
     )

@@ -25,8 +25,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from annotator import roles
-from annotator.selectors import get_or_404, projects_for
+from annotator.platform import roles
+from annotator.platform.scoping import get_or_404, projects_for
 
 from .. import gateway
 from ..gateway import selectors

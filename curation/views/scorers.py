@@ -12,8 +12,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from annotator import roles, selectors
-from annotator.models import Job
+from annotator.platform import roles
+from annotator.platform.models import Job
+from annotator.platform.scoping import get_or_404, jobs_for, projects_for
 
 from ..embeddings import EMBED_JOB, embed_corpus_start
 from ..models import Corpus, Scorer
@@ -65,12 +66,12 @@ class ScorerForm(forms.Form):
 
 
 def _scorer_or_404(scorer_id: int) -> Scorer:
-    return selectors.get_or_404(Scorer.objects.all(), pk=scorer_id)
+    return get_or_404(Scorer.objects.all(), pk=scorer_id)
 
 
 def _corpora_for(user):
     return (
-        Corpus.objects.filter(project__in=selectors.projects_for(user))
+        Corpus.objects.filter(project__in=projects_for(user))
         .select_related("project")
         .order_by("project__name", "name", "id")
     )
@@ -82,7 +83,7 @@ def scorer_list(request: HttpRequest) -> HttpResponse:
     corpora = list(_corpora_for(request.user))
     corpus_names = {c.pk: c for c in corpora}
     recent: dict[int, list[Job]] = {}
-    jobs = selectors.jobs_for(request.user).filter(kind=EMBED_JOB).select_related("created_by")
+    jobs = jobs_for(request.user).filter(kind=EMBED_JOB).select_related("created_by")
     for job in jobs[:200]:
         params = job.params if isinstance(job.params, dict) else {}
         job.corpus = corpus_names.get(params.get("corpus_id"))

@@ -8,8 +8,9 @@ import time
 
 from celery import shared_task
 
-from annotator.jobs import JOB_OPTIONS, import_tasks_work, run_job
-from annotator.models import Job
+from annotator.jobs import import_tasks_work
+from annotator.platform.models import Job
+from annotator.platform.worker import JOB_OPTIONS, run_job
 
 SAFE = "tests.slow_import"
 UNSAFE = "tests.slow_import_unsafe"

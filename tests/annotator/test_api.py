@@ -8,7 +8,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotator import services
-from annotator.models import Annotation, Assignment, Job, Task, TaskQueue
+from annotator.models import Annotation, Assignment, Task, TaskQueue
+from annotator.platform.models import Job
 from tests.factories import QueueFactory, TaskFactory, vqa_payload
 
 

@@ -13,7 +13,8 @@ from django.urls import get_resolver
 from rest_framework.test import APIClient
 
 from annotator import api_urls, services
-from annotator.models import Annotation, Assignment, Enrollment, Job, Task, TaskQueue
+from annotator.models import Annotation, Assignment, Enrollment, Task, TaskQueue
+from annotator.platform.models import Job
 from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
 
 ANON, WORKER, CURATOR, RESEARCHER = "anonymous", "crowdworker", "curator", "researcher"

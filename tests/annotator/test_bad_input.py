@@ -238,7 +238,7 @@ def test_nul_characters_cannot_be_stored(queue, curator, refused):
         out = refused(
             as_user(curator).post(f"/api/queues/{queue.id}/tasks/", [payload], format="json")
         )
-    # The API's JSON parser refuses it before the view, naming the JSON path (annotator/edge.py).
+    # The API's JSON parser refuses it before the view, naming the JSON path (platform/edge.py).
     assert out["errors"] == [{"field": "0.question", "error": "contains a NUL character"}]
 
 

@@ -5,6 +5,7 @@ from django.utils import timezone
 
 from annotator import services
 from annotator.models import Annotation, Assignment, Task
+from annotator.platform.errors import Conflict
 from tests.factories import TaskFactory
 
 
@@ -51,7 +52,7 @@ def test_expired_lease_returns_to_pool_and_submit_conflicts(queue, crowdworker, 
     later = timezone.now() + queue.lease_ttl + timedelta(seconds=1)
     claim = services.assignment_claim(queue=queue, annotator=other_worker, now=later)
     assert claim.assignment.task_id == task.id
-    with pytest.raises(services.Conflict):
+    with pytest.raises(Conflict):
         services.annotation_submit(
             task_id=task.id, annotator=crowdworker, response={"answer": "Yes"}, now=later
         )

@@ -18,8 +18,10 @@ from django.contrib.auth.models import Group
 from django.db import connection, connections, transaction
 from django.db.models import Count, Q
 
-from annotator import roles, services
+from annotator import services
 from annotator.models import Annotation, Assignment, Task
+from annotator.platform import roles
+from annotator.platform.errors import Conflict
 from tests.factories import ProjectFactory, QueueFactory, vqa_payload
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -97,7 +99,7 @@ def worker(race: Race, queue, person, answer: str = "Yes") -> None:
                 result = services.annotation_submit(
                     task_id=got.assignment.task_id, annotator=person, response={"answer": answer}
                 )
-            except services.Conflict:
+            except Conflict:
                 # Only possible when a lease ran out under load (short-TTL scenario).
                 with race.lock:
                     race.conflicts += 1
@@ -129,7 +131,7 @@ def ghost(race: Race, queue, person, rounds: int, hold_s: float) -> None:
                 services.annotation_submit(
                     task_id=got.assignment.task_id, annotator=person, response={"answer": "No"}
                 )
-            except services.Conflict:
+            except Conflict:
                 with race.lock:
                     race.conflicts += 1
             else:

@@ -5,8 +5,10 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotator import forms, kinds, roles, services
-from annotator.models import Enrollment, Invitation, Job, Task, TaskQueue
+from annotator import forms, kinds, services
+from annotator.models import Enrollment, Task, TaskQueue
+from annotator.platform import roles
+from annotator.platform.models import Invitation, Job
 from tests.factories import PASSWORD, ProjectFactory, QueueFactory, TaskFactory, vqa_payload
 
 
@@ -398,7 +400,7 @@ def test_create_project(curator_client, curator):
     response = curator_client.post(
         reverse("curator-project-new"), {"name": "NaturalBench", "slug": "nb", "description": ""}
     )
-    from annotator.models import Project
+    from annotator.platform.models import Project
 
     project = Project.objects.get(slug="nb")
     assert response.url == reverse("curator-project", args=[project.pk])

@@ -9,9 +9,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db.models import Count
 
-from annotator import roles, services
+from annotator import services
 from annotator.kinds import get_kind
-from annotator.models import Job, Project, Task, TaskQueue
+from annotator.models import Task, TaskQueue
+from annotator.platform import roles
+from annotator.platform.models import Job, Project
 
 EXPECTED_TASKS = {
     "pair_verify": 12,

@@ -12,11 +12,12 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotator import roles, services
+from annotator import services
 from annotator.api import _claim_data
-from annotator.auth import TokenAuthentication
 from annotator.kinds import get_kind
 from annotator.models import Assignment
+from annotator.platform import roles
+from annotator.platform.auth import TokenAuthentication
 from annotator.serializers import ClaimOut
 from tests.factories import QueueFactory, TaskFactory, UserFactory
 
@@ -142,7 +143,7 @@ def test_claim_body_matches_its_serializer(queue, crowdworker, two_tasks):
 
 
 # --------------------------------------------------------------------------------------------
-# Token authentication with roles in one query (annotator.auth.TokenAuthentication)
+# Token authentication with roles in one query (annotator.platform.auth.TokenAuthentication)
 # --------------------------------------------------------------------------------------------
 def test_token_auth_reads_user_and_roles_in_one_query(crowdworker, curator):
     # Given a person with two roles

@@ -11,7 +11,9 @@ import pytest
 from django.utils import timezone
 
 from annotator import jobs, services
-from annotator.models import Assignment, Job, Task
+from annotator.models import Assignment, Task
+from annotator.platform.jobs import job_enqueue
+from annotator.platform.models import Job
 from tests.annotator.celery_worker import broker_for_tests, start_worker, stop_worker, wait_for
 from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
 
@@ -50,7 +52,7 @@ def test_import_job_succeeds_with_progress(celery_worker, curator_queue):
     rows = [{"payload": vqa_payload(i), "gold": None, "id": f"item-{i}"} for i in range(250)]
     rows[7]["gold"] = {"answer": "No"}
     # When the import is enqueued through the service layer
-    job = services.job_enqueue(
+    job = job_enqueue(
         kind="annotator.import_tasks",
         params={"queue_id": queue.pk, "rows": rows},
         created_by=curator,
@@ -83,7 +85,7 @@ def test_import_job_with_invalid_rows_fails_with_line_numbers(celery_worker, cur
     rows = [{"payload": vqa_payload(i)} for i in range(5)]
     rows[1]["payload"]["choices"] = ["Only one"]
     rows[3]["payload"].pop("question")
-    job = services.job_enqueue(
+    job = job_enqueue(
         kind="annotator.import_tasks",
         params={"queue_id": queue.pk, "rows": rows},
         created_by=curator,
@@ -107,7 +109,7 @@ def test_import_job_with_malformed_jsonl_fails_with_line_numbers(celery_worker, 
     text = "\n".join(
         [json.dumps(vqa_payload(0)), json.dumps(vqa_payload(1)), "{not json", "[1, 2]"]
     )
-    job = services.job_enqueue(
+    job = job_enqueue(
         kind="annotator.import_tasks",
         params={"queue_id": queue.pk, "rows": text},
         created_by=curator,

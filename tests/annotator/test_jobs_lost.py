@@ -20,8 +20,18 @@ from django.conf import settings as django_settings
 from django.urls import reverse
 from django.utils import timezone
 
-from annotator import jobs, roles, services
-from annotator.models import Job, Task
+from annotator import jobs
+from annotator.models import Task
+from annotator.platform import roles
+from annotator.platform.jobs import job_enqueue, job_task
+from annotator.platform.models import Job
+from annotator.platform.worker import (
+    JOB_OPTIONS,
+    _rerun_safe,
+    jobs_sweep_lost,
+    run_job,
+    sweep_lost_jobs,
+)
 from tests.factories import ProjectFactory, UserFactory, vqa_payload
 
 NOW = timezone.now()
@@ -70,7 +80,7 @@ def test_settings_configure_the_broker_and_the_sweep_deliberately():
     assert django_settings.CELERY_WORKER_PREFETCH_MULTIPLIER == 1
     timeout = django_settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
     # Above the longest retry countdown, so a countdown message is never handed out twice.
-    assert timeout > jobs.JOB_OPTIONS["retry_backoff_max"]
+    assert timeout > JOB_OPTIONS["retry_backoff_max"]
     sweep = django_settings.CELERY_BEAT_SCHEDULE["sweep-lost-jobs"]
     assert sweep["task"] == "annotator.sweep_lost_jobs"
     # A job's worker dies right after a beat: lost after LOST_AFTER, seen at the next sweep.
@@ -102,9 +112,9 @@ def test_job_kinds_declare_whether_a_rerun_is_safe():
         "evaluation.compute_metrics",
         "evaluation.run_model",
     ]
-    assert jobs._rerun_safe("annotator.import_tasks") is True
-    assert jobs._rerun_safe("evaluation.import_file") is False
-    assert jobs._rerun_safe("evaluation.nothing_by_that_name") is False
+    assert _rerun_safe("annotator.import_tasks") is True
+    assert _rerun_safe("evaluation.import_file") is False
+    assert _rerun_safe("evaluation.nothing_by_that_name") is False
 
 
 def test_a_worker_never_imports_the_job_modules_again(monkeypatch):
@@ -117,9 +127,9 @@ def test_a_worker_never_imports_the_job_modules_again(monkeypatch):
 
     monkeypatch.setattr(current_app.loader, "worker_initialized", True)
     monkeypatch.setattr(current_app.loader, "import_default_modules", imported)
-    assert services.job_task("curation.no_such_kind") is None
-    assert services.job_task("annotator.import_tasks").name == "annotator.import_tasks"
-    assert jobs._rerun_safe("curation.no_such_kind") is False
+    assert job_task("curation.no_such_kind") is None
+    assert job_task("annotator.import_tasks").name == "annotator.import_tasks"
+    assert _rerun_safe("curation.no_such_kind") is False
 
 
 @pytest.mark.django_db
@@ -131,9 +141,7 @@ def test_enqueue_sends_the_attempt_token_as_the_celery_id(
         jobs.import_tasks, "apply_async", lambda args, task_id: sent.append((args, task_id))
     )
     with django_capture_on_commit_callbacks(execute=True):
-        job = services.job_enqueue(
-            kind="annotator.import_tasks", params={"queue_id": queue.pk, "rows": []}
-        )
+        job = job_enqueue(kind="annotator.import_tasks", params={"queue_id": queue.pk, "rows": []})
     assert len(job.attempt_token) == 36
     assert sent == [([job.pk], job.attempt_token)]
 
@@ -152,7 +160,7 @@ def test_run_job_beats_while_working_and_clears_the_heartbeat_at_the_end(setting
         return {"ok": True}
 
     # When a broker delivery carrying the job's token runs it
-    jobs.run_job(delivery("token-1"), job.pk, work)
+    run_job(delivery("token-1"), job.pk, work)
 
     # Then the heartbeat moved on while it worked, and the finished row keeps no heartbeat
     assert seen[0] < seen[1] < seen[2]
@@ -169,13 +177,13 @@ def test_a_stale_delivery_is_dropped():
     job = Job.objects.create(kind="annotator.test", attempt_token="new")
     calls = []
     # When the old message comes back
-    jobs.run_job(delivery("old"), job.pk, calls.append)
+    run_job(delivery("old"), job.pk, calls.append)
     # Then it does not run, and the job waits for its own message
     assert calls == []
     job.refresh_from_db()
     assert (job.status, job.attempts, job.worker) == ("queued", 0, "")
     # And the right message runs it
-    jobs.run_job(delivery("new"), job.pk, lambda job: {"ran": True})
+    run_job(delivery("new"), job.pk, lambda job: {"ran": True})
     job.refresh_from_db()
     assert (job.status, job.result, job.attempts) == ("succeeded", {"ran": True}, 1)
 
@@ -190,7 +198,7 @@ def test_a_second_copy_of_a_job_running_elsewhere_is_dropped():
     )
     calls = []
     # When the same message is delivered again (the visibility timeout ran out meanwhile)
-    jobs.run_job(delivery("t"), job.pk, calls.append)
+    run_job(delivery("t"), job.pk, calls.append)
     # Then it is dropped and the running job is left alone
     assert calls == []
     job.refresh_from_db()
@@ -206,7 +214,7 @@ def test_a_redelivery_after_the_pool_child_died_runs_a_rerun_safe_job_at_once(qu
         heartbeat_ago=1,
     )
     # When Celery puts its message back (reject_on_worker_lost) and another child takes it
-    jobs.run_job(delivery("t"), job.pk, jobs.import_tasks_work)
+    run_job(delivery("t"), job.pk, jobs.import_tasks_work)
     # Then the job runs again here, once
     job.refresh_from_db()
     assert (job.status, job.attempts, job.result) == (
@@ -225,7 +233,7 @@ def test_a_redelivery_of_a_job_that_is_not_rerun_safe_fails_it():
         heartbeat_ago=django_settings.BLINDSPOT_JOB_LOST_AFTER_S + 5,
     )
     calls = []
-    jobs.run_job(delivery("t", rerun_safe=False), job.pk, calls.append)
+    run_job(delivery("t", rerun_safe=False), job.pk, calls.append)
     assert calls == []
     job.refresh_from_db()
     assert job.status == "failed"
@@ -243,7 +251,7 @@ def test_sweeper_sends_a_silent_rerun_safe_job_again_and_it_imports_once(
     # Given an import whose worker died after committing the tasks but before writing
     # "succeeded" (the worst moment), silent for longer than the threshold
     job = import_job(queue, n=4, attempt_token="first")
-    jobs.run_job(delivery("first"), job.pk, lambda job: (jobs.import_tasks_work(job), 1 / 0))
+    run_job(delivery("first"), job.pk, lambda job: (jobs.import_tasks_work(job), 1 / 0))
     Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, error="", finished_at=None)
     job = running(
         job, worker="gone-host 7", heartbeat_ago=django_settings.BLINDSPOT_JOB_LOST_AFTER_S + 1
@@ -256,7 +264,7 @@ def test_sweeper_sends_a_silent_rerun_safe_job_again_and_it_imports_once(
 
     # When the sweeper runs
     with django_capture_on_commit_callbacks(execute=True):
-        counts = jobs.sweep_lost_jobs()
+        counts = sweep_lost_jobs()
 
     # Then the job is queued again under a new token, and its message carries that token
     assert counts == {"rerun": 1, "failed": 0}
@@ -266,9 +274,9 @@ def test_sweeper_sends_a_silent_rerun_safe_job_again_and_it_imports_once(
     assert sent == [([job.pk], job.attempt_token)]
     assert job.message == ("The worker stopped (gone-host 7); running it again (attempt 2 of 3).")
     # And the old message, if it comes back, is dropped; the new one finishes the job
-    jobs.run_job(delivery("first"), job.pk, jobs.import_tasks_work)
+    run_job(delivery("first"), job.pk, jobs.import_tasks_work)
     assert Job.objects.get(pk=job.pk).status == "queued"
-    jobs.run_job(delivery(job.attempt_token), job.pk, jobs.import_tasks_work)
+    run_job(delivery(job.attempt_token), job.pk, jobs.import_tasks_work)
     job.refresh_from_db()
     assert (job.status, job.attempts) == ("succeeded", 2)
     assert job.result == {"created": 4, "queue_id": queue.pk}
@@ -309,7 +317,7 @@ def test_sweeper_fails_what_it_may_not_run_again_and_leaves_live_jobs_alone(queu
     )
     never_started = import_job(queue)
 
-    assert jobs.jobs_sweep_lost() == {"rerun": 0, "failed": 4}
+    assert jobs_sweep_lost() == {"rerun": 0, "failed": 4}
 
     status = dict(Job.objects.values_list("pk", "status"))
     assert status == {

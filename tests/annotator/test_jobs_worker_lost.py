@@ -14,8 +14,10 @@ import time
 import pytest
 from django.urls import reverse
 
-from annotator import roles, services
-from annotator.models import Job, Task
+from annotator.models import Task
+from annotator.platform import roles
+from annotator.platform.jobs import job_enqueue
+from annotator.platform.models import Job
 from tests.annotator import slow_jobs
 from tests.annotator.celery_worker import (
     broker_for_tests,
@@ -38,7 +40,7 @@ WORKER = ["-I", "tests.annotator.slow_jobs", "--pool=prefork", "--concurrency=2"
 
 def enqueue(kind: str, queue, curator, *, n: int, sleep_s: float) -> Job:
     rows = [{"payload": vqa_payload(i), "gold": None, "id": f"item-{i}"} for i in range(n)]
-    return services.job_enqueue(
+    return job_enqueue(
         kind=kind,
         params={"queue_id": queue.pk, "rows": rows, "sleep_s": sleep_s},
         created_by=curator,

@@ -1,4 +1,4 @@
-"""/media/ behind login (annotator/files.py, issue 13 item 8): signed-in people (session or API
+"""/media/ behind login (platform/files.py, issue 13 item 8): signed-in people (session or API
 token) load the images, thumbnails and demo drawings; answer uploads only within their
 project; the private prefixes (exports, uploaded archives and manifests) answer 404 whoever
 asks; anonymous visitors go to the login page. ``file_response`` on S3 redirects to a signed,
@@ -18,8 +18,8 @@ from django.urls import reverse
 from PIL import Image as PILImage
 from rest_framework.authtoken.models import Token
 
-from annotator import roles
-from annotator.files import file_response, media_name, media_url
+from annotator.platform import roles
+from annotator.platform.files import file_response, media_name, media_url
 from tests.factories import ProjectFactory, TaskFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

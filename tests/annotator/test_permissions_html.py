@@ -16,17 +16,10 @@ from django.contrib.auth.views import redirect_to_login
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from annotator import roles, services
-from annotator.models import (
-    Annotation,
-    Assignment,
-    Enrollment,
-    Invitation,
-    Job,
-    Project,
-    Task,
-    TaskQueue,
-)
+from annotator import services
+from annotator.models import Annotation, Assignment, Enrollment, Task, TaskQueue
+from annotator.platform import roles
+from annotator.platform.models import Invitation, Job, Project
 from annotator.views import curator as curator_views
 from annotator.views import workspace as workspace_views
 from tests.factories import QueueFactory, TaskFactory, vqa_payload

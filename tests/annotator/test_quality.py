@@ -15,8 +15,9 @@ from fractions import Fraction as F
 
 import pytest
 
-from annotator import roles, services
+from annotator import services
 from annotator.models import Enrollment, Task
+from annotator.platform import roles
 from annotator.quality import annotator_quality, kind_quality, queue_quality
 from tests.factories import QueueFactory, TaskFactory, UserFactory, vqa_payload
 

@@ -12,9 +12,11 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotator import roles, services
-from annotator.models import Assignment, Job, Task
+from annotator import services
+from annotator.models import Assignment, Task
 from annotator.outcomes import outcome_handler
+from annotator.platform import roles
+from annotator.platform.models import Job
 from tests.factories import QueueFactory, TaskFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

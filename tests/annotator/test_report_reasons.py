@@ -6,6 +6,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotator import services
+from annotator.platform.errors import Invalid
 from tests.factories import QueueFactory, TaskFactory
 
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -109,7 +110,7 @@ def test_a_queue_names_its_own_reasons(project, crowdworker, client):
     ],
 )
 def test_bad_report_reason_settings_are_refused(project, reasons, message):
-    with pytest.raises(services.Invalid) as err:
+    with pytest.raises(Invalid) as err:
         services.queue_create(
             project=project, kind="vqa_choice", title="Q", config={"report_reasons": reasons}
         )

@@ -13,8 +13,10 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotator import roles, services
+from annotator import services
 from annotator.models import Annotation, Assignment, Task
+from annotator.platform import roles
+from annotator.platform.errors import NotFound
 from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
 
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -127,11 +129,11 @@ def test_the_services_refuse_a_person_without_the_role(queue, one_slot, crowdwor
     services.assignment_claim(queue=queue, annotator=crowdworker)
     crowdworker.groups.clear()
     crowdworker.__dict__.pop("_blindspot_roles", None)  # roles as a new request reads them
-    with pytest.raises(services.NotFound):
+    with pytest.raises(NotFound):
         services.annotation_submit(
             task_id=one_slot[0].pk, annotator=crowdworker, response={"answer": "Yes"}
         )
-    with pytest.raises(services.NotFound):
+    with pytest.raises(NotFound):
         services.assignment_heartbeat(task_id=one_slot[0].pk, annotator=crowdworker)
 
 

@@ -8,9 +8,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotator import roles, services
+from annotator import services
 from annotator.models import Annotation, Assignment, Enrollment, Task, TaskQueue
 from annotator.outcomes import outcome_handler
+from annotator.platform import roles
+from annotator.platform.errors import Conflict, Invalid, NotFound
 from tests.factories import QueueFactory, TaskFactory, UserFactory
 
 TTL = timedelta(minutes=10)
@@ -305,7 +307,7 @@ def test_heartbeat_after_expiry_conflicts(queue, crowdworker, expired_by_job):
     late = t0 + TTL + timedelta(seconds=5)
     if expired_by_job:
         assert services.leases_expire(now=late) == 1
-    with pytest.raises(services.Conflict) as err:
+    with pytest.raises(Conflict) as err:
         services.assignment_heartbeat(task_id=task.id, annotator=crowdworker, now=late)
     assert err.value.status == 409
     assert "Your lease on this task expired at" in err.value.message
@@ -316,9 +318,9 @@ def test_heartbeat_after_expiry_conflicts(queue, crowdworker, expired_by_job):
 
 def test_heartbeat_on_a_task_never_claimed_is_not_found(queue, crowdworker):
     task = TaskFactory(queue=queue)
-    with pytest.raises(services.NotFound):
+    with pytest.raises(NotFound):
         services.assignment_heartbeat(task_id=task.id, annotator=crowdworker)
-    with pytest.raises(services.NotFound):
+    with pytest.raises(NotFound):
         services.assignment_heartbeat(task_id=999_999, annotator=crowdworker)
 
 
@@ -338,7 +340,7 @@ def test_skip_releases_the_slot_and_is_idempotent(queue, crowdworker, other_work
     assert claim(queue, other_worker).assignment.task_id == second.id
     assert claim(queue, UserFactory(role=roles.CROWDWORKER)).assignment.task_id == task.id
     # Answering a skipped task is refused
-    with pytest.raises(services.Conflict) as err:
+    with pytest.raises(Conflict) as err:
         services.annotation_submit(
             task_id=task.id, annotator=crowdworker, response={"answer": "Yes"}
         )
@@ -348,7 +350,7 @@ def test_skip_releases_the_slot_and_is_idempotent(queue, crowdworker, other_work
 def test_report_records_the_reason_and_releases(queue, crowdworker):
     task = TaskFactory(queue=queue)
     claim(queue, crowdworker)
-    with pytest.raises(services.Invalid) as err:
+    with pytest.raises(Invalid) as err:
         services.assignment_report(task_id=task.id, annotator=crowdworker, reason="   ")
     assert err.value.message == (
         "reason: say what is wrong with this task "
@@ -362,7 +364,7 @@ def test_report_records_the_reason_and_releases(queue, crowdworker):
     a = Assignment.objects.get(task=task, annotator=crowdworker)
     assert a.report_reason == "other: The image is dark"
     assert reload(task).active_count == 0
-    with pytest.raises(services.Conflict) as err:
+    with pytest.raises(Conflict) as err:
         services.assignment_skip(task_id=task.id, annotator=crowdworker)
     assert err.value.message == "You reported this task; it can no longer be answered."
 
@@ -372,7 +374,7 @@ def test_skip_after_expiry_conflicts_and_keeps_counters(queue, crowdworker):
     t0 = timezone.now()
     claim(queue, crowdworker, now=t0)
     services.leases_expire(now=t0 + TTL)
-    with pytest.raises(services.Conflict):
+    with pytest.raises(Conflict):
         services.assignment_skip(task_id=task.id, annotator=crowdworker, now=t0 + TTL)
     assert reload(task).active_count == 0
     assert Assignment.objects.get(task=task).state == Assignment.State.EXPIRED
@@ -411,13 +413,13 @@ def test_submit_is_idempotent(queue, crowdworker):
 def test_submit_validates_the_response_and_writes_nothing(queue, crowdworker):
     task = TaskFactory(queue=queue)
     claim(queue, crowdworker)
-    with pytest.raises(services.Invalid) as err:
+    with pytest.raises(Invalid) as err:
         services.annotation_submit(
             task_id=task.id, annotator=crowdworker, response={"answer": "Maybe"}
         )
     assert err.value.status == 400
     assert err.value.message.startswith("response.answer:")
-    with pytest.raises(services.Invalid):
+    with pytest.raises(Invalid):
         services.annotation_submit(task_id=task.id, annotator=crowdworker, response=["Yes"])
     assert not Annotation.objects.exists()
     a = Assignment.objects.get(task=task)
@@ -428,7 +430,7 @@ def test_submit_validates_the_response_and_writes_nothing(queue, crowdworker):
 def test_submit_on_someone_elses_task_is_not_found(queue, crowdworker, other_worker):
     task = TaskFactory(queue=queue)
     claim(queue, crowdworker)
-    with pytest.raises(services.NotFound) as err:
+    with pytest.raises(NotFound) as err:
         services.annotation_submit(
             task_id=task.id, annotator=other_worker, response={"answer": "Yes"}
         )
@@ -440,7 +442,7 @@ def test_submit_after_expiry_conflicts(queue, crowdworker):
     task = TaskFactory(queue=queue)
     t0 = timezone.now()
     claim(queue, crowdworker, now=t0)
-    with pytest.raises(services.Conflict) as err:
+    with pytest.raises(Conflict) as err:
         services.annotation_submit(
             task_id=task.id,
             annotator=crowdworker,
@@ -814,7 +816,7 @@ def test_skill_tags_rejects_unknown_and_duplicate_tags(crowdworker):
     task = tags_task(queue)
     claim(queue, crowdworker)
     for bad in ({"tags": ["nope"]}, {"tags": []}, {"tags": ["count", "count"]}):
-        with pytest.raises(services.Invalid):
+        with pytest.raises(Invalid):
             services.annotation_submit(task_id=task.id, annotator=crowdworker, response=bad)
     assert not Annotation.objects.exists()
 
@@ -928,7 +930,7 @@ def test_review_rejects_bad_responses(crowdworker):
         {"verdict": "reject", "checked": [2]},
         {"verdict": "maybe"},
     ):
-        with pytest.raises(services.Invalid):
+        with pytest.raises(Invalid):
             services.annotation_submit(task_id=task.id, annotator=crowdworker, response=bad)
     assert not Annotation.objects.exists()
 
@@ -964,7 +966,7 @@ def test_write_text_length_bounds(crowdworker):
     task = TaskFactory(queue=queue, payload={"prompt": "Write"})
     claim(queue, crowdworker)
     for bad in ({"text": "   abc   "}, {"text": "x" * 11}, {"text": 5}, {}):
-        with pytest.raises(services.Invalid):
+        with pytest.raises(Invalid):
             services.annotation_submit(task_id=task.id, annotator=crowdworker, response=bad)
     assert not Annotation.objects.exists()
 
@@ -1010,7 +1012,7 @@ def test_queue_without_handler_still_stores_outcome(queue, crowdworker, other_wo
 
 
 def test_unknown_outcome_handler_is_refused(project):
-    with pytest.raises(services.Invalid) as err:
+    with pytest.raises(Invalid) as err:
         services.queue_create(
             project=project, kind="vqa_choice", title="Q", outcome_handler="no.such"
         )
@@ -1042,7 +1044,7 @@ def test_tasks_bulk_create_is_all_or_nothing(queue):
         '{"image": {"url": "/c.png"}, "question": "Q?", "choices": ["Only"]}\n'
     )
     assert [r.line for r in rows] == [1, 3, 4]
-    with pytest.raises(services.Invalid) as err:
+    with pytest.raises(Invalid) as err:
         services.tasks_bulk_create(queue=queue, rows=rows)
     assert [e["line"] for e in err.value.errors] == [4]
     assert not Task.objects.exists()
@@ -1052,17 +1054,17 @@ def test_tasks_bulk_create_is_all_or_nothing(queue):
 
 
 def test_parse_task_rows_reports_line_numbers():
-    with pytest.raises(services.Invalid) as err:
+    with pytest.raises(Invalid) as err:
         services.parse_task_rows(b'{"a": 1}\nnot json\n[1]\n{"payload": {}, "x": 1}\n')
     assert [e["line"] for e in err.value.errors] == [2, 3, 4]
     assert err.value.errors[0]["error"].startswith("not valid JSON: ")
     assert err.value.message == "3 line(s) could not be read."
-    with pytest.raises(services.Invalid) as err:
+    with pytest.raises(Invalid) as err:
         services.parse_task_rows('{"a": 1}\n[1]\n{"payload": {}, "x": 1}\n')
     assert err.value.errors == [
         {"line": 2, "error": "each line must be a JSON object"},
         {"line": 3, "error": "unexpected keys: x"},
     ]
-    with pytest.raises(services.Invalid) as err:
+    with pytest.raises(Invalid) as err:
         services.parse_task_rows("\n \n")
     assert err.value.message == "The upload holds no tasks."

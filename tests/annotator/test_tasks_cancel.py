@@ -14,8 +14,10 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotator import roles, selectors, services
+from annotator import selectors, services
 from annotator.models import Annotation, Assignment, Enrollment, Task, TaskQueue
+from annotator.platform import roles
+from annotator.platform.errors import Invalid
 from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
 
 pytestmark = pytest.mark.django_db
@@ -120,7 +122,7 @@ def test_finished_tasks_are_skipped_and_counted(queue, held):
 )
 def test_ids_that_are_not_a_list_of_integers_are_refused(queue, held, ids, message):
     before = snapshot()
-    with pytest.raises(services.Invalid) as err:
+    with pytest.raises(Invalid) as err:
         services.tasks_cancel(queue=queue, task_ids=ids)
     assert err.value.message == message
     assert snapshot() == before
@@ -131,7 +133,7 @@ def test_an_id_of_another_queue_refuses_the_whole_call(project, queue, held):
     other = TaskFactory(queue=QueueFactory(project=project))
     before = snapshot()
     # When it is named with an open task of this queue, and ids no task has
-    with pytest.raises(services.Invalid) as err:
+    with pytest.raises(Invalid) as err:
         services.tasks_cancel(
             queue=queue, task_ids=[held["waiting"].pk, other.pk, 10**9, 2**70, -3]
         )

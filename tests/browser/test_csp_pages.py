@@ -9,7 +9,8 @@ so Swagger UI and ReDoc are shown to work offline, from the app's static files.
 import pytest
 from django.urls import reverse
 
-from annotator import roles, services
+from annotator import services
+from annotator.platform import roles
 from evaluation import demo, importers
 from evaluation import services as eval_services
 from tests.browser.conftest import new_page

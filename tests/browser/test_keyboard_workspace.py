@@ -11,8 +11,9 @@ import pytest
 from django.urls import reverse
 from PIL import Image
 
-from annotator import roles, services
+from annotator import services
 from annotator.models import Annotation, Task
+from annotator.platform import roles
 from tests.factories import PASSWORD, ProjectFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image as PILImage
 
-from annotator.models import Job
+from annotator.platform.models import Job
 from curation import assets
 from curation.models import Image
 from tests.curation.fixtures_assets import (

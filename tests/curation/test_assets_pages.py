@@ -9,8 +9,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotator import roles
-from annotator.models import Job
+from annotator.platform import roles
+from annotator.platform.models import Job
 from curation import assets
 from curation import corpus_import as ci
 from curation.models import Corpus, Image

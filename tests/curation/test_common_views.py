@@ -1,19 +1,34 @@
-"""The edge helpers the recipe and evaluation pages share (curation/views/common.py): a button
+"""The edge helpers the recipe and evaluation pages share (annotator/platform/views.py): a button
 that runs a service or starts a job, a form page, publishing a version, the project-grouped
 lists, the job cards and the funnel flag. Each is driven with a real request, real Job rows and
 real service errors; the pages that use them are covered by their own tests."""
 
 import pytest
+from django import forms
+from django.contrib import messages
 from django.contrib.messages import get_messages
 from django.contrib.messages.storage.cookie import CookieStorage
 from django.test import RequestFactory
 from django.urls import reverse
 
-from annotator.models import Job
-from annotator.services import Invalid, NotFound
+from annotator.platform import views
+from annotator.platform.errors import Invalid, NotFound
+from annotator.platform.models import Job
+from annotator.platform.views import (
+    any_running,
+    error_context,
+    first_error,
+    form_page,
+    funnel_context,
+    grouped_by_project,
+    job_cards,
+    perform,
+    start_job,
+    state_chips,
+)
 from curation.models import VisitPipeline
 from curation.recipes.visit import services as visit_services
-from curation.views import common
+from curation.views.publishing import publish_version
 from tests.factories import ProjectFactory
 
 PAGE = "/curate/somewhere/"
@@ -41,7 +56,7 @@ def _refused():
 def test_a_started_job_leads_to_its_card_with_the_default_message(curator, project):
     request = _request(curator, {})
 
-    response = common.start_job(
+    response = start_job(
         request,
         lambda: Job.objects.create(kind="test.kind", project=project),
         page=PAGE,
@@ -56,7 +71,7 @@ def test_a_started_job_leads_to_its_card_with_the_default_message(curator, proje
 def test_a_started_job_can_lead_to_the_job_page_with_a_message_made_from_the_job(curator):
     request = _request(curator, {})
 
-    response = common.start_job(
+    response = start_job(
         request,
         lambda: Job.objects.create(kind="test.kind"),
         page=PAGE,
@@ -72,7 +87,7 @@ def test_a_started_job_can_lead_to_the_job_page_with_a_message_made_from_the_job
 def test_a_refused_start_goes_back_with_the_reason_and_starts_nothing(curator):
     request = _request(curator, {})
 
-    response = common.start_job(request, _refused, page=PAGE, what="Drafting", refused_at="ratings")
+    response = start_job(request, _refused, page=PAGE, what="Drafting", refused_at="ratings")
 
     assert (response.status_code, response["Location"]) == (302, f"{PAGE}#ratings")
     assert _said(request) == [("error", "Nothing to draft yet.")]
@@ -83,10 +98,10 @@ def test_a_refusal_can_be_worded_by_the_page(curator):
     request = _request(curator, {})
 
     def with_detail(request, exc):
-        common.refuse(request, exc)
-        common.messages.error(request, exc.errors[0]["error"])
+        views.refuse(request, exc)
+        messages.error(request, exc.errors[0]["error"])
 
-    common.start_job(request, _refused, page=PAGE, refuse=with_detail)
+    start_job(request, _refused, page=PAGE, refuse=with_detail)
 
     assert _said(request) == [("error", "Nothing to draft yet."), ("error", "empty row")]
 
@@ -94,13 +109,13 @@ def test_a_refusal_can_be_worded_by_the_page(curator):
 def test_perform_says_what_the_call_returned_and_goes_on(curator):
     request = _request(curator, {})
 
-    response = common.perform(
+    response = perform(
         request, lambda: 7, back=PAGE, done=lambda n: f"{n} tuples", then=PAGE + "#ratings"
     )
     assert (response["Location"], _said(request)) == (PAGE + "#ratings", [("success", "7 tuples")])
 
     request = _request(curator, {})
-    response = common.perform(request, lambda: None, back=PAGE, done="Saved.")
+    response = perform(request, lambda: None, back=PAGE, done="Saved.")
     assert (response["Location"], _said(request)) == (PAGE, [("success", "Saved.")])
 
 
@@ -110,7 +125,7 @@ def test_perform_answers_every_service_error_as_a_refusal(curator):
     def missing():
         raise NotFound("No such run.")
 
-    response = common.perform(request, missing, back=PAGE, done="never")
+    response = perform(request, missing, back=PAGE, done="never")
 
     assert (response["Location"], _said(request)) == (PAGE, [("error", "No such run.")])
 
@@ -122,7 +137,7 @@ def test_publish_version_checks_the_label_before_publishing(curator):
     calls = []
     request = _request(curator, {"label": "x" * 61})
 
-    response = common.publish_version(
+    response = publish_version(
         request, lambda **kw: calls.append(kw), back=PAGE, done=lambda v: "never"
     )
 
@@ -135,7 +150,7 @@ def test_publish_version_passes_the_label_and_the_person(curator):
     calls = []
     request = _request(curator, {"label": "v2"})
 
-    response = common.publish_version(
+    response = publish_version(
         request,
         lambda **kw: calls.append(kw) or "version v2",
         back=PAGE,
@@ -153,8 +168,8 @@ def test_publish_version_passes_the_label_and_the_person(curator):
 # --- form_page ----------------------------------------------------------------------------------
 
 
-class NameForm(common.forms.Form):
-    name = common.forms.CharField(max_length=10)
+class NameForm(forms.Form):
+    name = forms.CharField(max_length=10)
 
 
 @pytest.fixture
@@ -179,7 +194,7 @@ def tiny_template(settings):
 
 
 def _form_page(request, save):
-    return common.form_page(
+    return form_page(
         request,
         NameForm(request.POST or None),
         save,
@@ -227,7 +242,7 @@ def test_form_page_shows_a_refusal_with_its_line_numbered_errors(curator, tiny_t
 
 def test_form_page_shows_a_content_problem_as_a_form_error(curator, tiny_template):
     def unreadable(data):
-        raise common.forms.ValidationError("The file is not UTF-8 text.")
+        raise forms.ValidationError("The file is not UTF-8 text.")
 
     response = _form_page(_request(curator, {"name": "mine"}), unreadable)
 
@@ -241,18 +256,18 @@ def test_form_page_shows_a_content_problem_as_a_form_error(curator, tiny_templat
 
 
 def test_error_context_of_a_refusal_with_and_without_line_errors():
-    assert common.error_context(Invalid("Bad.", [{"line": 1, "error": "x"}])) == {
+    assert error_context(Invalid("Bad.", [{"line": 1, "error": "x"}])) == {
         "message": "Bad.",
         "errors": [{"line": 1, "error": "x"}],
     }
-    assert common.error_context(NotFound("Gone.")) == {"message": "Gone.", "errors": []}
+    assert error_context(NotFound("Gone.")) == {"message": "Gone.", "errors": []}
 
 
 def test_first_error_of_a_form():
     form = NameForm({"name": ""})
     assert not form.is_valid()
-    assert common.first_error(form) == "This field is required."
-    assert common.first_error(NameForm({"name": "ok"})) == ""
+    assert first_error(form) == "This field is required."
+    assert first_error(NameForm({"name": "ok"})) == ""
 
 
 def test_grouped_by_project_lists_the_reachable_projects_by_name(curator):
@@ -263,7 +278,7 @@ def test_grouped_by_project_lists_the_reachable_projects_by_name(curator):
     for project, name in [(b_project, "z"), (b_project, "k"), (other, "hidden")]:
         visit_services.pipeline_create(project=project, name=name)
 
-    groups = common.grouped_by_project(curator, VisitPipeline.objects.all(), "pipelines")
+    groups = grouped_by_project(curator, VisitPipeline.objects.all(), "pipelines")
 
     assert [(g["project"], [p.name for p in g["pipelines"]]) for g in groups] == [
         (a_project, []),
@@ -277,26 +292,26 @@ def test_job_cards_follow_the_labels_order_and_skip_kinds_never_run(db):
     latest = {"r.fetch": fetch, "r.draft": draft}
     labels = {"r.import": "Import", "r.draft": "Drafts", "r.fetch": "Fetch"}
 
-    assert common.job_cards(latest, labels) == [("Drafts", draft), ("Fetch", fetch)]
-    assert common.any_running(latest.values()) is True
-    assert common.any_running([draft]) is False
+    assert job_cards(latest, labels) == [("Drafts", draft), ("Fetch", fetch)]
+    assert any_running(latest.values()) is True
+    assert any_running([draft]) is False
 
 
 def test_funnel_context_scales_the_bars_only_when_asked(db):
     funnel = {"cases": 0, "drafted": 0}
     done = {"x": Job(kind="x", status=Job.Status.FAILED)}
 
-    assert common.funnel_context(funnel, done, "cases") == {
+    assert funnel_context(funnel, done, "cases") == {
         "funnel": funnel,
         "running": False,
         "max_bar": 1,
     }
-    assert common.funnel_context({"cases": 12}, {}, "cases")["max_bar"] == 12
-    assert common.funnel_context(funnel, {}) == {"funnel": funnel, "running": False}
+    assert funnel_context({"cases": 12}, {}, "cases")["max_bar"] == 12
+    assert funnel_context(funnel, {}) == {"funnel": funnel, "running": False}
 
 
 def test_state_chips_count_zero_for_a_state_with_no_row():
-    chips = common.state_chips({"open": 3}, [("open", "Open"), ("done", "Done")])
+    chips = state_chips({"open": 3}, [("open", "Open"), ("done", "Done")])
     assert chips == [
         {"value": "open", "label": "Open", "n": 3},
         {"value": "done", "label": "Done", "n": 0},

@@ -10,8 +10,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
-from annotator.models import Job
-from annotator.services import Invalid
+from annotator.platform.errors import Invalid
+from annotator.platform.models import Job
 from curation import corpus_import as ci
 from curation.models import Caption, Corpus, Image, Sample
 from tests.curation.fixtures_assets import jpeg, noisy_jpeg, png, tar_bytes, zip_bytes

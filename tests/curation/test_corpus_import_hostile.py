@@ -12,9 +12,10 @@ from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotator import edge
-from annotator.models import Job
-from annotator.services import Invalid, job_enqueue
+from annotator.platform import edge
+from annotator.platform.errors import Invalid
+from annotator.platform.jobs import job_enqueue
+from annotator.platform.models import Job
 from curation import corpus_import as ci
 from curation.models import Caption, Corpus, Image, Sample
 from curation.recipes.vhexpansion.services import parse_case_rows

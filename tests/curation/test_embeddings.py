@@ -10,7 +10,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from PIL import Image as PILImage
 
-from annotator.models import Job
+from annotator.platform.models import Job
 from curation import embeddings
 from curation.embeddings import (
     EmbeddingsMissing,

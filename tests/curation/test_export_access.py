@@ -15,8 +15,8 @@ from django.core.files.storage import default_storage
 from django.urls import reverse
 from django.utils import timezone
 
-from annotator import roles
-from annotator.models import Job
+from annotator.platform import roles
+from annotator.platform.models import Job
 from curation.export_files import export_store
 from curation.models import NaturalBenchVersion
 from curation.recipes.vlind import services as vlind_services

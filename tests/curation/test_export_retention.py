@@ -12,7 +12,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.urls import reverse
 
-from annotator.models import Job
+from annotator.platform.models import Job
 from curation.export_files import exports_prune
 from curation.recipes.vhexpansion import services
 from tests.curation import test_vhx_helpers as helpers

@@ -7,8 +7,9 @@ import json
 import pytest
 from celery import current_app
 
-from annotator import services as annotator_services
-from annotator.models import Job
+from annotator.platform.errors import Invalid
+from annotator.platform.jobs import job_enqueue
+from annotator.platform.models import Job
 from curation import gateway, jobs, jobs_llm
 from curation.gateway.batch import batch_run
 from curation.models import Generation, LLMProvider
@@ -96,7 +97,7 @@ def test_batch_runs_every_item_with_at_most_concurrency_calls_in_flight(
 def test_rerunning_skips_items_that_already_succeeded(fake_openai, provider, project, curator):
     # given a first run where item q2 fails
     fake_openai.default = _echo_question(fail_on="number 2")
-    job = annotator_services.job_enqueue(
+    job = job_enqueue(
         kind=gateway.BATCH_JOB_KIND,
         params={"batch": "b1", "items": _items(4), "provider_id": provider.pk},
         project=project,
@@ -116,9 +117,7 @@ def test_rerunning_skips_items_that_already_succeeded(fake_openai, provider, pro
 
     # when the same batch runs again (redelivery, or the jobs page's Retry copying the params)
     fake_openai.default = _echo_question()
-    copy = annotator_services.job_enqueue(
-        kind=gateway.BATCH_JOB_KIND, params=job.params, project=project, total=4
-    )
+    copy = job_enqueue(kind=gateway.BATCH_JOB_KIND, params=job.params, project=project, total=4)
     second = batch_run(job=copy)
 
     # then only the failed item is called again
@@ -150,7 +149,7 @@ def test_bad_items_are_refused_with_numbered_errors_and_no_job(project):
         },
     ]
 
-    with pytest.raises(annotator_services.Invalid) as info:
+    with pytest.raises(Invalid) as info:
         gateway.generation_batch_enqueue(items=items, project=project)
 
     assert info.value.errors == [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotator import roles
+from annotator.platform import roles
 from curation import gateway
 from curation.models import Generation, LLMProvider, PromptTemplate
 from tests.factories import ProjectFactory, UserFactory

@@ -14,7 +14,7 @@ import pytest
 from django.core.files.storage import default_storage
 from PIL import Image as PILImage
 
-from annotator.services import Invalid
+from annotator.platform.errors import Invalid
 from curation import naturalbench as nb
 from curation.models import NaturalBenchVersion, PromptTemplate
 from curation.recipes.naturalbench import export

@@ -8,7 +8,8 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotator.models import Job, Task
+from annotator.models import Task
+from annotator.platform.models import Job
 from annotator.services import annotation_submit, assignment_claim
 from curation.models import QuestionDraft
 from curation.recipes.naturalbench import selectors, services

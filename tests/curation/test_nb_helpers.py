@@ -92,7 +92,7 @@ def make_pipeline(project, corpus, **fields):
 
 
 def annotators(project, n: int = 3):
-    from annotator import roles
+    from annotator.platform import roles
 
     users = [UserFactory(username=f"nb-worker-{k}", role=roles.CROWDWORKER) for k in range(n)]
     project.members.add(*users)

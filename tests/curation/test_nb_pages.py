@@ -9,8 +9,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotator import roles
-from annotator.models import Job
+from annotator.platform import roles
+from annotator.platform.models import Job
 from curation.models import NaturalBenchPipeline
 from curation.recipes.naturalbench import export, services
 from curation.scorers import scorer_tiny

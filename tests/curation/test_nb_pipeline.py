@@ -7,8 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from annotator.models import Job, Task, TaskQueue
-from annotator.services import Invalid, annotation_submit, assignment_claim
+from annotator.models import Task, TaskQueue
+from annotator.platform.errors import Invalid
+from annotator.platform.models import Job
+from annotator.services import annotation_submit, assignment_claim
 from curation import mining
 from curation.embeddings import similarity
 from curation.models import (

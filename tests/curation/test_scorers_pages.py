@@ -5,8 +5,8 @@ from celery import current_app
 from django.test import Client
 from django.urls import reverse
 
-from annotator import roles
-from annotator.models import Job
+from annotator.platform import roles
+from annotator.platform.models import Job
 from curation.embeddings import embed_corpus
 from curation.models import Scorer
 from curation.scorers import scorer_tiny

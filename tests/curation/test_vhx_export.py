@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from annotator.services import Conflict
+from annotator.platform.errors import Conflict
 from curation.models import VHCase, VHNegation
 from curation.recipes.vhexpansion import export, services
 from evaluation import importers

@@ -86,7 +86,7 @@ def case_set(project, curator, media):
 
 
 def reviewers(n: int) -> list:
-    from annotator import roles
+    from annotator.platform import roles
 
     return [UserFactory(role=roles.CROWDWORKER) for _ in range(n)]
 

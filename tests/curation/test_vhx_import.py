@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.services import Invalid
+from annotator.platform.errors import Invalid
 from curation import assets
 from curation.corpus_import import MemorySource
 from curation.models import Image, VHCase, VHCaseSet
@@ -127,7 +127,7 @@ def test_a_file_name_without_an_archive_says_what_to_do(project, curator, media)
 
 def test_images_out_of_reach_are_not_found(project, curator, media):
     # given an image another project's curator uploaded
-    from annotator import roles
+    from annotator.platform import roles
     from tests.factories import UserFactory
 
     stranger = UserFactory(role=roles.CURATOR)

@@ -10,7 +10,8 @@ import zipfile
 
 import pytest
 
-from annotator.models import Job, Task
+from annotator.models import Task
+from annotator.platform.models import Job
 from curation.models import Generation, LLMProvider, VHCase, VHNegation
 from curation.recipes.vhexpansion import export, selectors, services
 from tests.curation import test_vhx_helpers as helpers

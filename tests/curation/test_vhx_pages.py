@@ -12,8 +12,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotator import roles
-from annotator.models import Job
+from annotator.platform import roles
+from annotator.platform.models import Job
 from curation.models import VHCaseSet, VHNegation, VHVariant
 from curation.recipes.vhexpansion import services
 from evaluation.models import BenchmarkVersion

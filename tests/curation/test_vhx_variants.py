@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from annotator.models import Job
-from annotator.services import Invalid
+from annotator.platform.errors import Invalid
+from annotator.platform.models import Job
 from curation import assets, perturb
 from curation.models import Image, VHVariant
 from curation.recipes.vhexpansion import services

@@ -10,6 +10,7 @@ import pytest
 
 from annotator import services as annotator_services
 from annotator.models import Task
+from annotator.platform.errors import Invalid
 from curation.models import (
     Image,
     VisitImage,
@@ -115,7 +116,7 @@ def test_instruction_without_licence_or_source_is_refused_and_nothing_kept(
     claim = annotator_services.assignment_claim(queue=queue, annotator=crowdworker)
     images_before = Image.objects.count()
     # when the answer lacks the licence or the source
-    with pytest.raises(annotator_services.Invalid) as exc:
+    with pytest.raises(Invalid) as exc:
         annotator_services.annotation_submit(
             task_id=claim.assignment.task_id,
             annotator=crowdworker,
@@ -333,7 +334,7 @@ def test_an_image_url_of_another_upload_is_refused(pipeline, curator, crowdworke
         pk=claim.assignment.task_id
     )[0]
     # when the answer points at a file stored for the other task
-    with pytest.raises(annotator_services.Invalid) as exc:
+    with pytest.raises(Invalid) as exc:
         annotator_services.annotation_submit(
             task_id=claim.assignment.task_id,
             annotator=crowdworker,

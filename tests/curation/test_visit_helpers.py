@@ -16,8 +16,8 @@ from django.core.files.storage import default_storage
 from django.urls import include, path
 from PIL import Image as PILImage
 
-from annotator import roles
 from annotator import services as annotator_services
+from annotator.platform import roles
 from blindspot.urls import urlpatterns as project_urls
 from curation.models import LLMProvider
 from curation.recipes.visit import services

@@ -16,7 +16,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotator import roles
+from annotator.platform import roles
 from curation.models import VisitSubmission
 from curation.recipes.visit import sampling, services
 from evaluation import runners

@@ -13,8 +13,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotator import roles
-from annotator.models import Job, Task
+from annotator.models import Task
+from annotator.platform import roles
+from annotator.platform.models import Job
 from curation.models import VisitFamily, VisitImage, VisitInstance, VisitPipeline
 from curation.recipes.visit import export, services
 from tests.curation.test_visit_helpers import (

@@ -11,7 +11,7 @@ import zipfile
 import pytest
 from PIL import Image as PILImage
 
-from annotator.services import Invalid
+from annotator.platform.errors import Invalid
 from curation import gateway
 from curation.recipes.vlind import export, prompts, services
 from evaluation import importers

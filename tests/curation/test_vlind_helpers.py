@@ -13,8 +13,8 @@ import pytest
 from django.urls import include, path
 from PIL import Image as PILImage
 
-from annotator import roles
 from annotator import services as annotator_services
+from annotator.platform import roles
 from blindspot.urls import urlpatterns as project_urls
 from curation import gateway
 from curation.models import VLindImage, VLindTriple

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from annotator.models import Task
-from annotator.services import Invalid
+from annotator.platform.errors import Invalid
 from curation.models import Generation, Image, LLMProvider, VLindImage
 from curation.recipes.vlind import export, selectors, services
 from tests.curation import test_vlind_helpers as helpers

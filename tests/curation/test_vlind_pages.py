@@ -12,8 +12,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotator import roles
-from annotator.models import Job, Task
+from annotator.models import Task
+from annotator.platform import roles
+from annotator.platform.models import Job
 from curation.models import Image, VLindBench, VLindConcept, VLindImage, VLindTriple
 from curation.recipes.vlind import demo, export, selectors, services
 from evaluation.models import BenchmarkVersion

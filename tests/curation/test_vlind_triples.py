@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Task
-from annotator.services import Invalid
+from annotator.platform.errors import Invalid
 from curation.models import Generation, LLMProvider, VLindTriple
 from curation.recipes.vlind import concepts, prompts, services
 from tests.curation import test_vlind_helpers as helpers

@@ -3,7 +3,7 @@ are members of it (everything in evaluation is reached through a project)."""
 
 from __future__ import annotations
 
-from annotator.models import Project
+from annotator.platform.models import Project
 from tests.factories import UserFactory
 
 

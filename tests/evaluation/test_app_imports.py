@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from annotator.services import Conflict, Invalid
+from annotator.platform.errors import Conflict, Invalid
 from evaluation import demo, importers, services
 from evaluation.importers import ItemRow
 from evaluation.models import BenchmarkItem, BenchmarkVersion, MetricResult, ModelRun, Prediction

@@ -7,8 +7,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotator import roles
-from annotator.models import Job
+from annotator.platform import roles
+from annotator.platform.models import Job
 from evaluation import demo, importers, services
 from evaluation.models import BenchmarkVersion, MetricResult, ModelRun
 from tests.evaluation.helpers import eval_project, member

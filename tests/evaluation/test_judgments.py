@@ -18,7 +18,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from annotator.services import Conflict, Invalid
+from annotator.platform.errors import Conflict, Invalid
 from evaluation import demo, importers, services
 from evaluation.metrics import textmetrics
 from evaluation.models import JudgmentSet, PairJudgment

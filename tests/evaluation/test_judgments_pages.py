@@ -11,8 +11,8 @@ from django.core.management import call_command
 from django.urls import reverse
 from scipy import stats
 
-from annotator import roles
-from annotator.models import Job
+from annotator.platform import roles
+from annotator.platform.models import Job
 from evaluation import demo, importers, services
 from evaluation.models import JudgmentSet, PairJudgment
 from tests.evaluation.helpers import eval_project, member

@@ -19,8 +19,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
 
-from annotator import roles
-from annotator.models import Job, Project
+from annotator.platform import roles
+from annotator.platform.models import Job, Project
 from curation.gateway.providers import provider_offline
 from curation.models import LLMProvider
 from evaluation import demo, importers, services

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image as PILImage
 
-from annotator.models import Job
-from annotator.services import Conflict, Invalid
+from annotator.platform.errors import Conflict, Invalid
+from annotator.platform.models import Job
 from curation.assets import image_data_url, image_ingest
 from curation.gateway.offline import rule_for
 from curation.models import Generation, LLMProvider

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from annotator.models import Job
-from annotator.services import Conflict, Invalid
+from annotator.platform.errors import Conflict, Invalid
+from annotator.platform.models import Job
 from curation.gateway.providers import provider_offline
 from curation.models import Generation, LLMProvider
 from evaluation import importers, jobs, prompts, runners, services

@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotator import roles
-from annotator.models import Job
+from annotator.platform import roles
+from annotator.platform.models import Job
 from curation.gateway.providers import provider_offline
 from curation.models import LLMProvider
 from evaluation import prompts, runners

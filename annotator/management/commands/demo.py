@@ -16,10 +16,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
-from annotator import roles, services
+from annotator import services
 from annotator.demo import content, images
 from annotator.jobs import import_tasks
-from annotator.models import Job, Project, TaskQueue
+from annotator.models import TaskQueue
+from annotator.platform import roles
+from annotator.platform.models import Job, Project
 
 # (username, role, password). The passwords are published: the command refuses to run with
 # DEBUG off unless told that this is not a production database.

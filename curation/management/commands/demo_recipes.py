@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.demo import content
-from annotator.models import Project
+from annotator.platform.models import Project
 
 
 def recipe_demos() -> list[tuple[str, object]]:

@@ -15,8 +15,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
 
-from annotator.models import Project
-from annotator.services import Invalid
+from annotator.platform.errors import Invalid
+from annotator.platform.models import Project
 from curation import corpus_import
 
 

@@ -10,7 +10,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.models import Project
+from annotator.platform.models import Project
 from curation import gateway
 from curation.models import LLMProvider
 

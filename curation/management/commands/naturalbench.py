@@ -15,8 +15,8 @@ import json
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.models import Job, Project
-from annotator.services import Invalid
+from annotator.platform.errors import Invalid
+from annotator.platform.models import Job, Project
 from curation.models import NaturalBenchPipeline
 from curation.recipes.naturalbench import selectors, services
 

@@ -13,8 +13,9 @@ import re
 
 from django.contrib.auth import get_user_model
 
-from annotator import roles
-from annotator.models import Project, Task, TaskQueue
+from annotator.models import Task, TaskQueue
+from annotator.platform import roles
+from annotator.platform.models import Project
 from annotator.services import annotation_submit, assignment_claim, assignment_skip
 
 from ...demo_corpus import demo_corpus

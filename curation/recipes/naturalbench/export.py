@@ -40,8 +40,9 @@ from django.db.models import Count, Q
 from annotator.agreement import agreement_summary, canonical_label
 from annotator.kinds import get_kind
 from annotator.models import Annotation
+from annotator.platform.errors import Invalid, ServiceError
+from annotator.platform.jobs import job_progress
 from annotator.quality import label_of
-from annotator.services import Invalid, ServiceError, job_progress
 from curation import naturalbench as nb
 
 from ...models import (

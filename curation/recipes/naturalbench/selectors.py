@@ -6,9 +6,10 @@ from __future__ import annotations
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 from django.http import Http404
 
-from annotator import roles
-from annotator.models import Job, Task
-from annotator.selectors import projects_for
+from annotator.models import Task
+from annotator.platform import roles
+from annotator.platform.models import Job
+from annotator.platform.scoping import projects_for
 
 from ...models import (
     Caption,

@@ -34,9 +34,11 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotator import services as annotator_services
-from annotator.files import media_url
-from annotator.models import Job, Project, Task, TaskQueue
-from annotator.services import Invalid, job_enqueue, job_progress
+from annotator.models import Task, TaskQueue
+from annotator.platform.errors import Invalid
+from annotator.platform.files import media_url
+from annotator.platform.jobs import job_enqueue, job_progress
+from annotator.platform.models import Job, Project
 from curation import gateway, mining
 from curation import naturalbench as nb
 

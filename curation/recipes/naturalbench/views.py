@@ -23,10 +23,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
-from annotator import roles
-from annotator.files import DOWNLOAD_ROLES, downloadable_or_404, file_response
-from annotator.selectors import curated_project_or_404
-from annotator.services import Invalid
+from annotator.platform import roles
+from annotator.platform.errors import Invalid
+from annotator.platform.files import DOWNLOAD_ROLES, downloadable_or_404, file_response
+from annotator.platform.scoping import curated_project_or_404
+from annotator.platform.views import error_context, grouped_by_project, start_job, state_chips
 
 from ...models import (
     ConfoundingPair,
@@ -37,7 +38,6 @@ from ...models import (
     PairQuestionSet,
     Scorer,
 )
-from ...views.common import error_context, grouped_by_project, start_job, state_chips
 from . import prompts, selectors, services, skills
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check

@@ -3,7 +3,7 @@ offline drafter (labelled as such) and waiting in the review queue; perturbed va
 
 from __future__ import annotations
 
-from annotator.models import Project
+from annotator.platform.models import Project
 from curation.models import VHCaseSet
 from curation.models.naturalbench import NaturalBenchVersion
 

@@ -29,8 +29,9 @@ from typing import IO
 
 from django.db.models import QuerySet
 
-from annotator.models import Job
-from annotator.services import Invalid, job_enqueue
+from annotator.platform.errors import Invalid
+from annotator.platform.jobs import job_enqueue
+from annotator.platform.models import Job
 
 from ...export_files import Progress, export_store, progress_for
 from ...models import Image

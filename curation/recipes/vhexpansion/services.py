@@ -27,12 +27,14 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from annotator import edge, roles
 from annotator import services as annotator_services
-from annotator.files import media_url
-from annotator.models import Job, Project, Task, TaskQueue
-from annotator.selectors import projects_for
-from annotator.services import Invalid, job_enqueue, job_progress
+from annotator.models import Task, TaskQueue
+from annotator.platform import edge, roles
+from annotator.platform.errors import Invalid
+from annotator.platform.files import media_url
+from annotator.platform.jobs import job_enqueue, job_progress
+from annotator.platform.models import Job, Project
+from annotator.platform.scoping import projects_for
 
 from ... import assets, corpus_import, gateway
 from ...models import Generation, Image, LLMProvider, Scorer

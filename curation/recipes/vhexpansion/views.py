@@ -22,31 +22,27 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotator import roles
-from annotator.files import DOWNLOAD_ROLES, downloadable_or_404
-from annotator.models import Job
-from annotator.selectors import curated_project_or_404, projects_for
-from annotator.services import Invalid
-
-from ... import gateway
-from ...models import Scorer
-from ...models.vhexpansion import VHCase, VHCaseSet
-from ...views.common import (
-    PublishForm,
+from annotator.platform import roles
+from annotator.platform.errors import Invalid
+from annotator.platform.files import DOWNLOAD_ROLES, downloadable_or_404
+from annotator.platform.models import Job
+from annotator.platform.scoping import curated_project_or_404, projects_for
+from annotator.platform.views import (
     error_context,
-    export_card,
-    export_cards,
     first_error,
     funnel_context,
     grouped_by_project,
     job_cards,
-    newest_export,
     perform,
-    publish_version,
-    serve_export,
     start_job,
     state_chips,
 )
+
+from ... import gateway
+from ...export_files import export_card, export_cards, newest_export, serve_export
+from ...models import Scorer
+from ...models.vhexpansion import VHCase, VHCaseSet
+from ...views.publishing import PublishForm, publish_version
 from . import export, selectors, services
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check

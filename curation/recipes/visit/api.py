@@ -11,10 +11,9 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from annotator.api import ApiView
-from annotator.edge import FormParser, JSONParser, MultiPartParser
-from annotator.roles import CURATOR, RESEARCHER
-from annotator.serializers import ErrorOut
+from annotator.platform.api import ApiView, ErrorOut
+from annotator.platform.edge import FormParser, JSONParser, MultiPartParser
+from annotator.platform.roles import CURATOR, RESEARCHER
 
 from ...models.visit import VisitSubmission
 from . import selectors, services

@@ -18,11 +18,12 @@ from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
-from annotator import roles
 from annotator.demo import images as demo_images
 from annotator.demo.visit_bench import ROWS
-from annotator.files import media_url
-from annotator.models import Project, TaskQueue
+from annotator.models import TaskQueue
+from annotator.platform import roles
+from annotator.platform.files import media_url
+from annotator.platform.models import Project
 from annotator.services import annotation_submit, assignment_claim, assignment_skip
 
 from ...gateway import provider_offline

@@ -10,8 +10,10 @@ import io
 import json
 from typing import IO
 
-from annotator.models import Annotation, Job
-from annotator.services import Invalid, job_enqueue
+from annotator.models import Annotation
+from annotator.platform.errors import Invalid
+from annotator.platform.jobs import job_enqueue
+from annotator.platform.models import Job
 
 from ...export_files import Progress, export_store, progress_for
 from ...models.visit import VisitPair, VisitPipeline

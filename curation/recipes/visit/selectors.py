@@ -10,9 +10,10 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
 from django.utils.translation import gettext as _
 
-from annotator import roles
-from annotator.models import Annotation, Job
-from annotator.selectors import projects_for
+from annotator.models import Annotation
+from annotator.platform import roles
+from annotator.platform.models import Job
+from annotator.platform.scoping import projects_for
 
 from ...models.visit import (
     VisitFamily,

@@ -34,11 +34,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotator import edge
 from annotator import services as annotator_services
-from annotator.files import media_url
-from annotator.models import Annotation, Job, Project, Task, TaskQueue
-from annotator.services import Conflict, Invalid, job_enqueue, job_progress
+from annotator.models import Annotation, Task, TaskQueue
+from annotator.platform import edge
+from annotator.platform.errors import Conflict, Invalid
+from annotator.platform.files import media_url
+from annotator.platform.jobs import job_enqueue, job_progress
+from annotator.platform.models import Job, Project
 
 from ... import assets, corpus_import, gateway
 from ...models import Generation, Image, LLMProvider

@@ -23,32 +23,29 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotator import roles
-from annotator.files import DOWNLOAD_ROLES, downloadable_or_404
-from annotator.models import Job
-from annotator.selectors import curated_project_or_404
-from annotator.services import ServiceError
-
-from ...models import LLMProvider
-from ...models.visit import VisitInstance, VisitPipeline
-from ...views.common import PublishForm as LabelForm
-from ...views.common import (
+from annotator.platform import roles
+from annotator.platform.errors import ServiceError
+from annotator.platform.files import DOWNLOAD_ROLES, downloadable_or_404
+from annotator.platform.models import Job
+from annotator.platform.scoping import curated_project_or_404
+from annotator.platform.views import (
     error_context,
-    export_card,
-    export_cards,
     first_error,
     form_page,
     funnel_context,
     grouped_by_project,
     job_cards,
-    newest_export,
     perform,
-    publish_version,
     refuse,
-    serve_export,
     start_job,
     state_chips,
 )
+
+from ...export_files import export_card, export_cards, newest_export, serve_export
+from ...models import LLMProvider
+from ...models.visit import VisitInstance, VisitPipeline
+from ...views.publishing import PublishForm as LabelForm
+from ...views.publishing import publish_version
 from . import export, prompts, selectors, services
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check

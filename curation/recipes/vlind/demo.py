@@ -16,9 +16,9 @@ from collections.abc import Callable
 
 from django.contrib.auth import get_user_model
 
-from annotator import roles
 from annotator import services as annotator_services
-from annotator.models import Project
+from annotator.platform import roles
+from annotator.platform.models import Project
 
 from ... import assets, gateway
 from ...models.vlind import VLindBench, VLindImage, VLindTriple

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from annotator.jobs import JOB_OPTIONS, run_job
-from annotator.models import Job
+from annotator.platform.models import Job
+from annotator.platform.worker import JOB_OPTIONS, run_job
 
 from . import services
 

@@ -8,9 +8,9 @@ from collections import Counter, defaultdict
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
 
-from annotator import roles
-from annotator.models import Job
-from annotator.selectors import projects_for
+from annotator.platform import roles
+from annotator.platform.models import Job
+from annotator.platform.scoping import projects_for
 
 from ...models.vlind import VLindBench, VLindImage, VLindTriple
 from . import export, services

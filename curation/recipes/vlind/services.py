@@ -23,9 +23,11 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotator import services as annotator_services
-from annotator.files import media_url
-from annotator.models import Project, Task, TaskQueue
-from annotator.services import Invalid, job_enqueue, job_progress
+from annotator.models import Task, TaskQueue
+from annotator.platform.errors import Invalid
+from annotator.platform.files import media_url
+from annotator.platform.jobs import job_enqueue, job_progress
+from annotator.platform.models import Project
 
 from ... import assets, gateway
 from ...models import Generation, Image, LLMProvider

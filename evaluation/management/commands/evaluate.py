@@ -36,8 +36,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.http import Http404
 
-from annotator.models import Job, Project
-from annotator.services import ServiceError
+from annotator.platform.errors import ServiceError
+from annotator.platform.models import Job, Project
 from evaluation import compute, demo, importers, jobs, pairwise, runners, selectors, services
 from evaluation.models import BenchmarkVersion, Family, ModelRun
 from evaluation.selectors import EVALUATE, READ

@@ -1,15 +1,13 @@
-"""What the recipe pages (``curation/recipes/*/views.py``) and the evaluation pages share: a
-form page, a button that runs a service or starts a job (refusal: back with the reason, nothing
-changed), publishing a version, the list of a user's projects with their pipelines, the
-latest-job cards and the "a job is running" flag the funnel fragment polls on, state chips.
+"""What every app's pages share: a form page, a button that runs a service or starts a job
+(refusal: back with the reason, nothing changed), the list of a user's projects with their
+items, the latest-job cards and the "a job is running" flag a polled fragment reads, state chips.
 
-Only edge code lives here (forms, messages, redirects); the work is in each recipe's services.
+Only edge code lives here (forms, messages, redirects); the work is in each app's services.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from functools import partial
 from typing import Any
 
 from django import forms
@@ -19,14 +17,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
-from annotator.files import file_response
-from annotator.models import Job
-from annotator.selectors import projects_for
-from annotator.services import ServiceError
-
-from ..export_files import export_deleted, export_file_problem
+from .errors import ServiceError
+from .models import Job
+from .scoping import projects_for
 
 
 def error_context(exc: ServiceError) -> dict:
@@ -130,30 +124,6 @@ def start_job(
     )
 
 
-class PublishForm(forms.Form):
-    label = forms.CharField(max_length=60, label=gettext_lazy("Version label"), initial="v1")
-
-
-def publish_version(
-    request: HttpRequest,
-    publish: Callable[..., Any],
-    *,
-    back: str,
-    done: Callable[[Any], str],
-    then: str | None = None,
-    form_class: type[PublishForm] = PublishForm,
-    refuse: Callable[[HttpRequest, ServiceError], None] = refuse,
-) -> HttpResponse:
-    """The "publish a version" button: the form's fields (the label, at most 60 characters)
-    are ``publish``'s arguments, then as ``perform``."""
-    form = form_class(request.POST)
-    if not form.is_valid():
-        messages.error(request, _("Give the version a label (at most 60 characters)."))
-        return redirect(back)
-    call = partial(publish, **form.cleaned_data, created_by=request.user)
-    return perform(request, call, back=back, done=done, then=then, refuse=refuse)
-
-
 def job_cards(latest: Mapping[str, Job], labels: Mapping[str, str]) -> list[tuple[str, Job]]:
     """(label, job) for the newest job of each kind, in the order of ``labels``."""
     return [(label, latest[kind]) for kind, label in labels.items() if kind in latest]
@@ -175,65 +145,3 @@ def funnel_context(funnel: dict, latest_jobs: Mapping[str, Job], bar: str = "") 
 def state_chips(counts: Mapping[str, int], choices: Iterable[tuple[str, str]]) -> list[dict]:
     """The filter chips of a list page: each state with its label and count."""
     return [{"value": v, "label": label, "n": counts.get(v, 0)} for v, label in choices]
-
-
-# --------------------------------------------------------------------------------------------
-# export files written by jobs (curation/export_files.py)
-# --------------------------------------------------------------------------------------------
-def export_cards(
-    jobs: Iterable[Job],
-    *,
-    label: Callable[[Job], str],
-    card_url: Callable[[Job], str],
-    file_url: Callable[[Job], str],
-) -> list[tuple[str, Job]]:
-    """(label, job) for export jobs in the job grid: the card polls ``card_url`` while the job
-    runs (so the download link appears when it ends) and links ``file_url`` once it succeeded,
-    unless a newer export replaced it and its file was removed (the card then says so)."""
-    cards = []
-    for job in jobs:
-        job.card_url = card_url(job)
-        succeeded = job.status == Job.Status.SUCCEEDED
-        job.file_deleted = succeeded and export_deleted(job)
-        job.download_url = file_url(job) if succeeded and not job.file_deleted else ""
-        cards.append((label(job), job))
-    return cards
-
-
-def export_card(request: HttpRequest, label: str, job: Job) -> HttpResponse:
-    """The polled fragment of one export card (the job grid's entry alone)."""
-    return render(request, "curation/_job_grid.html", {"jobs": [(label, job)], "entry_only": True})
-
-
-def serve_export(request: HttpRequest, job: Job | None, *, back: str) -> HttpResponse:
-    """The stored file of a finished export job, or a 404 page that says why not (not
-    finished, failed, not this object's, file gone)."""
-    problem = export_file_problem(job)
-    if problem:
-        return render(
-            request, "curation/export_missing.html", {"problem": problem, "back": back}, status=404
-        )
-    result = job.result
-    return file_response(
-        request,
-        result["path"],
-        filename=result["filename"],
-        content_type=result.get("content_type") or "application/octet-stream",
-    )
-
-
-def newest_export(
-    request: HttpRequest, job: Job | None, *, page: str, what: str = ""
-) -> HttpResponse:
-    """A GET on an export's old address: the newest finished export of that format, or back to
-    the page with "start an export" when there is none yet."""
-    if job is None:
-        messages.info(
-            request,
-            _("No finished %(what)s export yet: start an export, then download it from its card.")
-            % {"what": what}
-            if what
-            else _("No finished export yet: start an export, then download it from its card."),
-        )
-        return redirect(page)
-    return serve_export(request, job, back=page)

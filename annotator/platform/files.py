@@ -24,8 +24,8 @@ from __future__ import annotations
 import mimetypes
 import os
 import posixpath
-import re
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import quote
 
 from django.conf import settings
@@ -49,8 +49,7 @@ from storages.utils import clean_name
 
 from . import roles
 from .auth import TokenAuthentication
-from .models import TaskQueue
-from .selectors import projects_for
+from .scoping import projects_for
 
 X_ACCEL = "x-accel"
 X_SENDFILE = "x-sendfile"
@@ -175,24 +174,26 @@ def _anyone_signed_in(user, parts: list[str]) -> bool:
     return True
 
 
-_ANSWER_UPLOAD = re.compile(r"[1-9][0-9]{0,17}")
-
-
-def _member_of_the_queues_project(user, parts: list[str]) -> bool:
-    """``uploads/<queue id>/<task id>/<file>``: an image a crowdworker attached to an answer,
-    for the members of the queue's project (reviewers, curators, researchers) and admins."""
-    if len(parts) != 4 or not _ANSWER_UPLOAD.fullmatch(parts[1]):
-        return False
-    return TaskQueue.objects.filter(pk=int(parts[1]), project__in=projects_for(user)).exists()
-
-
 # The media prefixes served by /media/, with who may read them. Anything not listed answers 404.
-MEDIA_READERS: dict[str, Callable[..., bool]] = {
+# An app adds its own prefix with :func:`media_reader` (the annotation engine: ``uploads``).
+MEDIA_READERS: dict[str, Callable[[Any, list[str]], bool]] = {
     "images": _anyone_signed_in,  # content-addressed: images/ab/<sha256>.<ext>
     "thumbs": _anyone_signed_in,  # content-addressed: thumbs/ab/<sha256>.webp
     "demo": _anyone_signed_in,  # the demo's generated drawings
-    "uploads": _member_of_the_queues_project,
 }
+
+
+def media_reader(prefix: str) -> Callable[[Callable[[Any, list[str]], bool]], Callable]:
+    """Register ``reader(user, parts) -> bool`` as who may read ``/media/<prefix>/…``; a
+    second reader for one prefix is an error."""
+
+    def register(reader: Callable[[Any, list[str]], bool]) -> Callable[[Any, list[str]], bool]:
+        if MEDIA_READERS.get(prefix, reader) is not reader:
+            raise ValueError(f"The media prefix {prefix!r} has a reader already.")
+        MEDIA_READERS[prefix] = reader
+        return reader
+
+    return register
 
 
 def media_name(path: str) -> list[str] | None:

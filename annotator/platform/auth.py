@@ -4,7 +4,7 @@ DRF's ``TokenAuthentication`` reads token and user through the ORM, then the rol
 the user's groups with a second query: together about half the CPU of an annotator's ``next``.
 Here one hand-written statement returns the user and their group names (one row per group), so
 roles are as fresh as the token itself: nothing is cached across requests. Exchanging a password
-for the token, and throttling that, is ``annotator.login``.
+for the token, and throttling that, is ``annotator.platform.login``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,276 @@
+"""The job worker: every Celery job runs through ``run_job``: thin, id-taking, idempotent,
+retried with backoff.
+
+Every job that a person starts has a ``Job`` row; ``run_job`` moves it through its states so the
+jobs page can show live progress and errors.
+
+Lost workers. A worker killed as a whole (``kill -9``, an out-of-memory kill, a lost machine)
+acknowledges nothing and marks nothing: its jobs would stay "Running" until the broker hands
+their messages out again (on Redis, after the visibility timeout). So ``run_job`` beats on the
+Job row while the work runs (``heartbeat_at``, from a thread: work can go a long time without a
+progress update), and the beat task ``sweep_lost_jobs`` takes the jobs that fell silent: a kind
+declared ``rerun_safe=True`` (``@shared_task(..., rerun_safe=True, **JOB_OPTIONS)``: running it
+again never writes anything twice) is sent again while attempts remain; any other fails with
+"The worker stopped", and the jobs page offers a retry. One run at a time: each message carries
+the Job's ``attempt_token`` as its Celery id, and a delivery with another id (an old message
+coming back), or one for a job whose worker still beats (a second copy), is dropped under the
+row lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from celery import shared_task
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, connections, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from .errors import Invalid
+from .jobs import job_send, job_task
+from .models import Job
+
+log = logging.getLogger(__name__)
+TRANSIENT = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
+JOB_OPTIONS: dict[str, Any] = {
+    "bind": True,
+    "acks_late": True,
+    "autoretry_for": TRANSIENT,
+    "retry_backoff": True,
+    "retry_backoff_max": 300,
+    "retry_jitter": True,
+    "max_retries": 5,
+}
+WORKER_STOPPED = "The worker stopped"
+
+
+def run_job(celery_task, job_id: int, work: Callable[[Job], Any]) -> None:
+    """Run ``work`` for a Job row once: finished jobs, stale deliveries and second copies of a
+    running job are left alone (idempotent redelivery)."""
+    token = _claim(celery_task, job_id)
+    if token is None:
+        return
+    job = Job.objects.get(pk=job_id)
+    # Only this run's writes land: a run the sweeper gave up on cannot overwrite its successor.
+    mine = Job.objects.filter(pk=job_id, attempt_token=token)
+    heartbeat = _Heartbeat(job_id, token)
+    heartbeat.start()
+    try:
+        try:
+            result = work(job)
+        finally:
+            heartbeat.stop()
+    except TRANSIENT as exc:
+        retries = getattr(celery_task.request, "retries", 0)
+        if retries >= JOB_OPTIONS["max_retries"]:
+            _fail(mine, f"Gave up after {retries + 1} attempts: {exc}")
+            return
+        # Queued for a retry held by this worker: the sweeper allows for the retry countdown.
+        mine.update(
+            status=Job.Status.QUEUED,
+            message=f"Temporary failure, retrying: {exc}",
+            heartbeat_at=timezone.now(),
+        )
+        raise
+    except Invalid as exc:
+        detail = "\n".join(f"line {e['line']}: {e['error']}" for e in exc.errors[:50])
+        _fail(mine, f"{exc.message}\n{detail}".strip())
+        return
+    except Exception as exc:  # noqa: BLE001 - a job records every failure for the jobs page
+        log.exception("job %s failed", job_id)
+        _fail(mine, f"{type(exc).__name__}: {exc}")
+        return
+    mine.update(
+        status=Job.Status.SUCCEEDED, finished_at=timezone.now(), result=result, heartbeat_at=None
+    )
+
+
+def _fail(jobs, error: str) -> None:
+    jobs.update(
+        status=Job.Status.FAILED, finished_at=timezone.now(), error=error, heartbeat_at=None
+    )
+
+
+def commit_once(job_id: int, write: Callable[[], dict]) -> dict:
+    """Run ``write`` and store its result on the Job in the same transaction, unless an earlier
+    run of this job already did: then return what it stored. A re-run of a job whose worker
+    died after the commit (before "succeeded" was written) writes nothing twice."""
+    with transaction.atomic():
+        stored = Job.objects.select_for_update().values_list("result", flat=True).get(pk=job_id)
+        if stored is not None:
+            return stored
+        result = write()
+        Job.objects.filter(pk=job_id).update(result=result)
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Heartbeats, stale deliveries and the sweeper
+# --------------------------------------------------------------------------------------------
+def _worker_name() -> str:
+    return f"{socket.gethostname()} {os.getpid()}"
+
+
+def _holder_alive(job: Job, now: datetime) -> bool:
+    """Whether the worker recorded on a running job may still be running it: it beat recently
+    and, when it ran on this machine, its process still exists (a pool child killed a moment
+    ago has a fresh heartbeat but no process)."""
+    lost_after = timedelta(seconds=settings.BLINDSPOT_JOB_LOST_AFTER_S)
+    if job.heartbeat_at is None or job.heartbeat_at < now - lost_after:
+        return False
+    host, _sep, pid = job.worker.rpartition(" ")
+    if host == socket.gethostname() and pid.isdigit() and int(pid) != os.getpid():
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # exists, owned by someone else
+            pass
+    return True
+
+
+def _may_run_again(job: Job, rerun_safe: bool) -> bool:
+    return rerun_safe and job.attempts < settings.BLINDSPOT_JOB_MAX_ATTEMPTS
+
+
+def _claim(celery_task, job_id: int) -> str | None:
+    """Take the Job row for this delivery and return its attempt token, or None when the job
+    must not run here: finished, superseded (a stale delivery) or running elsewhere."""
+    request = celery_task.request
+    delivery = request.id or ""
+    # Only broker deliveries can be stale; an in-process ``apply`` (CLI, demo, eager mode) or a
+    # direct call is a deliberate run of the job as it is.
+    from_broker = bool(delivery) and not request.is_eager
+    now = timezone.now()
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or job.is_finished:
+            return None
+        if from_broker and job.attempt_token and delivery != job.attempt_token:
+            log.warning("job %s: dropped a stale delivery %s", job_id, delivery)
+            return None
+        if job.status == Job.Status.RUNNING:
+            if _holder_alive(job, now):
+                log.warning("job %s: dropped a second delivery; it runs on %s", job_id, job.worker)
+                return None
+            if not _may_run_again(job, getattr(celery_task, "rerun_safe", False)):
+                _fail_lost(job, now)
+                return None
+            log.warning("job %s: its worker %s stopped; running it again here", job_id, job.worker)
+        token = job.attempt_token or delivery or str(uuid.uuid4())
+        Job.objects.filter(pk=job_id).update(
+            status=Job.Status.RUNNING,
+            started_at=now,
+            attempts=F("attempts") + 1,
+            error="",
+            attempt_token=token,
+            worker=_worker_name()[:200],
+            heartbeat_at=now,
+        )
+    return token
+
+
+class _Heartbeat(threading.Thread):
+    """Refreshes ``heartbeat_at`` every BLINDSPOT_JOB_HEARTBEAT_S seconds while a run holds the
+    job; stops when the run ends or loses the job (finished, failed or given to another run)."""
+
+    def __init__(self, job_id: int, token: str) -> None:
+        super().__init__(name=f"job-{job_id}-heartbeat", daemon=True)
+        self.job_id, self.token = job_id, token
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.stopped.wait(settings.BLINDSPOT_JOB_HEARTBEAT_S):
+                try:
+                    held = Job.objects.filter(
+                        pk=self.job_id, attempt_token=self.token, status=Job.Status.RUNNING
+                    ).update(heartbeat_at=timezone.now())
+                except Exception:  # noqa: BLE001 - a missed beat is retried at the next one
+                    log.warning("job %s: heartbeat failed", self.job_id, exc_info=True)
+                    continue
+                if not held:
+                    return
+        finally:
+            connections.close_all()  # this thread's own connection
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.join(timeout=30)
+
+
+def _fail_lost(job: Job, now: datetime) -> None:
+    """Fail a job whose worker stopped (the row is locked by the caller)."""
+    since = job.heartbeat_at or job.started_at or now
+    why = (
+        f"It was not run again after {job.attempts} attempts."
+        if job.attempts >= settings.BLINDSPOT_JOB_MAX_ATTEMPTS
+        else "This kind of job is not run again automatically."
+    )
+    error = (
+        f"{WORKER_STOPPED}: no sign of life from {job.worker or 'its worker'} since "
+        f"{since:%Y-%m-%d %H:%M:%S} UTC. {why} Retry it to run it again."
+    )
+    _fail(Job.objects.filter(pk=job.pk), error)
+
+
+def _rerun_safe(kind: str) -> bool:
+    return bool(getattr(job_task(kind), "rerun_safe", False))
+
+
+def jobs_sweep_lost(*, now: datetime | None = None, limit: int = 500) -> dict[str, int]:
+    """Re-run or fail the jobs whose worker fell silent for BLINDSPOT_JOB_LOST_AFTER_S: running
+    ones, and queued ones waiting for a retry that never came (the countdown allowed for)."""
+    now = now or timezone.now()
+    lost_after = timedelta(seconds=settings.BLINDSPOT_JOB_LOST_AFTER_S)
+    countdown = timedelta(seconds=JOB_OPTIONS["retry_backoff_max"])
+    silent = Q(status=Job.Status.RUNNING) & (
+        Q(heartbeat_at__lt=now - lost_after)
+        | Q(heartbeat_at=None, started_at__lt=now - lost_after)  # rows older than heartbeats
+    ) | Q(
+        status=Job.Status.QUEUED,
+        started_at__isnull=False,
+        heartbeat_at__lt=now - lost_after - countdown,
+    )
+    counts = {"rerun": 0, "failed": 0}
+    for job_id in Job.objects.filter(silent).order_by("pk").values_list("pk", flat=True)[:limit]:
+        with transaction.atomic():
+            # Re-checked under the lock; a row held by a running write is not lost.
+            job = Job.objects.select_for_update(skip_locked=True).filter(silent, pk=job_id).first()
+            if job is None:
+                continue
+            if _may_run_again(job, _rerun_safe(job.kind)):
+                _send_again(job)
+                counts["rerun"] += 1
+            else:
+                _fail_lost(job, now)
+                counts["failed"] += 1
+    return counts
+
+
+def _send_again(job: Job) -> None:
+    """Queue a lost job again under a new attempt token: the old message is stale from now on."""
+    job.attempt_token = str(uuid.uuid4())
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.QUEUED,
+        attempt_token=job.attempt_token,
+        heartbeat_at=None,
+        message=f"{WORKER_STOPPED} ({job.worker or '?'}); "
+        f"running it again (attempt {job.attempts + 1} of {settings.BLINDSPOT_JOB_MAX_ATTEMPTS}).",
+    )
+    log.warning("job %s: its worker %s stopped; sent again", job.pk, job.worker)
+    job_send(job=job)
+
+
+@shared_task(name="annotator.sweep_lost_jobs", acks_late=True, ignore_result=True)
+def sweep_lost_jobs() -> dict[str, int]:
+    """Celery beat: recover the jobs whose worker stopped (re-run them or fail them)."""
+    return jobs_sweep_lost()
