@@ -20,7 +20,7 @@ DEMO_ENV := DEBUG=1 CELERY_TASK_ALWAYS_EAGER=1
 help:
 	@echo "make run    - venv, install, migrate, demo data, server on http://$(HOST):$(PORT)/"
 	@echo "make test   - the test suite (PYTEST_ARGS='-k claim' to narrow it)"
-	@echo "make lint   - ruff check, ruff format --check, makemigrations --check"
+	@echo "make lint   - ruff check, ruff format --check, lint-imports, makemigrations --check"
 	@echo "make bench  - claim latency benchmark on PostgreSQL (BENCH_ARGS=--quick)"
 	@echo "make ci     - what CI runs (.ci/run)"
 
@@ -61,6 +61,7 @@ test: venv
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	DEBUG=1 $(BIN)/python manage.py makemigrations --check --dry-run
 
 bench: venv
