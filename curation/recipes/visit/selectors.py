@@ -242,7 +242,8 @@ def leaderboard(pipeline: VisitPipeline) -> dict:
 
 def _fig8_panel(judgment_set, title: str) -> dict | None:
     """One set's per-category win-rate vs the reference: the table and its SVG bar chart."""
-    from evaluation import pairwise, plots
+    from evaluation import plots
+    from evaluation.families.visit import pairwise
 
     if judgment_set is None:
         return None

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from scipy.stats import binomtest
 
-from evaluation import pairwise
+from evaluation.families.visit import pairwise
 from evaluation.metrics import visit
 
 # A rater is flagged when a two-sided exact binomial test rejects "left half the time" at 5%.
