@@ -6,5 +6,8 @@ class EvaluationConfig(AppConfig):
     name = "evaluation"
 
     def ready(self) -> None:
-        # Registers the official evaluation prompts' offline rules in every process.
-        from . import prompts  # noqa: F401
+        # Registers every benchmark family (and with it the official evaluation prompts and
+        # their offline rules) in every process.
+        from . import families
+
+        families.load()

@@ -11,21 +11,14 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 
-class Family(models.TextChoices):
-    NATURALBENCH = "naturalbench", "NaturalBench"
-    NATURALBENCH_RETRIEVAL = "naturalbench_retrieval", "NaturalBench-Retrieval"
-    VHEXPANSION = "vhexpansion", "VHExpansion"
-    VLIND = "vlind", "VLind-Bench"
-    VISIT = "visit", "VisIT-Bench"
-
-
 class Benchmark(models.Model):
     """A benchmark of one project: its versions, runs, predictions, metrics and judgments are
     seen and changed only through that project (``evaluation.selectors``). Deleting the project
     deletes them too (an admin-only act that Django's admin lists before confirming); a benchmark
     never outlives its project, since one without a project would belong to nobody's reach."""
 
-    family = models.CharField(max_length=30, choices=Family.choices)
+    # A registered family's key (evaluation.registry); what it means lives in its declaration.
+    family = models.CharField(max_length=30)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     project = models.ForeignKey(
@@ -58,7 +51,7 @@ class BenchmarkVersion(models.Model):
     frozen = models.BooleanField(default=False)
     published_at = models.DateTimeField(null=True, blank=True)
     item_count = models.PositiveIntegerField(default=0)
-    # Items that count on the leaderboard (e.g. VisIT-Bench's human-verified 529 of 578).
+    # Items that count on the leaderboard (e.g. the human-verified instances of a dataset).
     kept_count = models.PositiveIntegerField(default=0)
     source = models.CharField(max_length=255, blank=True)
     created_by = models.ForeignKey(
@@ -178,7 +171,7 @@ class ModelRun(models.Model):
 class Prediction(models.Model):
     run = models.ForeignKey(ModelRun, on_delete=models.CASCADE, related_name="predictions")
     item = models.ForeignKey(BenchmarkItem, on_delete=models.CASCADE, related_name="predictions")
-    # A string, or a mapping of strings for items asked several prompts (NaturalBench, VLind).
+    # A string, or a mapping of strings for items asked several prompts.
     raw_output = models.JSONField(default=str, blank=True)
     parsed_answer = models.JSONField(null=True, blank=True)
     scores = models.JSONField(null=True, blank=True)
@@ -220,8 +213,9 @@ class MetricResult(models.Model):
 
 
 class JudgmentSet(models.Model):
-    """Pairwise judgments of one VisIT-Bench version by one judge: crowd votes or an LLM judge
-    (both orders, App. F). Ratings, win-rates and agreement are computed into ``results``."""
+    """Pairwise judgments of one version (a family with pairwise judgments) by one judge: crowd
+    votes or an LLM judge (both orders). Ratings, win-rates and agreement are computed into
+    ``results``."""
 
     class Kind(models.TextChoices):
         HUMAN = "human", _("Human votes")

@@ -1,25 +1,18 @@
-"""The evaluation prompts of each benchmark family as gateway templates, and their offline rules.
+"""Evaluation prompts as gateway templates, and the machinery of their offline rules.
 
-Model prompts (METRICS.md; each family's official evaluation code):
+Each family declares its own prompts in ``evaluation/families/<key>/prompts.py`` with
+``define`` and registers its offline rules there (``curation.gateway.offline.rule``); the
+families load in ``EvaluationConfig.ready``. Templates are seeded on first use
+(``ensure_templates``), never at import.
 
-- NaturalBench (Sec. 4): question + answer suffix with NO space between them (official code);
-  ``{separator}`` is "" by default, " " when a run asks for the harness-style space.
-- VLind-Bench (Sec. 3, official ``gpt4o_eval.py``): CK "commonsense_TF", VP "simple_TF",
-  CB the "detailed_TF" context prompt, LP "detailed_TF".
-- VHExpansion: the paper gives no answer prompt, so the test-case question gets NaturalBench's
-  yes/no suffix (answers are parsed the same way). Editable like every template.
-- VisIT-Bench (Sec. 2): the instruction as it is, with the image.
-
-Judge prompts (VisIT-Bench App. F, Fig. 16-18; the authors' ``prompts.py`` v1 for the wording
-the figures elide): a system prompt and a conversation of user / assistant / user turns. The
-gateway's templates hold one system prompt and one text, so the turns are written in the text
-separated by lines holding only ``<|assistant|>`` or ``<|user|>``; ``render_turns`` renders
-each turn on its own (a response that contains a marker cannot split the conversation).
+Judge prompts are conversations of user / assistant / user turns. The gateway's templates hold
+one system prompt and one text, so the turns are written in the text separated by lines holding
+only ``<|assistant|>`` or ``<|user|>`` (``conversation``); ``render_turns`` renders each turn on
+its own (a response that contains a marker cannot split the conversation).
 
 Offline rules (no API key): every model prompt gets a BLIND BASELINE that answers from the
-question text alone (a seeded hash of the text, no image ever), and the judge gets a length
-heuristic. Both are labelled as such wherever they appear. They register at import; templates
-are seeded on first use (``ensure_templates``), never at import.
+question text alone (a seeded hash of the text, ``coin``, no image ever), and a judge gets a
+heuristic. Both are labelled as such wherever they appear.
 """
 
 from __future__ import annotations
@@ -28,296 +21,30 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from curation.gateway.offline import OfflineRuleError, rule
+from curation.gateway import template_ensure
 from curation.gateway.rendering import render, template_fields
 
 ASSISTANT_MARK = "<|assistant|>"
 USER_MARK = "<|user|>"
 _MARK_LINE = re.compile(r"\n?^(<\|assistant\|>|<\|user\|>)$\n?", re.MULTILINE)
 
-NB_YES_NO = "eval-naturalbench-yes-no"
-NB_MULTIPLE_CHOICE = "eval-naturalbench-multiple-choice"
-VH_ANSWER = "eval-vhexpansion-answer"
-VLIND_CK = "eval-vlind-ck"
-VLIND_VP = "eval-vlind-vp"
-VLIND_CB = "eval-vlind-cb"
-VLIND_LP = "eval-vlind-lp"
-VISIT_RESPONSE = "eval-visit-response"
-JUDGE = "eval-visit-judge"
-JUDGE_REFERENCE = "eval-visit-judge-reference"
-JUDGE_EXTRACTION = "eval-visit-judge-extraction"
-
 BLIND_BASELINE_LABEL = "Offline blind baseline (question text only, no image)"
 OFFLINE_JUDGE_LABEL = "Offline judge (length heuristic, not an LLM)"
 
-_EXTRACT_ASK = "\nPlease extract the final answer from the above text."
-
-# --- VisIT-Bench judge (App. F, Fig. 16 reference-free; Fig. 17 reference-backed) ---------------
-
-_JUDGE_SYSTEM = """You are ImageTaskEvaluationGPT, an expert language model at judging whether or \
-not a response adequately addresses an instruction in the context of an image. More specifically, \
-you will be given the following:
-
-1. An image context: This will describe the contents of an image with sufficient detail to \
-address the instruction.
-2. An instruction: This is a question, an imparative request, or something similar about the \
-image which requires a response.
-3. Two responses, response A and response B: These two responses attempt to address the \
-instruction in the context of the image.
-
-Your job is to judge whether response A or response B better. A and B are randomly ordered.
-
-Some things to remember:
-
-- Even though you are just a language model, the image description will be sufficiently detailed \
-so that your judgements can be accurate.
-- You are capable of judging response quality, accounting for important factors like \
-correctness, relevance, fluency, specificity, etc.
-- You think step-by-step, but ultimately respond with "Response A" or "Response B\""""
-
-_JUDGE_USER = """I will describe an image to you, and provide an instruction. Then, I will give \
-you two candidate responses that address the instruction in the context of the image: these will \
-be labelled "Response A" and "Response B". Your job is to first reason step-by-step about which \
-response is best in terms of accuracy, specificity, fluency, etc. After reasoning step-by-step and \
-comparing the pros/cons of each response, in the end, respond with "Overall, Response X is \
-better." where X is either A or B."""
-
-_JUDGE_ASSISTANT = """Sure, please provide the image context, the instruction, and the two \
-candidate responses, Response A and Response B. Then, I will think step-by-step and provide my \
-ultimate judgement as to which response is better."""
-
-_JUDGE_FINISH = (
-    'Think step-by-step and finish your response with "Overall, Response X is better." where X '
-    "is either A or B."
-)
-
-_JUDGE_INSTANCE = (
-    "OK. Here is the image description, the instruction, and the two response options, "
-    "Response A and Response B.\nImage context: {caption}\n\nInstruction:\n{instruction}\n\n"
-    "Response A: {response_a}\n\nResponse B: {response_b}\n\n" + _JUDGE_FINISH
-)
-
-_JUDGE_REFERENCE_SYSTEM = """You are ImageTaskEvaluationGPT, an expert language model at judging \
-whether or not a response adequately addresses an instruction in the context of an image. More \
-specifically, you will be given the following:
-
-1. An image context: This will describe the contents of an image with sufficient detail to \
-address the instruction.
-2. An instruction: This is a question, an imparative request, or something similar about the \
-image which requires a response.
-3. A reference output: This is a high-quality example output that humans have judged to be an \
-accurate response for the input instruction.
-4. Two responses, response A and response B: These two responses attempt to address the \
-instruction in the context of the image.
-
-Your job is to judge whether response A or response B better. A and B are randomly ordered.
-
-Some things to remember:
-
-- Even though you are just a language model, the image description will be sufficiently detailed \
-so that your judgements can be accurate.
-- Take the high-quality reference into account when making your judgements, but remember: some \
-instructions are more open-ended than others, so for those cases, a high quality response can \
-differ from the reference.
-- You are capable of judging response quality, accounting for important factors like \
-correctness, relevance, fluency, specificity, etc.
-- You think step-by-step, but ultimately respond with "Response A" or "Response B\""""
-
-_JUDGE_REFERENCE_USER = """I will describe an image to you, and provide an instruction. Then, I \
-will provide a reference output which is an example of a high quality output for that instruction \
-in the context of the image. Then, I will give you two candidate responses that address the \
-instruction in the context of the image: these will be labelled "Response A" and "Response B". \
-Your job is to first reason step-by-step about which response is best in terms of accuracy, \
-specificity, fluency, etc. After reasoning step-by-step and comparing the pros/cons of each \
-response, in the end, respond with "Overall, Response X is better." where X is either A or B."""
-
-_JUDGE_REFERENCE_ASSISTANT = """Sure, please provide the image context, the instruction, the \
-reference, and the two candidate responses, Response A and Response B. Then, I will think \
-step-by-step and provide my ultimate judgement as to which response is better."""
-
-_JUDGE_REFERENCE_INSTANCE = (
-    "OK. Here is the image description, the instruction, the high-quality reference, and the two "
-    "response options, Response A and Response B.\nImage context: {caption}\n\nInstruction:\n"
-    "{instruction}\n\nHigh quality reference: {reference}\n\nResponse A: {response_a}\n\n"
-    "Response B: {response_b}\n\n" + _JUDGE_FINISH
-)
-
-# --- Answer extraction (App. F, Fig. 18; the in-context examples of the official prompts v1) ----
-
-_EXTRACTION_SYSTEM = """You are FinalAnswerExtractionGPT, an expert language model at extracting \
-multiple choice answers from written out from longer explanations. You will be given several \
-sentences describing a thought process which should eventually contain a final answer, either A \
-or B. Your job is to extract the final answer that the explanation arrives at.
-
-Some things to remember:
-
-- Keep your answers short: only output "Final Answer: X" where X is A or B
-- If the explanation doesn't mention a final choice explicitly, you can output "Unknown\""""
-
-_EXTRACTION_EXAMPLES = (
-    (
-        "Step-by-step reasoning:\n\n"
-        "- First, I consider the instruction, which asks if anything else in the image has the "
-        "same color as the tiny sphere.\n"
-        "- Then, I look at the image context and note that there are several colored shapes in "
-        "the image, including the tiny sphere. \n"
-        "- From the high quality reference, I see that the large matte grey sphere has the same "
-        "color as the tiny sphere.\n"
-        "- Looking at Response A, it says that there is a cube that has the same color as the "
-        "tiny sphere. But the high quality reference only mentions the large matte grey sphere "
-        "having the same color, not the cube. Therefore, Response A is not accurate.\n"
-        "- In contrast, Response B says that there is nothing else in the image that has the "
-        "same color as the tiny sphere. The high quality reference contradicts this response, "
-        "stating that the large matte grey sphere shares the same color with the tiny sphere. \n"
-        "- Therefore, Response B is not accurate or correct.\n"
-        "- Overall, based on accuracy in addressing the instruction and matching the high "
-        "quality reference, Response A is not the best choice and Response B is incorrect. "
-        'Therefore, the better response is Response B: "No, there is nothing else in the image '
-        'that has the same color as the tiny sphere."',
-        "Final Answer: Response B",
-    ),
-    (
-        "Let's compare the two responses step-by-step:\n\n"
-        "Response A:\n"
-        "- Gives the correct number of trips (4 trips)\n"
-        "- Lacks details on how it came up with the answer (no explanation)\n\n"
-        "Response B:\n"
-        "- Correctly identified the bicycle with the wooden crate\n"
-        "- Incorrectly estimated the number of trips (2 trips instead of 4)\n"
-        "- Mentions a large cart, which is not in the image context provided\n"
-        "- Recognizes the challenge of fitting toddler and all items\n"
-        "- Provides more detailed explanation but accuracy is an issue\n\n"
-        "Considering accuracy, specificity, fluency, and relevance, let's make a judgement:\n\n"
-        "Response B is better in terms of fluency and relevance while Response A is better in "
-        "terms of accuracy and specificity. Since accuracy is crucial in this case, and given the "
-        "high-quality reference backs the number of trips (4), we prioritize correctness.\n\n"
-        "Overall, I choose A.",
-        "Final Answer: Response A",
-    ),
-    (
-        "Upon analyzing the image description and the instruction, it is clear that the "
-        "instruction is asking for the implied meaning of a comment received by the creator of "
-        "the burnt pizza in the image. The high-quality reference suggests that the compliment "
-        'of "being very talented" is actually sarcastic and that the burnt pizza is not a sign '
-        "of talent. Looking at Response A, it seems like the response is describing the pizza "
-        "and the plate without really addressing the implication of the comment. Response B, on "
-        "the other hand, does directly address the instruction and implies that the praise is "
-        "sincere even though the pizza is burnt. Therefore, overall, Response B is better.",
-        "Final Answer: Response B",
-    ),
-)
+# Template name -> its definition (title, source, text, optional system), filled by the families.
+TEMPLATES: dict[str, dict] = {}
 
 
-def _conversation(*turns: str) -> str:
-    """Turns user, assistant, user, … joined with the marker lines ``render_turns`` splits on."""
-    out = turns[0]
-    for k, turn in enumerate(turns[1:], start=1):
-        mark = ASSISTANT_MARK if k % 2 else USER_MARK
-        out += f"\n{mark}\n{turn}"
-    return out
-
-
-def _extraction_text() -> str:
-    turns: list[str] = []
-    for example, answer in _EXTRACTION_EXAMPLES:
-        turns += [example + _EXTRACT_ASK, answer]
-    turns.append("{judge_output}" + _EXTRACT_ASK)
-    return _conversation(*turns)
-
-
-# --- Templates ----------------------------------------------------------------------------------
-
-_NB_SOURCE = "NaturalBench Sec. 4 (official evaluation: question + suffix, no space)"
-_VLIND_SOURCE = "VLind-Bench Sec. 3 (official gpt4o_eval.py prompts, GPT-4o setting)"
-_JUDGE_SOURCE = "VisIT-Bench App. F, Fig. 16 (official pairwise prompts v1)"
-
-TEMPLATES: dict[str, dict] = {
-    NB_YES_NO: {
-        "title": "NaturalBench: answer a yes/no question about the image",
-        "source": _NB_SOURCE,
-        "text": "{question}{separator}Please answer Yes or No.",
-    },
-    NB_MULTIPLE_CHOICE: {
-        "title": "NaturalBench: answer a multiple-choice question about the image",
-        "source": _NB_SOURCE,
-        "text": (
-            "{question}{separator}Please output the letter corresponding to the correct option."
-        ),
-    },
-    VH_ANSWER: {
-        "title": "VHExpansion: answer a test case's yes/no question",
-        "source": "VHExpansion Sec. 3 gives no answer prompt; NaturalBench's yes/no suffix",
-        "text": "{question} Please answer Yes or No.",
-    },
-    VLIND_CK: {
-        "title": "VLind-Bench CK: statement by common sense (factual image)",
-        "source": _VLIND_SOURCE,
-        "text": (
-            "Statement: {statement}\nBased on the common sense, is the given statement true or "
-            "false? Only respond in True or False."
-        ),
-    },
-    VLIND_VP: {
-        "title": "VLind-Bench VP: is the object in the image",
-        "source": _VLIND_SOURCE,
-        "text": (
-            "Statement: {statement}\nBased on the image, is the given statement true or false? "
-            "Only respond in True or False."
-        ),
-    },
-    VLIND_CB: {
-        "title": "VLind-Bench CB: statement by the counterfactual context",
-        "source": _VLIND_SOURCE,
-        "text": (
-            "Context: {context}\nStatement: {statement}\nBased on the context, is the given "
-            "statement true or false? Forget real-world common sense and just follow the "
-            "information provided in the context. Only respond in True or False."
-        ),
-    },
-    VLIND_LP: {
-        "title": "VLind-Bench LP: statement by the counterfactual image",
-        "source": _VLIND_SOURCE,
-        "text": (
-            "Statement: {statement}\nBased on the image, is the given statement true or false? "
-            "Forget real-world common sense and just follow the information provided in the "
-            "image. Only respond in True or False."
-        ),
-    },
-    VISIT_RESPONSE: {
-        "title": "VisIT-Bench: follow the instruction about the image",
-        "source": "VisIT-Bench Sec. 2 (the instruction with the image)",
-        "text": "{instruction}",
-    },
-    JUDGE: {
-        "title": "VisIT-Bench judge, reference-free (GPT4-no-ref)",
-        "source": _JUDGE_SOURCE,
-        "system": _JUDGE_SYSTEM,
-        "text": _conversation(_JUDGE_USER, _JUDGE_ASSISTANT, _JUDGE_INSTANCE),
-    },
-    JUDGE_REFERENCE: {
-        "title": "VisIT-Bench judge, reference-backed (GPT4-ref)",
-        "source": "VisIT-Bench App. F, Fig. 17 (official pairwise prompts v1)",
-        "system": _JUDGE_REFERENCE_SYSTEM,
-        "text": _conversation(
-            _JUDGE_REFERENCE_USER, _JUDGE_REFERENCE_ASSISTANT, _JUDGE_REFERENCE_INSTANCE
-        ),
-    },
-    JUDGE_EXTRACTION: {
-        "title": "VisIT-Bench: extract the final answer of an unclear judgment",
-        "source": "VisIT-Bench App. F, Fig. 18 (official extraction prompt v1, 3 examples)",
-        "system": _EXTRACTION_SYSTEM,
-        "text": _extraction_text(),
-    },
-}
-
-VLIND_TEMPLATES = {"ck": VLIND_CK, "vp": VLIND_VP, "cb": VLIND_CB, "lp": VLIND_LP}
-NB_TEMPLATES = {"yes_no": NB_YES_NO, "multiple_choice": NB_MULTIPLE_CHOICE}
+def define(name: str, **spec: str) -> str:
+    """Declare an evaluation template; a name declared twice is a programming error."""
+    if name in TEMPLATES:
+        raise ValueError(f"Evaluation template {name!r} is already defined.")
+    TEMPLATES[name] = spec
+    return name
 
 
 def ensure_templates(names=None):
     """Seed (or move forward) the evaluation templates; a curator's edit stays current."""
-    from curation.gateway import template_ensure
-
     return {
         name: template_ensure(name=name, **TEMPLATES[name])
         for name in (names or TEMPLATES)
@@ -332,6 +59,15 @@ def ensure_templates(names=None):
 class Turn:
     role: str
     text: str
+
+
+def conversation(*turns: str) -> str:
+    """Turns user, assistant, user, … joined with the marker lines ``render_turns`` splits on."""
+    out = turns[0]
+    for k, turn in enumerate(turns[1:], start=1):
+        mark = ASSISTANT_MARK if k % 2 else USER_MARK
+        out += f"\n{mark}\n{turn}"
+    return out
 
 
 def split_turns(text: str) -> list[tuple[str, str]]:
@@ -359,78 +95,7 @@ def render_turns(text: str, variables: dict, *, template: str = "") -> list[Turn
 # --- Offline rules -------------------------------------------------------------------------------
 
 
-def _coin(*parts: object, seed: int | None) -> int:
+def coin(*parts: object, seed: int | None) -> int:
     """A stable 0/1 from the text (and the seed): the blind baseline's whole 'reasoning'."""
     digest = hashlib.sha256("\x1f".join([str(seed), *map(str, parts)]).encode()).digest()
     return digest[0] & 1
-
-
-@rule(NB_YES_NO)
-def blind_yes_no(variables: dict, seed: int | None) -> str:
-    """Blind baseline: the same question gets the same answer whatever the image, so it can
-    never score a NaturalBench question (Q-Acc 0 by construction, Sec. 3)."""
-    return ("Yes", "No")[_coin(variables["question"], seed=seed)]
-
-
-@rule(NB_MULTIPLE_CHOICE)
-def blind_multiple_choice(variables: dict, seed: int | None) -> str:
-    return ("A", "B")[_coin(variables["question"], seed=seed)]
-
-
-@rule(VH_ANSWER)
-def blind_vh(variables: dict, seed: int | None) -> str:
-    return ("Yes", "No")[_coin(variables["question"], seed=seed)]
-
-
-def _blind_true_false(variables: dict, seed: int | None) -> str:
-    return ("True", "False")[_coin(variables.get("context", ""), variables["statement"], seed=seed)]
-
-
-for _name in VLIND_TEMPLATES.values():
-    rule(_name)(_blind_true_false)
-
-
-@rule(VISIT_RESPONSE)
-def blind_visit(variables: dict, seed: int | None) -> str:
-    instruction = " ".join(str(variables["instruction"]).split())
-    if not instruction:
-        raise OfflineRuleError("the instruction is empty")
-    return (
-        "I cannot see the image, so I can only answer in general terms. The instruction asks: "
-        f"{instruction}"
-    )
-
-
-def _tokens(text: str) -> int:
-    return len(str(text).split())
-
-
-def _length_judge(variables: dict, seed: int | None) -> str:
-    """Prefers the longer response (the paper's length baseline, Sec. 4.3) and says so; equal
-    lengths give no verdict, which sends the output through the extraction step."""
-    a, b = _tokens(variables["response_a"]), _tokens(variables["response_b"])
-    lines = [
-        "Offline judge: a length heuristic, not a language model.",
-        f"Step 1: Response A has {a} words; Response B has {b} words.",
-    ]
-    if a == b:
-        lines.append("Step 2: They are equally long, so this heuristic cannot choose.")
-    else:
-        lines.append(f"Overall, Response {'A' if a > b else 'B'} is better.")
-    return "\n".join(lines)
-
-
-rule(JUDGE)(_length_judge)
-rule(JUDGE_REFERENCE)(_length_judge)
-
-# "Response B is better", "Response A is slightly better", "I choose A", "I prefer Response B".
-_CHOICE = re.compile(
-    r"Response ([AB]) is (?:\w+ )?better|\b(?:choose|prefer|pick) (?:Response )?([AB])\b"
-)
-
-
-@rule(JUDGE_EXTRACTION)
-def extract_offline(variables: dict, seed: int | None) -> str:
-    """The last explicit choice in the judgment, else "Unknown" (Fig. 18's two outcomes)."""
-    found = [a or b for a, b in _CHOICE.findall(str(variables["judge_output"]))]
-    return f"Final Answer: Response {found[-1]}" if found else "Final Answer: Unknown"

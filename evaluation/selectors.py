@@ -27,7 +27,6 @@ from annotator.platform.scoping import get_or_404, projects_for
 from curation.gateway.selectors import provider_choices_for
 from curation.models import LLMProvider
 
-from . import compute, pairwise
 from .models import (
     Benchmark,
     BenchmarkItem,
@@ -36,6 +35,8 @@ from .models import (
     MetricResult,
     ModelRun,
 )
+from .rankings import Ranking
+from .registry import family_of
 
 READ = (roles.CURATOR, roles.RESEARCHER)
 EVALUATE = (roles.CURATOR, roles.RESEARCHER)
@@ -92,7 +93,7 @@ def version_for_user_or_404(
     user, pk: int, *, allowed: Iterable[str] = READ, family: str = ""
 ) -> BenchmarkVersion:
     """A version in the person's projects that their role lets them use for this action;
-    ``family`` narrows to one benchmark family (VisIT-Bench judgments)."""
+    ``family`` narrows to one benchmark family."""
     version = get_or_404(versions_visible(user, allowed), pk=pk)
     if family and version.benchmark.family != family:
         raise Http404
@@ -132,11 +133,12 @@ def metric_results(run: ModelRun) -> QuerySet[MetricResult]:
 def leaderboard(version: BenchmarkVersion, *, sort: str = "", descending: bool = True) -> dict:
     """Rows (one per run with metrics) and columns for a version's leaderboard."""
     family = version.benchmark.family
-    specs = [s for s in compute.SPECS.get(family, []) if s.headline]
-    extra = [s for s in compute.SPECS.get(family, []) if not s.headline]
+    declared = family_of(family)
+    specs = [s for s in declared.specs if s.headline]
+    extra = [s for s in declared.specs if not s.headline]
     keys = {s.key for s in specs}
     if sort not in keys:
-        sort = compute.PRIMARY.get(family, "")
+        sort = declared.primary
         descending = True
     rows = []
     for run in runs_list(version).order_by("id"):
@@ -162,7 +164,7 @@ def leaderboard(version: BenchmarkVersion, *, sort: str = "", descending: bool =
                 (s, {"value": ref.values[s.key]} if s.key in ref.values else None) for s in specs
             ],
         }
-        for ref in compute.REFERENCE_ROWS.get(family, [])
+        for ref in declared.reference_rows
     ]
     return {
         "family": family,
@@ -178,7 +180,7 @@ def leaderboard(version: BenchmarkVersion, *, sort: str = "", descending: bool =
 def breakdowns(board: dict) -> list[dict]:
     """Tables per (metric, dimension): rows = runs, columns = groups (skill, concept …)."""
     tables: dict[tuple[str, str], dict] = {}
-    specs = compute.spec_map(board["family"])
+    specs = family_of(board["family"]).spec_map()
     for row in board["rows"]:
         for metric, result in row["results"].items():
             for dimension, groups in (result.breakdown or {}).items():
@@ -219,10 +221,10 @@ def _system(run: ModelRun) -> str:
 
 def rankings(
     version: BenchmarkVersion, board: dict | None = None, sets: list[JudgmentSet] | None = None
-) -> list[pairwise.Ranking]:
+) -> list[Ranking]:
     """Every ranking of the version's systems: each leaderboard metric over runs (by model name)
-    and, on VisIT-Bench, each judgment set's Elo, online Elo, Bradley–Terry and win-rate vs the
-    reference over its players (a player matched to a run is named like the run's model)."""
+    and, with pairwise judgments, each judgment set's Elo, online Elo, Bradley–Terry and win-rate
+    vs the reference over its players (a player matched to a run is named like the run's model)."""
     board = board if board is not None else leaderboard(version)
     specs = board["columns"] + board["extra_columns"]
     out = []
@@ -233,9 +235,7 @@ def rankings(
             if row["results"].get(spec.key) and row["results"][spec.key].value is not None
         }
         if values:
-            out.append(
-                pairwise.Ranking(f"metric:{spec.key}", str(spec.label), values, kind=spec.kind)
-            )
+            out.append(Ranking(f"metric:{spec.key}", str(spec.label), values, kind=spec.kind))
     sets = sets if sets is not None else list(judgment_sets(version))
     for judgment_set in sets:
         players = (judgment_set.results or {}).get("players") or []
@@ -254,7 +254,7 @@ def rankings(
                     values[p.get("model") or p["player"]] = float(value)
             if values:
                 out.append(
-                    pairwise.Ranking(
+                    Ranking(
                         f"set:{judgment_set.pk}:{field}",
                         f"{judgment_set.label} · {name}",
                         values,

@@ -25,6 +25,8 @@ from annotator import kinds, services
 from annotator.models import Enrollment, Task, TaskQueue
 from annotator.platform import roles
 from annotator.platform.models import Job, Project
+from evaluation.families.naturalbench import demo as nb_demo
+from evaluation.families.naturalbench import parse as nb_parse
 from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
 
 MARKER = "P1SECRET"
@@ -124,13 +126,12 @@ def _evaluation(project: Project, curator, made: dict, ids: dict) -> None:
     ids["judgment_set"] = _first(
         JudgmentSet.objects.filter(version__in=versions), "judgment set"
     ).pk
-    from evaluation import importers
 
     draft = eval_services.benchmark_version_create(
         family="naturalbench",
         name=f"{MARKER} draft · {project.slug}",
         label="draft",
-        rows=importers.parse_naturalbench_items(_nb_items()),
+        rows=nb_parse.parse_items(_nb_items()),
         project=project,
         publish=False,
         created_by=curator,
@@ -139,9 +140,8 @@ def _evaluation(project: Project, curator, made: dict, ids: dict) -> None:
 
 
 def _nb_items() -> str:
-    from evaluation import demo
 
-    return demo.naturalbench_items(4)
+    return nb_demo.naturalbench_items(4)
 
 
 def _project_2_parents(p2: Project, curator2) -> dict:
@@ -156,14 +156,13 @@ def _project_2_parents(p2: Project, curator2) -> dict:
     vhx = VHCaseSet.objects.create(project=p2, name="Beta set")
     vlind = vlind_services.bench_create(project=p2, name="Beta bench", created_by=curator2)
     visit = visit_services.pipeline_create(project=p2, name="Beta VisIT", created_by=curator2)
-    from evaluation import importers
     from evaluation import services as eval_services
 
     version = eval_services.benchmark_version_create(
         family="naturalbench",
         name="Beta benchmark",
         label="v1",
-        rows=importers.parse_naturalbench_items(_nb_items()),
+        rows=nb_parse.parse_items(_nb_items()),
         project=p2,
         created_by=curator2,
     )

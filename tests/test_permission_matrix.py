@@ -40,7 +40,7 @@ from annotator import services
 from annotator.platform import roles
 from annotator.platform.models import Job
 from annotator.platform.scoping import jobs_for
-from evaluation import demo as evaluation_demo
+from evaluation.families.naturalbench import demo as nb_demo
 from tests import matrix_world as mw
 from tests.annotator.test_permissions_html import QUEUE_POST
 from tests.factories import ProjectFactory, vqa_payload
@@ -147,7 +147,7 @@ template = {"name": Id("template")}
 provider = {"provider_id": Id("provider")}
 NAMES_PROJECT_1 = {"project": Id("project")}
 REFUSED_INPUT = (200, 302, 400, 404)
-NB_ITEMS = evaluation_demo.naturalbench_items(4)
+NB_ITEMS = nb_demo.naturalbench_items(4)
 NB_IMPORT = {"family": "naturalbench", "benchmark": "Evil", "label": "v-evil", **NAMES_PROJECT_1}
 PNG = (
     b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00"

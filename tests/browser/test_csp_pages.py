@@ -11,8 +11,9 @@ from django.urls import reverse
 
 from annotator import services
 from annotator.platform import roles
-from evaluation import demo, importers
+from evaluation import importers
 from evaluation import services as eval_services
+from evaluation.families.naturalbench import demo as nb_demo
 from tests.browser.conftest import new_page
 from tests.browser.test_keyboard_workspace import png_data_url
 from tests.factories import PASSWORD, ProjectFactory, UserFactory
@@ -45,11 +46,11 @@ def build_world():
     benchmark = eval_services.benchmark_get_or_create(
         family="naturalbench", name="NaturalBench", project=project
     )
-    rows = importers.parse_items("naturalbench", demo.naturalbench_items(16))
+    rows = importers.parse_items("naturalbench", nb_demo.naturalbench_items(16))
     version = eval_services.version_create(benchmark=benchmark, label="v1", rows=rows)
     for name, accuracy, seed in (("Alpha", 0.9, 1), ("Beta", 0.6, 2)):
         preds = importers.parse_predictions(
-            "naturalbench", demo.naturalbench_predictions(16, accuracy=accuracy, seed=seed)
+            "naturalbench", nb_demo.naturalbench_predictions(16, accuracy=accuracy, seed=seed)
         )
         run = eval_services.run_import(version=version, model_name=name, rows=preds)
         eval_services.metrics_compute(run=run, rounds=30)

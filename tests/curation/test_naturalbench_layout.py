@@ -1,10 +1,10 @@
-"""The NaturalBench sample layout (METRICS.md Sec. 1) and its check (curation/naturalbench.py)."""
+"""The NaturalBench sample layout (METRICS.md Sec. 1) and its check (evaluation families)."""
 
 from __future__ import annotations
 
 import pytest
 
-from curation import naturalbench as nb
+from evaluation.families.naturalbench import layout as nb
 
 MC_0 = nb.mc_question("What is the dog doing?", "sleeping", "running")
 MC_1 = nb.mc_question("What is the dog doing?", "running", "sleeping")

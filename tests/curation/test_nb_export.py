@@ -15,11 +15,13 @@ from django.core.files.storage import default_storage
 from PIL import Image as PILImage
 
 from annotator.platform.errors import Invalid
-from curation import naturalbench as nb
 from curation.models import NaturalBenchVersion, PromptTemplate
 from curation.recipes.naturalbench import export
 from evaluation import importers
 from evaluation import services as evaluation_services
+from evaluation.families.naturalbench import layout as nb
+from evaluation.families.naturalbench import parse as nb_parse
+from evaluation.families.retrieval import parse as retrieval_parse
 from evaluation.models import BenchmarkItem, BenchmarkVersion
 from tests.curation.test_nb_helpers import (  # noqa: F401 - fixtures
     built_pipeline,
@@ -80,7 +82,7 @@ def test_export_round_trips_through_the_evaluation_importers(project):
         assert record == expected
 
     # When the JSONL goes back through the evaluation importer
-    rows = importers.parse_naturalbench_items(jsonl.decode(), "naturalbench.jsonl")
+    rows = nb_parse.parse_items(jsonl.decode(), "naturalbench.jsonl")
 
     # Then it equals the original samples, and the BenchmarkVersion made at export holds them
     assert [(r.item_id, r.data) for r in rows] == [
@@ -108,7 +110,7 @@ def test_export_round_trips_through_the_evaluation_importers(project):
     ] == [(r.item_id, r.data) for r in rows]
 
     # and NaturalBench-Retrieval holds the verified pairs in Winoground's layout
-    retrieval = importers.parse_retrieval_items(
+    retrieval = retrieval_parse.parse_items(
         archive.read("naturalbench_retrieval.jsonl").decode(), "r.jsonl"
     )
     pairs = list(pipeline.pairs.filter(state="verified").order_by("position"))

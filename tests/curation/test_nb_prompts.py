@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from annotator.kinds import get_kind
-from curation import naturalbench as nb
 from curation.gateway import DEFAULT_TEMPLATES
 from curation.gateway.offline import run_offline
 from curation.gateway.parsing import validate_output
 from curation.recipes.naturalbench import prompts, skills
 from curation.recipes.naturalbench.prompts import DraftInvalid, check_multiple_choice, check_yes_no
+from evaluation.families.naturalbench import layout as nb
 
 
 def qa(question, c1, c2):

@@ -14,8 +14,8 @@ import pytest
 from annotator.platform.errors import Conflict
 from curation.models import VHCase, VHNegation
 from curation.recipes.vhexpansion import export, services
-from evaluation import importers
 from evaluation import services as evaluation_services
+from evaluation.families.vhexpansion import parse as vh_parse
 from evaluation.models import MetricResult
 from tests.curation import test_vhx_helpers as helpers
 from tests.curation.test_vhx_helpers import review, reviewers
@@ -179,5 +179,5 @@ def test_only_accepted_negations_are_read(expanded):
 
 def test_predictions_file_parses_with_the_same_ids(expanded):
     rows = export.expanded_set(case_set=expanded).rows
-    parsed = importers.parse_vh_items(export.jsonl_text(rows))
+    parsed = vh_parse.parse_items(export.jsonl_text(rows))
     assert [p.item_id for p in parsed] == [r["id"] for r in rows]

@@ -21,6 +21,7 @@ from curation.models import (
 from curation.recipes.visit import prompts, services
 from evaluation import importers
 from evaluation import services as eval_services
+from evaluation.families.visit import parse as visit_parse
 from evaluation.models import JudgmentSet, PairJudgment
 from tests.curation.test_visit_helpers import (
     CAPTION_TEXT,
@@ -169,7 +170,7 @@ def test_full_flow_to_crowd_elo_with_the_fake_llm(
     item = version.items.get()
     assert item.data["reference"] == REFERENCE_TEXT
     assert item.data["caption"] == CAPTION_TEXT
-    assert item.item_id == importers.visit_key(item.data["image"], instance.instruction)
+    assert item.item_id == visit_parse.visit_key(item.data["image"], instance.instruction)
 
     # and two models' responses are imported through the evaluation app
     for name, text in (("model-x", "Two."), ("model-y", "There are seven cubes.")):

@@ -14,8 +14,8 @@ from django.db.models import Count
 
 from curation.models import VisitFamily, VisitImage, VisitInstance, VisitReference
 from curation.recipes.visit import export, selectors, services
-from evaluation import importers
 from evaluation import services as eval_services
+from evaluation.families.visit import parse as visit_parse
 from evaluation.models import ModelRun
 from tests.curation.test_visit_helpers import DATASET, MODEL_FILES, media, pipeline, read
 from tests.paths import VISIT_BENCH, needs
@@ -67,7 +67,7 @@ def test_published_version_keeps_529_of_578_and_matches_the_model_files(imported
     # then the evaluation app holds 578 items, 529 counting on leaderboards, with the ids its
     # own parser gives the published file
     assert (version.item_count, version.kept_count) == (578, 529)
-    expected = [r.item_id for r in importers.parse_visit_items(read(DATASET))]
+    expected = [r.item_id for r in visit_parse.parse_items(read(DATASET))]
     assert list(version.items.order_by("position").values_list("item_id", flat=True)) == expected
     # and each real model output file imports against it through the evaluation app
     for name, path in MODEL_FILES.items():
@@ -101,8 +101,8 @@ def test_dataset_export_reads_back_through_the_evaluation_parser(imported, curat
     # then the CSV has the published columns and the evaluation parser gets the same 529 of 578
     header = next(csv.reader(io.StringIO(text)))
     assert tuple(header) == export.DATASET_COLUMNS
-    again = importers.parse_visit_items(text)
-    original = importers.parse_visit_items(read(DATASET))
+    again = visit_parse.parse_items(text)
+    original = visit_parse.parse_items(read(DATASET))
     assert [(r.item_id, r.kept) for r in again] == [(r.item_id, r.kept) for r in original]
     assert sum(r.kept for r in again) == 529
     # and the JSONL holds the same records with JSON booleans

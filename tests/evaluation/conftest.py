@@ -8,7 +8,8 @@ import io
 
 import pytest
 
-from evaluation import importers, services
+from evaluation import services
+from evaluation.families.visit import parse as visit_parse
 from tests.evaluation.helpers import eval_project
 from tests.evaluation.judgment_files import COLUMNS, first_instances, read
 
@@ -27,7 +28,7 @@ def visit_version(db, files):
     benchmark = services.benchmark_get_or_create(
         family="visit", name="VisIT-Bench", project=eval_project()
     )
-    rows = importers.parse_visit_items(dataset)
+    rows = visit_parse.parse_items(dataset)
     version = services.version_create(benchmark=benchmark, label="single-image", rows=rows)
     for name, (model, column) in COLUMNS.items():
         services.import_run(

@@ -6,7 +6,8 @@ from __future__ import annotations
 import csv
 import io
 
-from evaluation import demo, services
+from evaluation import services
+from evaluation.families.visit import demo as visit_demo
 from tests.paths import VISIT_BENCH
 
 COLUMNS = {
@@ -43,14 +44,16 @@ def first_instances(content: str, keys: set | None = None, n: int = INSTANCES) -
 
 def llm_file(files, *, n_instances=40, tie_rate=0.15, seed=3) -> str:
     dataset, models = files
-    return demo.visit_llm_judgments(
+    return visit_demo.visit_llm_judgments(
         dataset, models, quality=QUALITY, n_instances=n_instances, tie_rate=tie_rate, seed=seed
     )
 
 
 def human_file(files, *, n_pairs=80, seed=4) -> str:
     dataset, models = files
-    return demo.visit_human_votes(dataset, models, quality=QUALITY, n_pairs=n_pairs, seed=seed)
+    return visit_demo.visit_human_votes(
+        dataset, models, quality=QUALITY, n_pairs=n_pairs, seed=seed
+    )
 
 
 def import_llm(version, content, label="Judge", **extra):

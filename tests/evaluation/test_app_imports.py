@@ -5,7 +5,12 @@ import json
 import pytest
 
 from annotator.platform.errors import Conflict, Invalid
-from evaluation import demo, importers, services
+from evaluation import importers, services
+from evaluation.families.naturalbench import demo as nb_demo
+from evaluation.families.naturalbench import parse as nb_parse
+from evaluation.families.retrieval import demo as retrieval_demo
+from evaluation.families.vhexpansion import demo as vh_demo
+from evaluation.families.vlind import demo as vlind_demo
 from evaluation.importers import ItemRow
 from evaluation.models import BenchmarkItem, BenchmarkVersion, MetricResult, ModelRun, Prediction
 from tests.evaluation.helpers import eval_project
@@ -28,9 +33,9 @@ def import_run(version, content, model="M", option=""):
 
 @pytest.mark.django_db
 def test_naturalbench_records_and_predictions_import_and_score():
-    version = make_version("naturalbench", demo.naturalbench_items(12))
+    version = make_version("naturalbench", nb_demo.naturalbench_items(12))
     assert (version.item_count, version.kept_count, version.frozen) == (12, 12, True)
-    run = import_run(version, demo.naturalbench_predictions(12, accuracy=1.0, seed=4))
+    run = import_run(version, nb_demo.naturalbench_predictions(12, accuracy=1.0, seed=4))
     assert Prediction.objects.filter(run=run).count() == 12
     first = Prediction.objects.filter(run=run).order_by("item__position").first()
     assert len(first.parsed_answer) == 4
@@ -45,15 +50,15 @@ def test_naturalbench_records_and_predictions_import_and_score():
 
 @pytest.mark.django_db
 def test_naturalbench_question_type_with_a_space_is_accepted():
-    line = json.loads(demo.naturalbench_items(1).splitlines()[0])
+    line = json.loads(nb_demo.naturalbench_items(1).splitlines()[0])
     line["Question Type"] = line.pop("Question_Type")
-    rows = importers.parse_naturalbench_items(json.dumps(line))
+    rows = nb_parse.parse_items(json.dumps(line))
     assert rows[0].data["question_type"] == "yes_no"
 
 
 @pytest.mark.django_db
 def test_bad_naturalbench_file_names_lines_and_stores_nothing():
-    good = demo.naturalbench_items(3).splitlines()
+    good = nb_demo.naturalbench_items(3).splitlines()
     bad_truth = json.loads(good[1])
     bad_truth["Image_0_Question_0"] = "No"
     content = "\n".join([good[0], json.dumps(bad_truth), "{not json", good[0]])
@@ -68,8 +73,8 @@ def test_bad_naturalbench_file_names_lines_and_stores_nothing():
 
 @pytest.mark.django_db
 def test_unknown_ids_duplicates_and_wrong_types_refuse_the_whole_run():
-    version = make_version("naturalbench", demo.naturalbench_items(4))
-    lines = demo.naturalbench_predictions(4).splitlines()
+    version = make_version("naturalbench", nb_demo.naturalbench_items(4))
+    lines = nb_demo.naturalbench_predictions(4).splitlines()
     unknown = json.loads(lines[0]) | {"Index": 99}
     wrong = json.loads(lines[2]) | {"outputs": ["Yes", 1, "No", "Yes"]}
     # Wrong answer types fail at parse time, with the line
@@ -89,9 +94,9 @@ def test_unknown_ids_duplicates_and_wrong_types_refuse_the_whole_run():
 
 @pytest.mark.django_db
 def test_vh_cases_import_pairs_and_score():
-    version = make_version("vhexpansion", demo.vh_items(10))
+    version = make_version("vhexpansion", vh_demo.vh_items(10))
     assert version.item_count == 20
-    run = import_run(version, demo.vh_predictions(10, accuracy=1.0))
+    run = import_run(version, vh_demo.vh_predictions(10, accuracy=1.0))
     values = services.metrics_compute(run=run, rounds=50)
     assert values == {"accuracy": 1.0, "symmetric_accuracy": 1.0, "new_successful": 0.0}
     breakdown = MetricResult.objects.get(run=run, metric="symmetric_accuracy").breakdown
@@ -101,7 +106,7 @@ def test_vh_cases_import_pairs_and_score():
 
 @pytest.mark.django_db
 def test_vh_pair_without_negation_is_refused():
-    lines = demo.vh_items(2).splitlines()
+    lines = vh_demo.vh_items(2).splitlines()
     with pytest.raises(Invalid) as exc:
         importers.parse_items("vhexpansion", "\n".join(lines[:3]))
     assert exc.value.errors == [
@@ -128,7 +133,7 @@ def test_vh_csv_import():
 
 @pytest.mark.django_db
 def test_vlind_data_json_with_predictions_for_two_models():
-    data = demo.vlind_data(14, models={"alpha": 0.9, "beta": 0.6})
+    data = vlind_demo.vlind_data(14, models={"alpha": 0.9, "beta": 0.6})
     version = make_version("vlind", data)
     assert version.item_count == 14 and version.kept_count == 12  # two have no good image
     with pytest.raises(Invalid):  # two models in the file: the identifier must be named
@@ -141,7 +146,7 @@ def test_vlind_data_json_with_predictions_for_two_models():
 
 @pytest.mark.django_db
 def test_vlind_wrong_answer_type_is_refused():
-    data = json.loads(demo.vlind_data(3, models={"m": 1.0}))
+    data = json.loads(vlind_demo.vlind_data(3, models={"m": 1.0}))
     data[0]["m_pred_b1"] = {"response": "yes", "answer": "Yes"}
     with pytest.raises(Invalid) as exc:
         importers.parse_predictions("vlind", json.dumps(data), option="m")
@@ -150,7 +155,7 @@ def test_vlind_wrong_answer_type_is_refused():
 
 @pytest.mark.django_db
 def test_retrieval_scores_import():
-    version = make_version("naturalbench_retrieval", demo.retrieval_items(5))
+    version = make_version("naturalbench_retrieval", retrieval_demo.retrieval_items(5))
     run = import_run(
         version,
         "\n".join(json.dumps({"id": f"p{k}", "scores": [[1, 0], [0, 1]]}) for k in range(5)),
@@ -163,7 +168,7 @@ def test_retrieval_scores_import():
 
 @pytest.mark.django_db
 def test_published_version_is_frozen_and_drafts_are_not():
-    version = make_version("vhexpansion", demo.vh_items(2))
+    version = make_version("vhexpansion", vh_demo.vh_items(2))
     extra = [ItemRow("z", {"pair_id": "z", "negated": False}, 1)]
     with pytest.raises(Conflict):
         services.version_items_add(version=version, rows=extra)
@@ -174,7 +179,7 @@ def test_published_version_is_frozen_and_drafts_are_not():
     draft = services.version_create(
         benchmark=benchmark,
         label="draft",
-        rows=importers.parse_items("vhexpansion", demo.vh_items(1)),
+        rows=importers.parse_items("vhexpansion", vh_demo.vh_items(1)),
         publish=False,
     )
     services.version_items_add(version=draft, rows=extra)

@@ -9,7 +9,10 @@ from django.urls import reverse
 
 from annotator.platform import roles
 from annotator.platform.models import Job
-from evaluation import demo, importers, services
+from evaluation import importers, services
+from evaluation.families.naturalbench import demo as nb_demo
+from evaluation.families.retrieval import demo as retrieval_demo
+from evaluation.families.vhexpansion import demo as vh_demo
 from evaluation.models import BenchmarkVersion, MetricResult, ModelRun
 from tests.evaluation.helpers import eval_project, member
 
@@ -19,11 +22,11 @@ def nb_version(db):
     benchmark = services.benchmark_get_or_create(
         family="naturalbench", name="NaturalBench", project=eval_project()
     )
-    rows = importers.parse_items("naturalbench", demo.naturalbench_items(16))
+    rows = importers.parse_items("naturalbench", nb_demo.naturalbench_items(16))
     version = services.version_create(benchmark=benchmark, label="v1", rows=rows)
     for name, accuracy, seed in (("Alpha", 0.9, 1), ("Beta", 0.6, 2)):
         preds = importers.parse_predictions(
-            "naturalbench", demo.naturalbench_predictions(16, accuracy=accuracy, seed=seed)
+            "naturalbench", nb_demo.naturalbench_predictions(16, accuracy=accuracy, seed=seed)
         )
         run = services.run_import(version=version, model_name=name, rows=preds)
         services.metrics_compute(run=run, rounds=30)
@@ -97,7 +100,9 @@ def test_version_and_list_pages_query_counts(client, nb_version, django_assert_m
 @pytest.mark.django_db
 def test_import_form_shows_line_numbered_errors_and_stores_nothing(client):
     login(client, roles.CURATOR)
-    bad = demo.naturalbench_items(2).replace('"Question_Type": "yes_no"', '"Question_Type": "open"')
+    bad = nb_demo.naturalbench_items(2).replace(
+        '"Question_Type": "yes_no"', '"Question_Type": "open"'
+    )
     response = client.post(
         reverse("eval-import"),
         {
@@ -128,7 +133,7 @@ def test_import_form_runs_the_job_and_the_run_import_computes(
                 "benchmark": "VH",
                 "label": "v1",
                 "publish": "on",
-                "text": demo.vh_items(6),
+                "text": vh_demo.vh_items(6),
             },
         )
     assert response.status_code == 302
@@ -138,7 +143,7 @@ def test_import_form_runs_the_job_and_the_run_import_computes(
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
             reverse("eval-run-import", args=[version.pk]),
-            {"model": "M1", "seed": 3, "text": demo.vh_predictions(6)},
+            {"model": "M1", "seed": 3, "text": vh_demo.vh_predictions(6)},
         )
     assert response.status_code == 302
     run = ModelRun.objects.get()
@@ -253,7 +258,7 @@ def test_api_import_enqueues_a_job(client, eager, django_capture_on_commit_callb
                 "family": "naturalbench_retrieval",
                 "benchmark": "Retrieval",
                 "label": "v1",
-                "content": demo.retrieval_items(4),
+                "content": retrieval_demo.retrieval_items(4),
             },
             content_type="application/json",
         )
@@ -273,9 +278,9 @@ def test_schema_generates(client):
 @pytest.mark.django_db
 def test_cli_import_compute_and_leaderboard(tmp_path):
     items = tmp_path / "nb.jsonl"
-    items.write_text(demo.naturalbench_items(8))
+    items.write_text(nb_demo.naturalbench_items(8))
     preds = tmp_path / "p.jsonl"
-    preds.write_text(demo.naturalbench_predictions(8, accuracy=0.8))
+    preds.write_text(nb_demo.naturalbench_predictions(8, accuracy=0.8))
     out = io.StringIO()
     project = eval_project()
     call_command(

@@ -3,7 +3,10 @@
 import numpy as np
 import pytest
 
-from evaluation import compute, demo, importers
+from evaluation import compute
+from evaluation.families.vlind import demo as vlind_demo
+from evaluation.families.vlind import parse as vlind_parse
+from evaluation.families.vlind import rows as vlind_rows
 from evaluation.metrics import naturalbench as nb
 from evaluation.metrics import vhexpansion, visit, vlind
 
@@ -113,13 +116,13 @@ def test_vlind_conditional_denominators_and_empty_ones():
 
 
 def test_vlind_rows_from_a_data_json_follow_the_official_pipeline():
-    data = demo.vlind_data(21, models={"m": 1.0})
-    items = [compute.ItemData(r.item_id, r.data, r.kept) for r in importers.parse_vlind_items(data)]
+    data = vlind_demo.vlind_data(21, models={"m": 1.0})
+    items = [compute.ItemData(r.item_id, r.data, r.kept) for r in vlind_parse.parse_items(data)]
     preds = {
         r.item_id: compute.PredictionData(r.raw_output, r.parsed_answer)
-        for r in importers.parse_vlind_predictions(data, model_identifier="m")
+        for r in vlind_parse.parse_predictions(data, option="m")
     }
-    rows = {r.metric: r for r in compute.vlind_rows(items, preds, seed=0, rounds=50)}
+    rows = {r.metric: r for r in vlind_rows.rows(items, preds, seed=0, rounds=50)}
     # A perfect model passes every test; instances without good images are left out
     kept = sum(1 for i in items if i.data["good_images"])
     assert rows["s_ck"].n == kept

@@ -3,6 +3,7 @@
 import pytest
 
 from evaluation import importers, services
+from evaluation.families.visit import parse as visit_parse
 from evaluation.models import BenchmarkItem, MetricResult, Prediction
 from tests.evaluation.helpers import eval_project
 from tests.paths import VISIT_BENCH, needs
@@ -21,7 +22,7 @@ def _read(name: str) -> str:
 
 
 def test_dataset_csv_parses_into_578_items_with_529_kept():
-    rows = importers.parse_visit_items(_read("single_image_full_dataset.csv"))
+    rows = visit_parse.parse_items(_read("single_image_full_dataset.csv"))
     assert len(rows) == 578
     assert sum(r.kept for r in rows) == 529
     assert len({r.item_id for r in rows}) == 578  # the repeated instance gets a "~2" id
@@ -33,7 +34,7 @@ def visit_version(db):
     benchmark = services.benchmark_get_or_create(
         family="visit", name="VisIT-Bench", project=eval_project()
     )
-    rows = importers.parse_visit_items(_read("single_image_full_dataset.csv"))
+    rows = visit_parse.parse_items(_read("single_image_full_dataset.csv"))
     return services.version_create(benchmark=benchmark, label="single-image", rows=rows)
 
 

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from annotator.platform.errors import Conflict, Invalid
-from evaluation import demo, importers, services
+from evaluation import importers, services
+from evaluation.families.naturalbench import demo as nb_demo
 from evaluation.metrics import textmetrics
 from evaluation.models import JudgmentSet, PairJudgment
 from tests.evaluation.helpers import eval_project
@@ -325,7 +326,7 @@ def test_label_taken_and_other_families_are_refused(visit_version, files):
     version = services.version_create(
         benchmark=nb,
         label="v1",
-        rows=importers.parse_items("naturalbench", demo.naturalbench_items(2)),
+        rows=importers.parse_items("naturalbench", nb_demo.naturalbench_items(2)),
     )
     with pytest.raises(Invalid, match="VisIT-Bench"):
         services.judgments_compute_enqueue(version=version)

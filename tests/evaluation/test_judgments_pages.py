@@ -13,7 +13,10 @@ from scipy import stats
 
 from annotator.platform import roles
 from annotator.platform.models import Job
-from evaluation import demo, importers, services
+from evaluation import importers, services
+from evaluation.families.naturalbench import demo as nb_demo
+from evaluation.families.visit import demo as visit_demo
+from evaluation.families.visit import parse as visit_parse
 from evaluation.models import JudgmentSet, PairJudgment
 from tests.evaluation.helpers import eval_project, member
 from tests.evaluation.judgment_files import (
@@ -97,7 +100,7 @@ def test_judgments_pages_are_visit_only(client, db):
     benchmark = services.benchmark_get_or_create(
         family="naturalbench", name="NB", project=eval_project()
     )
-    rows = importers.parse_items("naturalbench", demo.naturalbench_items(2))
+    rows = importers.parse_items("naturalbench", nb_demo.naturalbench_items(2))
     version = services.version_create(benchmark=benchmark, label="v1", rows=rows)
     for name in ("eval-judgments", "eval-judgments-import"):
         assert client.get(reverse(name, args=[version.pk])).status_code == 404
@@ -206,11 +209,11 @@ def test_rankings_on_other_families_compare_leaderboard_metrics(client, db):
     benchmark = services.benchmark_get_or_create(
         family="naturalbench", name="NB", project=eval_project()
     )
-    rows = importers.parse_items("naturalbench", demo.naturalbench_items(12))
+    rows = importers.parse_items("naturalbench", nb_demo.naturalbench_items(12))
     version = services.version_create(benchmark=benchmark, label="v1", rows=rows)
     for name, accuracy, seed in (("A", 0.9, 1), ("B", 0.7, 2), ("C", 0.5, 3)):
         preds = importers.parse_predictions(
-            "naturalbench", demo.naturalbench_predictions(12, accuracy=accuracy, seed=seed)
+            "naturalbench", nb_demo.naturalbench_predictions(12, accuracy=accuracy, seed=seed)
         )
         run = services.run_import(version=version, model_name=name, rows=preds)
         services.metrics_compute(run=run, rounds=10)
@@ -228,7 +231,7 @@ def small(db, files):
     benchmark = services.benchmark_get_or_create(
         family="visit", name="VisIT-Bench", project=eval_project()
     )
-    rows = importers.parse_visit_items(first_instances(files[0], n=10))
+    rows = visit_parse.parse_items(first_instances(files[0], n=10))
     version = services.version_create(benchmark=benchmark, label="small", rows=rows)
     import_llm(version, llm_file(files, n_instances=1), label="Judge", rounds=5)
     return version
@@ -334,7 +337,7 @@ def test_cli_imports_prints_and_correlates(visit_version, files, tmp_path):
     dataset, models = files
     path = tmp_path / "gpt-4_head2head.json"
     path.write_text(
-        demo.visit_llm_judgments(dataset, models, quality=QUALITY, n_instances=10, seed=1)
+        visit_demo.visit_llm_judgments(dataset, models, quality=QUALITY, n_instances=10, seed=1)
     )
     out = io.StringIO()
     call_command(

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluation import pairwise
+from evaluation import rankings
+from evaluation.families.visit import pairwise
 from evaluation.metrics import visit
 
 
@@ -60,15 +61,15 @@ def test_repeated_battles_count_only_without_deduplication():
     assert visit.bootstrap_elo(battles, rounds=5, deduplicate=False).n_battles == 4
 
 
-def ranking(values: dict, key: str = "k") -> pairwise.Ranking:
-    return pairwise.Ranking(key, key, values)
+def ranking(values: dict, key: str = "k") -> rankings.Ranking:
+    return rankings.Ranking(key, key, values)
 
 
 def test_correlation_matches_scipy_with_exact_p_for_few_systems():
     # Given two rankings of five shared systems, one system rated by A only
     a = ranking({"s1": 5.0, "s2": 4.0, "s3": 3.0, "s4": 2.0, "s5": 1.0, "only-a": 0.0})
     b = ranking({"s1": 0.9, "s2": 0.7, "s3": 0.8, "s4": 0.2, "s5": 0.1})
-    result = pairwise.correlate(a, b)
+    result = rankings.correlate(a, b)
     shared = ["s1", "s2", "s3", "s4", "s5"]
     x, y = [a.values[s] for s in shared], [b.values[s] for s in shared]
     # Then ρ is scipy's, and p is the exact permutation p-value: the share of the 120 orderings
@@ -90,7 +91,7 @@ def test_correlation_matches_scipy_with_exact_p_for_few_systems():
 def test_perfect_agreement_of_four_systems_is_not_p_zero():
     # scipy's t approximation says p = 0 for ρ = 1; exactly, 2 of the 24 orderings reach |ρ| = 1
     values = {f"s{k}": float(k) for k in range(4)}
-    result = pairwise.correlate(ranking(values), ranking(values))
+    result = rankings.correlate(ranking(values), ranking(values))
     assert result["rho"] == pytest.approx(1.0)
     assert result["p_value"] == pytest.approx(2 / 24)
 
@@ -99,18 +100,18 @@ def test_many_systems_use_the_t_approximation_and_ties_share_ranks():
     rng = np.random.default_rng(0)
     a = {f"s{k}": float(v) for k, v in enumerate(rng.random(10))}
     b = {f"s{k}": float(round(v, 1)) for k, v in enumerate(rng.random(10))}  # some ties
-    result = pairwise.correlate(ranking(a), ranking(b))
+    result = rankings.correlate(ranking(a), ranking(b))
     expected = stats.spearmanr([a[s] for s in sorted(a)], [b[s] for s in sorted(a)])
     assert result["rho"] == pytest.approx(float(expected.statistic))
     assert result["p_value"] == pytest.approx(float(expected.pvalue))
     assert result["p_method"] == "t approximation (scipy)"
-    assert pairwise._ranks([3.0, 1.0, 3.0, 2.0]) == [1.5, 4.0, 1.5, 3.0]
+    assert rankings._ranks([3.0, 1.0, 3.0, 2.0]) == [1.5, 4.0, 1.5, 3.0]
 
 
 def test_correlation_undefined_cases_say_why():
-    one = pairwise.correlate(ranking({"a": 1.0, "b": 2.0}), ranking({"a": 1.0, "c": 2.0}))
+    one = rankings.correlate(ranking({"a": 1.0, "b": 2.0}), ranking({"a": 1.0, "c": 2.0}))
     assert one["rho"] is None and "at least two systems" in one["reason"]
-    flat = pairwise.correlate(ranking({"a": 1.0, "b": 1.0}), ranking({"a": 1.0, "b": 2.0}))
+    flat = rankings.correlate(ranking({"a": 1.0, "b": 1.0}), ranking({"a": 1.0, "b": 2.0}))
     assert flat["rho"] is None and "same value" in flat["reason"]
 
 

@@ -23,7 +23,9 @@ from annotator.platform import roles
 from annotator.platform.models import Job, Project
 from curation.gateway.providers import provider_offline
 from curation.models import LLMProvider
-from evaluation import demo, importers, services
+from evaluation import importers, services
+from evaluation.families.naturalbench import demo as nb_demo
+from evaluation.families.visit import parse as visit_parse
 from evaluation.importers import PredictionRow
 from evaluation.models import (
     Benchmark,
@@ -42,7 +44,7 @@ NB_ITEMS = 8
 
 
 def nb_predictions(seed: int = 1) -> str:
-    return demo.naturalbench_predictions(NB_ITEMS, accuracy=0.7, seed=seed)
+    return nb_demo.naturalbench_predictions(NB_ITEMS, accuracy=0.7, seed=seed)
 
 
 def judge_file() -> str:
@@ -72,12 +74,12 @@ def project_world(project: Project, prefix: str) -> SimpleNamespace:
         name=f"{prefix} NB",
         project=project,
         label="v1",
-        rows=importers.parse_items("naturalbench", demo.naturalbench_items(NB_ITEMS)),
+        rows=importers.parse_items("naturalbench", nb_demo.naturalbench_items(NB_ITEMS)),
     )
     draft = services.version_create(
         benchmark=nb.benchmark,
         label="draft",
-        rows=importers.parse_items("naturalbench", demo.naturalbench_items(NB_ITEMS)),
+        rows=importers.parse_items("naturalbench", nb_demo.naturalbench_items(NB_ITEMS)),
         publish=False,
     )
     run = services.run_import(
@@ -86,7 +88,7 @@ def project_world(project: Project, prefix: str) -> SimpleNamespace:
         rows=importers.parse_predictions("naturalbench", nb_predictions()),
     )
     services.metrics_compute(run=run, rounds=10)
-    rows = importers.parse_visit_items(visit_csv(3))
+    rows = visit_parse.parse_items(visit_csv(3))
     visit = services.benchmark_version_create(
         family="visit", name=f"{prefix} VisIT", project=project, label="v1", rows=rows
     )
@@ -301,8 +303,8 @@ def test_researchers_never_import_or_publish_benchmarks(client, world, method, n
         "family": "naturalbench",
         "benchmark": "Researcher's benchmark",
         "label": "v1",
-        "text": demo.naturalbench_items(2),
-        "content": demo.naturalbench_items(2),
+        "text": nb_demo.naturalbench_items(2),
+        "content": nb_demo.naturalbench_items(2),
     }
 
     # When they import a benchmark or publish a draft of their own project
@@ -364,7 +366,7 @@ def api_import(client, **fields):
         "family": "naturalbench",
         "benchmark": "Alpha NB",
         "label": "v2",
-        "content": demo.naturalbench_items(2),
+        "content": nb_demo.naturalbench_items(2),
         **fields,
     }
     return client.post(reverse("api-eval-import"), body, content_type="application/json")
@@ -432,7 +434,7 @@ def test_the_import_form_offers_only_curated_projects(client, world):
             "family": "naturalbench",
             "benchmark": "Alpha NB",
             "label": "v9",
-            "text": demo.naturalbench_items(2),
+            "text": nb_demo.naturalbench_items(2),
         },
     )
 
@@ -445,7 +447,7 @@ def test_the_import_form_offers_only_curated_projects(client, world):
 @pytest.mark.django_db
 def test_recipe_publishing_keeps_names_per_project(world):
     # Given the same benchmark name published by two projects' pipelines
-    rows = importers.parse_items("naturalbench", demo.naturalbench_items(2))
+    rows = importers.parse_items("naturalbench", nb_demo.naturalbench_items(2))
     one = services.benchmark_version_create(
         family="naturalbench", name="Shared", project=world.a.project, label="v1", rows=rows
     )
@@ -576,7 +578,7 @@ def test_cli_as_someone_outside_the_project_fails_cleanly(world, tmp_path, args,
 @pytest.mark.django_db
 def test_cli_roles_and_unknown_users(world, tmp_path):
     items = tmp_path / "nb.jsonl"
-    items.write_text(demo.naturalbench_items(2))
+    items.write_text(nb_demo.naturalbench_items(2))
     importing = ["evaluate", "import-version", "naturalbench", str(items), "--project", "alpha"]
     with pytest.raises(CommandError, match="No project 'alpha' among the projects you curate"):
         call_command(*importing, "--benchmark", "R", "--user", world.researcher_a.username)

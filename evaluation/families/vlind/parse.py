@@ -1,0 +1,148 @@
+"""VLind-Bench's official data.json (METRICS.md Sec. 4) into item and prediction rows."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from annotator.platform.errors import Invalid, LineErrors
+from evaluation.importers import (
+    ItemRow,
+    PredictionRow,
+    check_unique,
+    read_jsonl,
+    text_field,
+)
+from evaluation.metrics import vlind
+
+STYLES = {
+    **{str(i): "photorealistic" for i in range(0, 4)},
+    **{str(i): "illustration" for i in range(4, 8)},
+    **{str(i): "cartoon" for i in range(8, 12)},
+}
+VOTE_THRESHOLD = 2
+SINGLE_KEYS = ("a1_image", "a2_image", "b1", "b2", "c1_image", "c2_image")
+_ITEM_KEYS = (
+    "concept",
+    "context_id",
+    "context",
+    "factual_context",
+    "true_statement",
+    "false_statement",
+    "existent_noun",
+    "non-existent_noun",
+    "best_img_id",
+)
+
+
+def item_id(obj: dict) -> str:
+    if obj.get("id") not in (None, ""):
+        return str(obj["id"])
+    return f"{obj.get('concept', '')}/{obj.get('context_id', '')}"
+
+
+def parse_items(content: str, filename: str = "") -> list[ItemRow]:
+    """Instances of the official data.json; good images are those with ≥ 2 of 3 votes."""
+    errors = LineErrors()
+    rows = []
+    for line, obj in read_jsonl(content, errors):
+        for key in ("concept", "context", "true_statement", "false_statement"):
+            text_field(obj, key, line, errors)
+        votes = obj.get("aggregated_human_label_good_images", {})
+        if not isinstance(votes, dict) or not all(
+            isinstance(v, int | float) for v in votes.values()
+        ):
+            errors.add(line, "'aggregated_human_label_good_images' must map image ids to votes")
+            continue
+        good = [str(k) for k, v in votes.items() if v >= VOTE_THRESHOLD]
+        data = {key: obj.get(key, "") for key in _ITEM_KEYS}
+        data["good_images"] = good
+        rows.append(ItemRow(item_id=item_id(obj), data=data, line=line, kept=bool(good)))
+    check_unique(rows, errors, "instance")
+    errors.raise_if_any("The VLind-Bench file has errors; nothing was imported.")
+    return rows
+
+
+def model_identifiers(content: str) -> list[str]:
+    """Model identifiers that have predictions in a data.json ("{mid}_pred_a1_image" keys)."""
+    try:
+        data = json.loads(content)
+    except json.JSONDecodeError:
+        return []
+    found: set[str] = set()
+    for obj in data if isinstance(data, list) else []:
+        if isinstance(obj, dict):
+            found.update(k[: -len("_pred_a1_image")] for k in obj if k.endswith("_pred_a1_image"))
+    return sorted(found)
+
+
+def _answer(entry: Any) -> tuple[str | None, bool | None, bool]:
+    """(response, parsed answer, ok). The official scorer reads the stored 'answer' field."""
+    if not isinstance(entry, dict):
+        return None, None, False
+    response = entry.get("response")
+    if response is not None and not isinstance(response, str):
+        return None, None, False
+    answer = entry.get("answer")
+    if answer is not None:
+        if answer not in ("True", "False", "NA"):
+            return None, None, False
+        return response, {"True": True, "False": False}.get(answer), True
+    if response is None:
+        return None, None, False
+    return response, vlind.parse_true_false(response), True
+
+
+def _model_identifier(content: str, given: str) -> str:
+    if given:
+        return given
+    found = model_identifiers(content)
+    if len(found) != 1:
+        raise Invalid(
+            "Name the model identifier: the file holds predictions for "
+            + (", ".join(found) if found else "no model"),
+            [{"line": 0, "error": "model identifier needed"}],
+        )
+    return found[0]
+
+
+def _instance(obj: dict, prefix: str, line: int, errors: LineErrors) -> PredictionRow | None:
+    """One instance's answers under ``prefix`` ("{mid}_pred_"), or None after a line error."""
+    raw: dict[str, Any] = {}
+    parsed: dict[str, Any] = {}
+    for key in SINGLE_KEYS:
+        response, answer, good = _answer(obj.get(prefix + key))
+        if not good:
+            errors.add(line, f"'{prefix + key}' must be {{response, answer: True/False/NA}}")
+            return None
+        raw[key], parsed[key] = response, answer
+    for key in ("d1", "d2"):
+        per_image = obj.get(prefix + key)
+        if not isinstance(per_image, dict):
+            errors.add(line, f"'{prefix + key}' must map good image ids to answers")
+            return None
+        raw[key], parsed[key] = {}, {}
+        for image_id, entry in per_image.items():
+            response, answer, good = _answer(entry)
+            if not good:
+                errors.add(line, f"'{prefix + key}'[{image_id!r}] has no valid answer")
+                return None
+            raw[key][str(image_id)], parsed[key][str(image_id)] = response, answer
+    return PredictionRow(item_id=item_id(obj), raw_output=raw, line=line, parsed_answer=parsed)
+
+
+def parse_predictions(content: str, filename: str = "", option: str = "") -> list[PredictionRow]:
+    """Predictions stored in data.json under "{mid}_pred_*" keys (official gpt4o_eval.py);
+    ``option`` is the model identifier {mid}, found in the file when it holds one model."""
+    errors = LineErrors()
+    prefix = f"{_model_identifier(content, option)}_pred_"
+    rows = []
+    for line, obj in read_jsonl(content, errors):
+        if not any(k.startswith(prefix) for k in obj):
+            continue  # the official runner skips instances without good images
+        row = _instance(obj, prefix, line, errors)
+        if row is not None:
+            rows.append(row)
+    check_unique(rows, errors, "prediction for instance")
+    errors.raise_if_any("The predictions in the data.json have errors; nothing was imported.")
+    return rows

@@ -1,0 +1,87 @@
+"""VLind-Bench metric rows: S_CK, S_VP, S_CB, S_LP, CB, LP by concept and style (Sec. 4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evaluation.compute import ItemData, MetricRow, MetricSpec, PredictionData, cell, metric_row
+from evaluation.metrics import vlind
+from evaluation.metrics.bootstrap import DEFAULT_ROUNDS
+
+from .parse import STYLES
+
+SPECS = (
+    MetricSpec("s_ck", "S_CK"),
+    MetricSpec("s_vp", "S_VP"),
+    MetricSpec("s_cb", "S_CB"),
+    MetricSpec("s_lp", "S_LP"),
+    MetricSpec("cb", "CB"),
+    MetricSpec("lp", "LP"),
+)
+PRIMARY = "s_lp"
+
+
+def _passes(parsed: Mapping[str, Any], should_true: str, should_false: str) -> bool:
+    return vlind.statement_pair_passes(parsed.get(should_true), parsed.get(should_false))
+
+
+def vlind_instance(
+    item: ItemData, prediction: PredictionData | None, images: Sequence[str]
+) -> vlind.VLindInstance:
+    """Outcomes a (CK), b (VP), c (CB), d per good image in `images` (official score_pipeline)."""
+    parsed = (prediction.parsed_answer if prediction else None) or {}
+    d1, d2 = parsed.get("d1", {}), parsed.get("d2", {})
+    lp = tuple(vlind.statement_pair_passes(d1.get(i), d2.get(i)) for i in images)
+    return vlind.VLindInstance(
+        ck=_passes(parsed, "a1_image", "a2_image"),
+        vp=_passes(parsed, "b1", "b2"),
+        cb=_passes(parsed, "c1_image", "c2_image"),
+        lp=lp,
+        concept=str(item.data.get("concept", "")),
+    )
+
+
+def rows(
+    items: Sequence[ItemData],
+    predictions: Mapping[str, PredictionData],
+    *,
+    seed: int,
+    rounds: int = DEFAULT_ROUNDS,
+    text_metrics: bool = True,  # no text metrics in this family
+) -> list[MetricRow]:
+    options = {"seed": seed, "rounds": rounds}
+    instances = [
+        vlind_instance(item, predictions.get(item.item_id), item.data.get("good_images", []))
+        for item in items
+    ]
+    overall = vlind.vlind_scores(instances, **options)
+    by_concept = vlind.vlind_scores_by(instances, lambda i: i.concept, **options)
+    styled = []
+    for item in items:
+        for style in ("photorealistic", "illustration", "cartoon"):
+            images = [i for i in item.data.get("good_images", []) if STYLES.get(i) == style]
+            inst = vlind_instance(item, predictions.get(item.item_id), images)
+            styled.append(
+                vlind.VLindInstance(inst.ck, inst.vp, inst.cb, inst.lp, inst.concept, style)
+            )
+    by_style = vlind.vlind_scores_by(styled, lambda i: i.style, **options)
+    out = []
+    for name in ("s_ck", "s_vp", "s_cb", "s_lp", "cb", "lp"):
+        breakdown = {
+            dim: {
+                str(k): cell(getattr(s, name), s.intervals.get(name), s.n_instances)
+                for k, s in sorted(g.items())
+            }
+            for dim, g in (("concept", by_concept), ("style", by_style))
+        }
+        out.append(
+            metric_row(
+                name,
+                getattr(overall, name),
+                overall.intervals.get(name),
+                overall.n_instances,
+                breakdown=breakdown,
+            )
+        )
+    return out

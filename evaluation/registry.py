@@ -1,0 +1,242 @@
+"""The benchmark families evaluation knows: one declaration per family, read by generic code.
+
+A family (one published benchmark and its metrics) lives in ``evaluation/families/<key>/`` and
+registers one ``Family`` when ``evaluation.families.load()`` imports it (from
+``EvaluationConfig.ready``). Importers, compute, runners, services, views, API and CLI look a
+family up here by ``Benchmark.family`` and call what it declares; they never name a family. This
+module imports no family.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from annotator.platform.errors import Invalid
+
+if TYPE_CHECKING:
+    from evaluation.compute import ItemData, MetricRow, MetricSpec, PredictionData, ReferenceRow
+    from evaluation.importers import ItemRow, JudgmentFile, JudgmentRow, PredictionRow
+
+
+# --- The data side: parsing, metrics, demo ------------------------------------------------------
+
+
+class RowsFn(Protocol):
+    """A run's metric rows from the version's items and the run's predictions (no database)."""
+
+    def __call__(
+        self,
+        items: Sequence[ItemData],
+        predictions: Mapping[str, PredictionData],
+        *,
+        seed: int,
+        rounds: int,
+        text_metrics: bool,
+    ) -> list[MetricRow]: ...
+
+
+class VersionRowsFn(Protocol):
+    """Rows that rate every run of a version together (stored on each run), keyed like `runs`."""
+
+    def __call__(
+        self,
+        items: Sequence[ItemData],
+        runs: Mapping[str, Mapping[str, PredictionData]],
+        *,
+        seed: int,
+        rounds: int,
+    ) -> dict[str, list[MetricRow]]: ...
+
+
+@dataclass(frozen=True)
+class PredictionOption:
+    """The one free-text option a predictions file may need (a column, a model identifier).
+
+    ``setting``: when set, the option's value (given, else ``detect(content)``) is stored in the
+    imported run's ``prompt_settings`` under this key."""
+
+    label: str
+    help: str = ""
+    setting: str = ""
+    detect: Callable[[str], str] | None = None  # (content) -> value found in the file, or ""
+
+
+class DemoSink(Protocol):
+    """What ``evaluate demo`` gives a family's demo: make a version, import a run into it."""
+
+    def version(self, name: str, content: str, filename: str) -> Any: ...
+
+    def run(
+        self, version: Any, model: str, content: str, filename: str, option: str = ""
+    ) -> None: ...
+
+
+@dataclass(frozen=True)
+class FamilyDemo:
+    """Synthetic versions and runs for ``evaluate demo`` (``order`` keeps today's sequence)."""
+
+    build: Callable[[DemoSink], None]
+    order: int = 0
+
+
+# --- The run / show side (filled by the families' runner, plots, pairwise, templates) ------------
+
+
+@dataclass(frozen=True)
+class RunOption:
+    """One yes/no option of a model run: a form checkbox, an API boolean, a CLI flag."""
+
+    name: str
+    label: str
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Per-run options a family's runner accepts (form fields, CLI flags, API keys)."""
+
+    fields: tuple[RunOption, ...] = ()
+    clean: Callable[[dict], dict] | None = None  # {name: bool} -> stored options (or Invalid)
+    summary: str = ""  # what they are: "These options ({summary}) belong to {label}."
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.fields)
+
+
+@dataclass(frozen=True)
+class LLMRunner:
+    """Answers items with an LLM provider through the gateway's templates."""
+
+    templates: tuple[str, ...]  # gateway template names the runner renders
+    calls: Callable[..., list]  # (item, options) -> list[runners.CallSpec]
+    # (item, {call key: runners.Outcome}) -> raw, parsed, extra scores (after "provenance")
+    prediction: Callable[..., tuple[Any, Any, dict]]
+    options: RunOptions = field(default_factory=RunOptions)
+
+
+@dataclass(frozen=True)
+class ScorerRunner:
+    """Scores items with a CLIP-style scorer instead of asking a model: one score per
+    (caption, image), rows in ``texts`` order, columns in ``images`` order."""
+
+    images: tuple[str, ...]  # item data keys naming the images
+    texts: tuple[str, ...]  # item data keys holding the captions
+
+
+@dataclass(frozen=True)
+class PairJudge:
+    """An LLM judge of a family's pairs, run as a job (``runners.JUDGE_JOB``)."""
+
+    # (*, version, judgment_set_name, pairs, provider, created_by, …) -> Job
+    start: Callable[..., Any]
+    run: Callable[..., dict]  # the job's body: (*, judgment_set_id, pairs, provider_id, …)
+    sample: Callable[..., list[dict]]  # (*, version, model, n, seed, opponents) -> pairs
+    player_names: Callable[[Any], list[str]]  # version -> models with responses to judge
+    players: Callable[[Any], dict[str, dict[int, str]]]  # version -> responses per player
+    default_instances: int  # instances drawn per model when none are given
+
+
+@dataclass(frozen=True)
+class Pairwise:
+    """Pairwise judgments of a family's runs (players, judged pairs, ratings, agreement)."""
+
+    parse: Callable[..., JudgmentFile]  # (kind, content, filename, *, aliases) -> JudgmentFile
+    item_key: Callable[[Mapping[str, Any]], str]  # item data -> instance key
+    row_key: Callable[[JudgmentRow], str]  # judged row -> the same instance key
+    reference_player: str  # the reference's player name in the official files
+    order_winner: Callable[..., str]  # (judge_output, shown_a, shown_b, *, extraction_output)
+    aggregate: Callable[[str, str], str]  # winners of both orders -> winner of the pair
+    formats: Mapping[str, str] = field(default_factory=dict)  # import help, per file kind
+    compute: Any = None  # module: PairData, set_results, agreement_results, CODE_VERSION, …
+    judge: PairJudge | None = None  # the LLM judge runner
+    strata: tuple[str, ...] = ()  # crowd agreement strata (judgments page columns)
+    agreement_plot: Callable[[dict], str] | None = None  # agreement results -> SVG
+
+
+@dataclass(frozen=True)
+class FamilyTemplates:
+    """Template paths a family adds to generic pages ("" = none)."""
+
+    item: str = ""  # one item's summary on the version page
+    version_note: str = ""  # a note under the version's counts
+    leaderboard_note: str = ""  # a note above the leaderboard
+    metrics_note: str = ""  # a note under the leaderboard's "More metrics"
+    judgments_intro: str = ""  # the judgments page before any judgment
+    rankings_note: str = ""  # a sentence in the rankings page's introduction
+    benchmarks_example: str = ""  # a terminal example on the empty benchmarks page
+
+
+# --- The family -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Family:
+    key: str  # Benchmark.family value
+    label: str  # shown name
+    order: int  # position in choices (today's order)
+    parse_items: Callable[[str, str], list[ItemRow]]  # (content, filename)
+    parse_predictions: Callable[[str, str, str], list[PredictionRow]]  # (content, filename, option)
+    rows: RowsFn
+    specs: tuple[MetricSpec, ...]
+    primary: str  # the metric a leaderboard sorts by
+    reference_rows: tuple[ReferenceRow, ...] = ()
+    version_rows: VersionRowsFn | None = None
+    parse_answer: Callable[[ItemData, Any], Any] | None = None  # import: raw -> parsed answer
+    prediction_option: PredictionOption | None = None
+    formats: Mapping[str, str] = field(default_factory=dict)  # "items", "predictions" examples
+    demo: FamilyDemo | None = None
+    templates: FamilyTemplates = field(default_factory=FamilyTemplates)
+    plots: Callable[[dict], list[dict]] | None = None  # leaderboard -> plot dicts
+    runner: LLMRunner | ScorerRunner | None = None
+    pairwise: Pairwise | None = None
+
+    def spec_map(self) -> dict[str, MetricSpec]:
+        return {s.key: s for s in self.specs}
+
+
+_FAMILIES: dict[str, Family] = {}
+
+
+def register(family: Family) -> Family:
+    """Add a family; a key registered twice is a programming error."""
+    if family.key in _FAMILIES:
+        raise ValueError(f"Benchmark family {family.key!r} is already registered.")
+    _FAMILIES[family.key] = family
+    return family
+
+
+def unregister(key: str) -> None:
+    """Remove a family (tests that register their own)."""
+    _FAMILIES.pop(key, None)
+
+
+def family_of(key: str) -> Family:
+    try:
+        return _FAMILIES[key]
+    except KeyError:
+        raise Invalid(f"Unknown benchmark family {key!r}.") from None
+
+
+def pairwise_of(key: str) -> Pairwise:
+    """The family's pairwise judgments; Invalid when the family has none."""
+    pairwise = family_of(key).pairwise
+    if pairwise is None:
+        names = " or ".join(f.label for f in families() if f.pairwise is not None)
+        raise Invalid(f"Pairwise judgments belong to {names} versions.")
+    return pairwise
+
+
+def families() -> list[Family]:
+    return sorted(_FAMILIES.values(), key=lambda f: (f.order, f.key))
+
+
+def choices() -> list[tuple[str, str]]:
+    return [(f.key, f.label) for f in families()]
+
+
+def label_of(key: str) -> str:
+    """The family's shown name; an unknown key is shown as it is stored."""
+    family = _FAMILIES.get(key)
+    return family.label if family else key

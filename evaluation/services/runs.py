@@ -1,0 +1,208 @@
+"""Model runs: imported predictions matched to a version's items, and their metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotator.platform.errors import Conflict, Invalid
+from annotator.platform.jobs import job_enqueue
+from evaluation import compute
+from evaluation.importers import PredictionRow
+from evaluation.models import (
+    BenchmarkItem,
+    BenchmarkVersion,
+    EvaluatedModel,
+    MetricResult,
+    ModelRun,
+    Prediction,
+)
+from evaluation.registry import Family, family_of
+
+from .benchmarks import clean_name
+
+COMPUTE_JOB = "evaluation.compute_metrics"
+
+
+def _match_predictions(
+    version: BenchmarkVersion, rows: Sequence[PredictionRow]
+) -> dict[str, BenchmarkItem]:
+    """Map every row to an item of the version; unknown ids and duplicates are line errors."""
+    items = {i.item_id: i for i in version.items.only("id", "item_id", "data", "kept")}
+    errors = []
+    first: dict[str, int] = {}
+    for row in rows:
+        if row.item_id not in items:
+            errors.append({"line": row.line, "error": f"unknown item id {row.item_id!r}"})
+        elif row.item_id in first:
+            errors.append(
+                {
+                    "line": row.line,
+                    "error": f"duplicate prediction for {row.item_id!r} "
+                    f"(first on line {first[row.item_id]})",
+                }
+            )
+        else:
+            first[row.item_id] = row.line
+    if errors:
+        raise Invalid(
+            "The predictions do not match the version's items; nothing was imported.", errors[:200]
+        )
+    return items
+
+
+def _parsed_answer(family: Family, item: BenchmarkItem, row: PredictionRow):
+    if family.parse_answer is None:
+        return row.parsed_answer
+    return family.parse_answer(compute.ItemData(item.item_id, item.data, item.kept), row.raw_output)
+
+
+def predictions_validate(*, version: BenchmarkVersion, rows: Sequence[PredictionRow]) -> None:
+    _match_predictions(version, rows)
+
+
+@transaction.atomic
+def run_import(
+    *,
+    version: BenchmarkVersion,
+    model_name: str,
+    rows: Sequence[PredictionRow],
+    label: str = "",
+    provider: str = "",
+    prompt_settings: dict | None = None,
+    seed: int = 0,
+    created_by=None,
+    job=None,
+) -> ModelRun:
+    """A finished, imported run of `model_name` on `version` with one prediction per row."""
+    model_name = clean_name(model_name, "model name", 200)
+    items = _match_predictions(version, rows)
+    model, _ = EvaluatedModel.objects.get_or_create(
+        name=model_name, defaults={"provider": provider}
+    )
+    if ModelRun.objects.filter(model=model, version=version, label=label).exists():
+        raise Conflict(
+            f"{model_name} already has a run{f' {label!r}' if label else ''} on this version; "
+            "give the new run a label."
+        )
+    now = timezone.now()
+    run = ModelRun.objects.create(
+        model=model,
+        version=version,
+        label=label,
+        source=ModelRun.Source.IMPORTED,
+        prompt_settings=prompt_settings or {},
+        status=ModelRun.Status.SUCCEEDED,
+        seed=seed,
+        started_at=now,
+        finished_at=now,
+        created_by=created_by,
+        job=job,
+        prediction_count=len(rows),
+    )
+    family = family_of(version.benchmark.family)
+    Prediction.objects.bulk_create(
+        [
+            Prediction(
+                run=run,
+                item=items[row.item_id],
+                raw_output=row.raw_output,
+                parsed_answer=_parsed_answer(family, items[row.item_id], row),
+                scores=row.scores,
+            )
+            for row in rows
+        ],
+        batch_size=1000,
+    )
+    return run
+
+
+# --- Metrics ------------------------------------------------------------------------------------
+
+
+def _item_data(version: BenchmarkVersion) -> list[compute.ItemData]:
+    return [
+        compute.ItemData(item_id, data, kept)
+        for item_id, data, kept in version.items.order_by("position").values_list(
+            "item_id", "data", "kept"
+        )
+    ]
+
+
+def _prediction_data(run: ModelRun) -> dict[str, compute.PredictionData]:
+    return {
+        item_id: compute.PredictionData(raw, parsed, scores)
+        for item_id, raw, parsed, scores in run.predictions.values_list(
+            "item__item_id", "raw_output", "parsed_answer", "scores"
+        )
+    }
+
+
+def _store(run: ModelRun, rows: Sequence[compute.MetricRow]) -> None:
+    for row in rows:
+        MetricResult.objects.update_or_create(
+            run=run,
+            metric=row.metric,
+            defaults={
+                "value": row.value,
+                "interval_low": row.low,
+                "interval_high": row.high,
+                "n": row.n,
+                "breakdown": row.breakdown,
+                "details": row.details,
+                "code_version": compute.CODE_VERSION,
+            },
+        )
+
+
+def metrics_compute(
+    *, run: ModelRun, rounds: int = 1000, text_metrics: bool = True, progress=None
+) -> dict:
+    """Compute and store every metric of the run's family (and, when the family rates all runs
+    of a version together, those version-level ratings of every run). Returns {metric: value}."""
+    if run.status != ModelRun.Status.SUCCEEDED:
+        raise Conflict("Metrics need a finished run.")
+    version = run.version
+    family = family_of(version.benchmark.family)
+    items = _item_data(version)
+    predictions = _prediction_data(run)
+    if progress:
+        progress(1, 3, "Computing metrics")
+    rows = family.rows(items, predictions, seed=run.seed, rounds=rounds, text_metrics=text_metrics)
+    version_rows: dict[str, list[compute.MetricRow]] = {}
+    others: dict[str, ModelRun] = {}
+    if family.version_rows is not None:
+        if progress:
+            progress(2, 3, "Rating all runs of the version")
+        others = {
+            str(r.pk): r
+            for r in ModelRun.objects.filter(version=version, status=ModelRun.Status.SUCCEEDED)
+        }
+        version_rows = family.version_rows(
+            items,
+            {key: _prediction_data(r) for key, r in others.items()},
+            seed=version.pk,
+            rounds=rounds,
+        )
+    with transaction.atomic():
+        _store(run, rows)
+        for key, extra in version_rows.items():
+            _store(others[key], extra)
+        ModelRun.objects.filter(pk=run.pk).update(metrics_computed_at=timezone.now())
+    if progress:
+        progress(3, 3, "Stored")
+    return {row.metric: row.value for row in rows}
+
+
+def compute_enqueue(*, run: ModelRun, created_by=None):
+    job = job_enqueue(
+        kind=COMPUTE_JOB,
+        params={"run_id": run.pk},
+        created_by=created_by,
+        project=run.version.benchmark.project,
+        total=3,
+    )
+    ModelRun.objects.filter(pk=run.pk).update(job=job)
+    return job
