@@ -27,8 +27,8 @@ from annotator.platform.views import (
     state_chips,
 )
 from curation.models import VisitPipeline
+from curation.recipes.framework.publish import publish_version
 from curation.recipes.visit import services as visit_services
-from curation.views.publishing import publish_version
 from tests.factories import ProjectFactory
 
 PAGE = "/curate/somewhere/"

@@ -42,7 +42,7 @@ from ... import gateway
 from ...export_files import export_card, export_cards, newest_export, serve_export
 from ...models import Scorer
 from ...models.vhexpansion import VHCase, VHCaseSet
-from ...views.publishing import PublishForm, publish_version
+from ..framework.publish import PublishForm, publish_version
 from . import export, selectors, services
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check

@@ -44,8 +44,8 @@ from annotator.platform.views import (
 from ...export_files import export_card, export_cards, newest_export, serve_export
 from ...models import LLMProvider
 from ...models.visit import VisitInstance, VisitPipeline
-from ...views.publishing import PublishForm as LabelForm
-from ...views.publishing import publish_version
+from ..framework.publish import PublishForm as LabelForm
+from ..framework.publish import publish_version
 from . import export, prompts, selectors, services
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check

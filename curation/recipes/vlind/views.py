@@ -43,7 +43,7 @@ from ... import gateway
 from ...export_files import export_card, export_cards, newest_export, serve_export
 from ...models import LLMProvider
 from ...models.vlind import VLindBench, VLindImage, VLindTriple
-from ...views.publishing import PublishForm, publish_version
+from ..framework.publish import PublishForm, publish_version
 from . import export, prompts, selectors, services
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check
