@@ -7,17 +7,17 @@ from celery import shared_task
 from annotator.platform.models import Job
 from annotator.platform.worker import JOB_OPTIONS, run_job
 
-from . import assets, corpus_import
+from . import assets, corpora
 
 __all__ = ["import_corpus", "make_thumbnails"]
 
 
-@shared_task(name=corpus_import.IMPORT_JOB, **JOB_OPTIONS)
+@shared_task(name=corpora.IMPORT_JOB, **JOB_OPTIONS)
 def import_corpus(self, job_id: int) -> None:
     """Import a stored archive (+ manifest) as a corpus, all or nothing."""
 
     def work(job: Job) -> dict:
-        return corpus_import.corpus_import_run(
+        return corpora.corpus_import_run(
             params=job.params, created_by=job.created_by, job_id=job.pk
         )
 

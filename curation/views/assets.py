@@ -22,8 +22,10 @@ from django.utils.translation import gettext_lazy
 from annotator.platform import roles
 from annotator.platform.errors import Invalid
 from annotator.platform.scoping import get_or_404, jobs_for, projects_for
+from annotator.platform.views import error_context
 
-from .. import assets, corpus_import
+from .. import assets
+from ..corpora import FORMAT_CHOICES, IMPORT_JOB, corpus_import_start
 from ..models import Caption, Image, Sample
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check
@@ -52,9 +54,7 @@ class CorpusImportForm(forms.Form):
         ),
         widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.csv,.json,.token,.txt"}),
     )
-    format = forms.ChoiceField(
-        choices=corpus_import.FORMAT_CHOICES, initial="auto", label=gettext_lazy("Format")
-    )
+    format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="auto", label=gettext_lazy("Format"))
     language = forms.CharField(
         max_length=35,
         initial="en",
@@ -70,10 +70,6 @@ class CorpusImportForm(forms.Form):
         label=gettext_lazy("Description"),
         widget=forms.Textarea(attrs={"rows": 2}),
     )
-
-
-def _error(exc: Invalid) -> dict:
-    return {"message": exc.message, "errors": exc.errors}
 
 
 def _languages_by_corpus(corpus_ids: list[int]) -> dict[int, list[dict]]:
@@ -130,7 +126,7 @@ def project_corpora(request: HttpRequest, project_id: int) -> HttpResponse:
     project = get_or_404(projects_for(request.user), pk=project_id)
     imports = list(
         jobs_for(request.user)
-        .filter(project=project, kind=corpus_import.IMPORT_JOB)
+        .filter(project=project, kind=IMPORT_JOB)
         .select_related("created_by")[:RECENT_IMPORTS]
     )
     importing = any(not job.is_finished for job in imports)
@@ -148,7 +144,7 @@ def project_corpora(request: HttpRequest, project_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            job, n = corpus_import.corpus_import_start(
+            job, n = corpus_import_start(
                 project=project,
                 name=data["name"],
                 archive=data["archive"],
@@ -161,7 +157,7 @@ def project_corpora(request: HttpRequest, project_id: int) -> HttpResponse:
                 created_by=request.user,
             )
         except Invalid as exc:
-            error = _error(exc)
+            error = error_context(exc)
         else:
             messages.success(
                 request,

@@ -12,7 +12,7 @@ from django.urls import reverse
 from annotator.platform import roles
 from annotator.platform.models import Job
 from curation import assets
-from curation import corpus_import as ci
+from curation import corpora as ci
 from curation.models import Corpus, Image
 from tests.curation.fixtures_assets import png, zip_bytes
 from tests.factories import ProjectFactory, UserFactory

@@ -7,7 +7,8 @@ import pytest
 from django.db.models import Count
 from scipy import ndimage
 
-from curation import assets, demo_corpus
+from curation import assets
+from curation.corpora import demo
 from curation.models import Caption, Corpus, Image
 
 
@@ -20,7 +21,7 @@ def media(settings, tmp_path):
 def blobs(image: Image, colour: str) -> list[tuple[float, float]]:
     """Centres (x, y) of the regions painted in ``colour`` (its fill, not outline or shadow)."""
     arr = assets.image_as_array(image) * 255
-    target = np.array(demo_corpus.COLOURS[colour], dtype=np.float32)
+    target = np.array(demo.COLOURS[colour], dtype=np.float32)
     mask = np.abs(arr - target).max(axis=2) < 30
     labels, n = ndimage.label(mask)
     sizes = ndimage.sum(mask, labels, range(1, n + 1))
@@ -30,8 +31,8 @@ def blobs(image: Image, colour: str) -> list[tuple[float, float]]:
 
 
 def test_demo_corpus_is_built_once_with_three_languages(project, curator):
-    corpus = demo_corpus.demo_corpus(project=project, created_by=curator)
-    again = demo_corpus.demo_corpus(project=project)
+    corpus = demo.demo_corpus(project=project, created_by=curator)
+    again = demo.demo_corpus(project=project)
 
     assert again.pk == corpus.pk
     assert Corpus.objects.count() == 1
@@ -49,8 +50,8 @@ def test_demo_corpus_is_built_once_with_three_languages(project, curator):
 
 
 def test_count_captions_match_the_shapes_drawn(project):
-    corpus = demo_corpus.demo_corpus(project=project)
-    words = {v: k for k, v in demo_corpus.NUMBERS.items()}
+    corpus = demo.demo_corpus(project=project)
+    words = {v: k for k, v in demo.NUMBERS.items()}
     checked = 0
     for sample in corpus.samples.select_related("image").prefetch_related("captions"):
         text = sample.captions.all()[0].text
@@ -65,7 +66,7 @@ def test_count_captions_match_the_shapes_drawn(project):
 
 
 def test_relation_captions_match_the_layout(project):
-    corpus = demo_corpus.demo_corpus(project=project)
+    corpus = demo.demo_corpus(project=project)
     checked = 0
     for sample in corpus.samples.select_related("image").prefetch_related("captions"):
         text = sample.captions.all()[0].text

@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Job
-from curation import corpus_import as ci
+from curation import corpora as ci
 from curation.models import Caption, Corpus, Image, Sample
 from tests.curation.fixtures_assets import jpeg, noisy_jpeg, png, tar_bytes, zip_bytes
 

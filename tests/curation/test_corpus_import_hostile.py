@@ -16,9 +16,9 @@ from annotator.platform import edge
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_enqueue
 from annotator.platform.models import Job
-from curation import corpus_import as ci
+from curation import corpora as ci
 from curation.models import Caption, Corpus, Image, Sample
-from curation.recipes.vhexpansion.services import parse_case_rows
+from curation.recipes.vhexpansion.case_import import parse_case_rows
 from evaluation import importers
 from tests.curation.fixtures_assets import png, zip_bytes
 

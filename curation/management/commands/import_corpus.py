@@ -17,7 +17,7 @@ from django.db.models import Q
 
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Project
-from curation import corpus_import
+from curation import corpora
 
 
 class Command(BaseCommand):
@@ -33,7 +33,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--format",
             default="auto",
-            choices=sorted(corpus_import.FORMATS),
+            choices=sorted(corpora.FORMATS),
             help="Manifest format (default: detect).",
         )
         parser.add_argument("--language", default="en", help="Default caption language (BCP 47).")
@@ -67,9 +67,9 @@ class Command(BaseCommand):
         if not Path(where).exists():
             raise CommandError(f"{where} does not exist.")
         try:
-            source = corpus_import.open_source(where)
+            source = corpora.open_source(where)
             try:
-                result = corpus_import.corpus_import(
+                result = corpora.corpus_import(
                     project=project,
                     name=opts["name"],
                     source=source,

@@ -18,8 +18,9 @@ from PIL import ImageDraw
 
 from annotator.platform.models import Project
 
-from .corpus_import import MemorySource, corpus_import
-from .models import Corpus
+from ..models import Corpus
+from .importing import corpus_import
+from .sources import MemorySource
 
 SLUG = "demo-shapes"
 NAME = "Demo shapes"

@@ -1,0 +1,214 @@
+"""The scorer registry's services: the NaturalBench default, the tiny test scorer, checking,
+creating and changing a scorer, and the signature that names its embeddings cache."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from ..models import Scorer
+from ..tiny_clip import TINY_CONFIG, TINY_MODEL_NAME, register_tiny
+from .loading import scorer_unload
+from .weights import IDENTITY_FIELDS
+
+# NaturalBench Sec. 3 / App. A: pairs mined on Flickr30K with OpenCLIP ViT-L-14 (LAION-400M).
+NATURALBENCH_MODEL = "ViT-L-14"
+NATURALBENCH_TAG = "laion400m_e32"
+
+
+def scorer_defaults() -> dict[str, Any]:
+    """The scorer offered first: NaturalBench's OpenCLIP ViT-L-14 (LAION-400M, epoch 32)."""
+    return {
+        "label": f"{NATURALBENCH_MODEL} · {NATURALBENCH_TAG} (NaturalBench)",
+        "model_name": NATURALBENCH_MODEL,
+        "pretrained": NATURALBENCH_TAG,
+        "checkpoint_path": "",
+        "model_config": {},
+        "random_weights": False,
+        "dtype": Scorer.DType.FP32,
+        "device": Scorer.Device.AUTO,
+        "batch_size": 32,
+    }
+
+
+def scorer_ensure_default() -> Scorer:
+    """Get or create the NaturalBench default scorer (idempotent); it becomes the default scorer
+    when no other scorer is marked default."""
+    fields = scorer_defaults()
+    with transaction.atomic():
+        scorer = Scorer.objects.filter(
+            model_name=fields["model_name"], pretrained=fields["pretrained"], checkpoint_path=""
+        ).first()
+        if scorer is None:
+            scorer = Scorer.objects.create(**fields)
+        if not Scorer.objects.filter(is_default=True).exists():
+            Scorer.objects.filter(pk=scorer.pk).update(is_default=True)
+            scorer.is_default = True
+    return scorer
+
+
+def scorer_tiny(*, label: str = "tiny (random weights)") -> Scorer:
+    """Get or create the tiny random-weights scorer of ``curation.tiny_clip`` (tests, demo)."""
+    register_tiny()
+    scorer, _ = Scorer.objects.get_or_create(
+        label=label,
+        defaults={
+            "model_name": TINY_MODEL_NAME,
+            "model_config": TINY_CONFIG,
+            "random_weights": True,
+            "dtype": Scorer.DType.FP32,
+            "device": Scorer.Device.AUTO,
+            "batch_size": 32,
+        },
+    )
+    return scorer
+
+
+def scorer_validate(
+    *,
+    label: str,
+    model_name: str,
+    pretrained: str = "",
+    checkpoint_path: str = "",
+    model_config: dict | None = None,
+    random_weights: bool = False,
+    batch_size: int = 32,
+    instance: Scorer | None = None,
+) -> None:
+    """Raise ``ValidationError`` (a dict of field → message) for a scorer that cannot work."""
+    errors: dict[str, str] = {}
+    if not label.strip():
+        errors["label"] = "Give the scorer a name."
+    elif (
+        Scorer.objects.filter(label=label.strip())
+        .exclude(pk=getattr(instance, "pk", None))
+        .exists()
+    ):
+        errors["label"] = f"A scorer named {label.strip()!r} already exists."
+    known = _known_models()
+    if not model_name.strip():
+        errors["model_name"] = "Give an open_clip architecture, e.g. ViT-L-14."
+    elif not model_config and model_name not in known:
+        close = [m for m in known if model_name.lower().replace("/", "-") in m.lower()][:8]
+        errors["model_name"] = f"open_clip has no architecture {model_name!r}." + (
+            f" Did you mean: {', '.join(close)}?" if close else " See open_clip.list_models()."
+        )
+    if pretrained and checkpoint_path:
+        errors["checkpoint_path"] = "Give a pretrained tag or a checkpoint path, not both."
+    if random_weights and (pretrained or checkpoint_path):
+        errors["random_weights"] = (
+            "Random weights use no tag and no checkpoint: clear them or untick random weights."
+        )
+    if not (random_weights or pretrained or checkpoint_path):
+        errors["pretrained"] = "Give a pretrained tag, a checkpoint path, or tick random weights."
+    if pretrained and "model_name" not in errors and not model_config:
+        tags = _known_tags(model_name)
+        if pretrained not in tags:
+            errors["pretrained"] = f"open_clip has no tag {pretrained!r} for {model_name}." + (
+                f" Known tags: {', '.join(tags)}." if tags else " It has no pretrained tags."
+            )
+    if checkpoint_path and not os.path.isabs(checkpoint_path):
+        errors["checkpoint_path"] = "Give an absolute path (the worker runs in another folder)."
+    if not 1 <= int(batch_size) <= 4096:
+        errors["batch_size"] = "Batch size must be between 1 and 4096."
+    if errors:
+        raise ValidationError(errors)
+
+
+def scorer_create(
+    *,
+    label: str,
+    model_name: str,
+    pretrained: str = "",
+    checkpoint_path: str = "",
+    model_config: dict | None = None,
+    random_weights: bool = False,
+    dtype: str = Scorer.DType.FP32,
+    device: str = Scorer.Device.AUTO,
+    batch_size: int = 32,
+    is_default: bool = False,
+) -> Scorer:
+    scorer_validate(
+        label=label,
+        model_name=model_name,
+        pretrained=pretrained,
+        checkpoint_path=checkpoint_path,
+        model_config=model_config,
+        random_weights=random_weights,
+        batch_size=batch_size,
+    )
+    with transaction.atomic():
+        if is_default:
+            Scorer.objects.filter(is_default=True).update(is_default=False)
+        return Scorer.objects.create(
+            label=label.strip(),
+            model_name=model_name.strip(),
+            pretrained=pretrained.strip(),
+            checkpoint_path=checkpoint_path.strip(),
+            model_config=model_config or {},
+            random_weights=random_weights,
+            dtype=dtype,
+            device=device,
+            batch_size=batch_size,
+            is_default=is_default,
+        )
+
+
+def scorer_update(*, scorer: Scorer, **fields: Any) -> Scorer:
+    """Change a scorer. A change of weights or dtype deletes its cached embeddings (they would
+    no longer match what the scorer computes) and the recorded context length and dimension."""
+    merged = {f: getattr(scorer, f) for f in (*IDENTITY_FIELDS, "label", "batch_size")}
+    merged.update({k: v.strip() if isinstance(v, str) else v for k, v in fields.items()})
+    scorer_validate(
+        label=merged["label"],
+        model_name=merged["model_name"],
+        pretrained=merged["pretrained"],
+        checkpoint_path=merged["checkpoint_path"],
+        model_config=merged["model_config"],
+        random_weights=merged["random_weights"],
+        batch_size=merged["batch_size"],
+        instance=scorer,
+    )
+    identity_changed = any(f in fields and fields[f] != getattr(scorer, f) for f in IDENTITY_FIELDS)
+    with transaction.atomic():
+        if identity_changed:
+            # Function-local: curation.embeddings imports this package at import time (a real
+            # cycle between sibling modules of the same layer).
+            from ..embeddings import embeddings_clear
+
+            embeddings_clear(scorer=scorer)
+            fields = {**fields, "context_length": None, "embed_dim": None}
+        if fields.get("is_default"):
+            Scorer.objects.filter(is_default=True).exclude(pk=scorer.pk).update(is_default=False)
+        for name, value in fields.items():
+            setattr(scorer, name, value.strip() if isinstance(value, str) else value)
+        scorer.save()
+    scorer_unload(scorer=scorer)
+    return scorer
+
+
+def scorer_signature(scorer: Scorer) -> str:
+    """A short hash of what determines the scorer's numbers (weights, dtype) and of the row's
+    creation time: names the cache folder, so two databases sharing one embeddings folder, or
+    an edited scorer, never read each other's vectors."""
+    payload = {f: getattr(scorer, f) for f in IDENTITY_FIELDS}
+    payload["created_at"] = scorer.created_at.isoformat() if scorer.created_at else ""
+    blob = json.dumps(payload, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:10]
+
+
+def _known_models() -> list[str]:
+    import open_clip
+
+    return open_clip.list_models()
+
+
+def _known_tags(model_name: str) -> list[str]:
+    import open_clip
+
+    return open_clip.list_pretrained_tags_by_model(model_name)
