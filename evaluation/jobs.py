@@ -9,7 +9,8 @@ from annotator.platform.models import Job
 from annotator.platform.worker import JOB_OPTIONS, run_job
 
 from . import runners, services
-from .models import BenchmarkVersion, ModelRun
+from .models import BenchmarkVersion, JudgmentSet, ModelRun
+from .registry import family_of
 
 
 @shared_task(name=services.IMPORT_JOB, **JOB_OPTIONS)
@@ -43,7 +44,7 @@ def compute_metrics(self, job_id: int) -> None:
 
 @shared_task(name=services.JUDGMENTS_JOB, **JOB_OPTIONS)
 def compute_judgments(self, job_id: int) -> None:
-    """Rate every judgment set of one VisIT-Bench version and measure agreement with the crowd."""
+    """Rate every judgment set of one version and measure agreement with the crowd."""
 
     def work(job: Job) -> dict:
         version = BenchmarkVersion.objects.select_related("benchmark").get(
@@ -78,11 +79,15 @@ def run_model(self, job_id: int) -> None:
 
 @shared_task(name=runners.JUDGE_JOB, **JOB_OPTIONS)
 def judge(self, job_id: int) -> None:
-    """Judge VisIT-Bench pairs in both orders (App. F) and rate the version."""
+    """Judge pairs in both orders with the version's family judge and rate the version."""
 
     def work(job: Job) -> dict:
         params = job.params or {}
-        return runners.judge_run(
+        judgment_set = JudgmentSet.objects.select_related("version__benchmark").get(
+            pk=params["judgment_set_id"]
+        )
+        judge = family_of(judgment_set.version.benchmark.family).pairwise.judge
+        return judge.run(
             judgment_set_id=params["judgment_set_id"],
             pairs=params["pairs"],
             provider_id=params["provider_id"],

@@ -1,7 +1,8 @@
 """Server-side plots as plain SVG strings (no chart library, no JavaScript).
 
 Every function returns a complete ``<svg>`` element with a ``<title>`` and ``role="img"`` so
-screen readers announce it; numbers are also in the tables next to each plot.
+screen readers announce it; numbers are also in the tables next to each plot. The last helpers
+turn a leaderboard (``selectors.leaderboard``) into series for a family's plots.
 """
 
 from __future__ import annotations
@@ -74,7 +75,9 @@ def bar_chart(
     width: int = 760,
     height: int = 300,
 ) -> str:
-    """Grouped vertical bars with 95% interval whiskers; `reference` draws a dashed line."""
+    """Long because: one SVG drawn top to bottom (axes, bars, whiskers, labels) reads best whole.
+
+    Grouped vertical bars with 95% interval whiskers; `reference` draws a dashed line."""
     legend_rows = 1 + (sum(22 + 7 * len(s.name[:40]) for s in series) // (width - 80))
     top = 28 + 18 * legend_rows
     left, right, bottom = 52, 12, 70 if max((len(g) for g in groups), default=0) > 8 else 40
@@ -410,3 +413,43 @@ def rank_chart(
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+# --- A leaderboard's rows as series (the families' ``plots``) -----------------------------------
+
+
+def computed_rows(board: dict) -> tuple[list[dict], list[str]]:
+    """The leaderboard rows with computed metrics, and their model names, in board order."""
+    rows = [r for r in board["rows"] if r["computed"]]
+    return rows, [str(r["run"].model.name) for r in rows]
+
+
+def metric_value(row: dict, metric: str) -> float | None:
+    result = row["results"].get(metric)
+    return result.value if result else None
+
+
+def breakdown_series(board: dict, metric: str, dimension: str) -> tuple[list[str], list[Series]]:
+    """The groups of one breakdown of ``metric`` (sorted) and one series per run that has it."""
+    groups: list[str] = []
+    for row in board["rows"]:
+        result = row["results"].get(metric)
+        for group in (result.breakdown or {}).get(dimension, {}) if result else {}:
+            if group not in groups:
+                groups.append(group)
+    groups.sort()
+    series = []
+    for row in board["rows"]:
+        result = row["results"].get(metric)
+        cells = (result.breakdown or {}).get(dimension, {}) if result else {}
+        if not cells:
+            continue
+        series.append(
+            Series(
+                str(row["run"].model.name),
+                [cells.get(g, {}).get("value") for g in groups],
+                [cells.get(g, {}).get("low") for g in groups],
+                [cells.get(g, {}).get("high") for g in groups],
+            )
+        )
+    return groups, series

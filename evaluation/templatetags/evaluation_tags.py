@@ -8,6 +8,8 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from evaluation.registry import label_of
+
 register = template.Library()
 
 
@@ -66,3 +68,9 @@ def lookup(mapping, key):
 def metric_number(value, kind: str = "share") -> str:
     """A bare value formatted like the cells: shares ×100, ratings rounded, "n/a" for None."""
     return _number(value, kind or "share")
+
+
+@register.filter
+def family_label(key: str) -> str:
+    """A benchmark family's shown name (``Benchmark.family`` holds its key)."""
+    return label_of(key)

@@ -17,7 +17,14 @@ from annotator.platform.models import Job
 from curation.assets import image_data_url, image_ingest
 from curation.gateway.offline import rule_for
 from curation.models import Generation, LLMProvider
-from evaluation import importers, jobs, prompts, runners, services
+from evaluation import jobs, prompts, runners, services
+from evaluation.families.naturalbench import parse as nb_parse
+from evaluation.families.naturalbench import prompts as nb_prompts
+from evaluation.families.naturalbench import runner as nb_runner
+from evaluation.families.retrieval import parse as retrieval_parse
+from evaluation.families.vhexpansion import parse as vh_parse
+from evaluation.families.visit import parse as visit_parse
+from evaluation.families.vlind import parse as vlind_parse
 from evaluation.models import MetricResult, ModelRun, Prediction
 from tests.evaluation.helpers import eval_project
 from tests.fake_openai import reply, status
@@ -77,7 +84,7 @@ def nb_version(images):
         family="naturalbench", name="NB test", project=eval_project()
     )
     return services.version_create(
-        benchmark=benchmark, label="v1", rows=importers.parse_naturalbench_items(content)
+        benchmark=benchmark, label="v1", rows=nb_parse.parse_items(content)
     )
 
 
@@ -166,7 +173,7 @@ def test_naturalbench_run_end_to_end_through_the_job(
     assert (run.status, run.source, run.prediction_count) == ("succeeded", "runner", 2)
     assert run.model.name == "fake-vlm" and run.job_id == job.pk
     assert run.prompt_settings["provider"] == "fake VLM"
-    assert run.prompt_settings["templates"][prompts.NB_YES_NO]["version"] == 1
+    assert run.prompt_settings["templates"][nb_prompts.YES_NO]["version"] == 1
     # And every raw output is stored with the Generation that produced it
     first = Prediction.objects.get(item__item_id="1")
     assert first.raw_output == {
@@ -335,7 +342,7 @@ def test_missing_images_are_failed_calls_that_never_reach_the_endpoint(
         family="vhexpansion", name="VH", project=eval_project()
     )
     version = services.version_create(
-        benchmark=benchmark, label="v1", rows=importers.parse_vh_items(content)
+        benchmark=benchmark, label="v1", rows=vh_parse.parse_items(content)
     )
     job = start(version, provider)
 
@@ -378,7 +385,7 @@ def test_images_are_found_under_the_image_root_and_ingested(
     version = services.version_create(
         benchmark=benchmark,
         label="v1",
-        rows=importers.parse_vh_items("\n".join(json.dumps(r) for r in rows)),
+        rows=vh_parse.parse_items("\n".join(json.dumps(r) for r in rows)),
     )
     fake_openai.default = reply("Yes, there is a cat.")
     job = start(version, provider)
@@ -511,10 +518,10 @@ def test_answer_likelihoods_reads_the_first_token():
             {"token": "No", "logprob": 0.0, "top_logprobs": []},
         ]
     }
-    p0, p1 = runners.answer_likelihoods(logprobs, "yes_no")
+    p0, p1 = nb_runner.answer_likelihoods(logprobs, "yes_no")
     assert (p0, p1) == pytest.approx((0.7, 0.2))
-    assert runners.answer_likelihoods(None, "yes_no") is None
-    assert runners.answer_likelihoods(
+    assert nb_runner.answer_likelihoods(None, "yes_no") is None
+    assert nb_runner.answer_likelihoods(
         {"content": [{"token": "B", "logprob": 0.0}]}, "multiple_choice"
     ) == (0.0, 1.0)
 
@@ -548,7 +555,7 @@ def test_vlind_run_sends_the_official_prompts_with_the_official_images(
     version = services.version_create(
         benchmark=benchmark,
         label="v1",
-        rows=importers.parse_vlind_items(json.dumps([instance])),
+        rows=vlind_parse.parse_items(json.dumps([instance])),
     )
 
     def behaviour(body):
@@ -607,7 +614,7 @@ def test_visit_run_answers_the_instruction(provider, fake_openai, media, db):
         family="visit", name="VisIT", project=eval_project()
     )
     version = services.version_create(
-        benchmark=benchmark, label="v1", rows=importers.parse_visit_items(content)
+        benchmark=benchmark, label="v1", rows=visit_parse.parse_items(content)
     )
     from curation.gateway.providers import provider_offline
 
@@ -644,7 +651,7 @@ def test_retrieval_scored_by_a_scorer_gives_winoground_scores(images, db):
     version = services.version_create(
         benchmark=benchmark,
         label="v1",
-        rows=importers.parse_retrieval_items(json.dumps(row) + "\n" + json.dumps(missing)),
+        rows=retrieval_parse.parse_items(json.dumps(row) + "\n" + json.dumps(missing)),
     )
     scorer = scorer_tiny()
     with pytest.raises(Invalid, match="scorer"):
@@ -657,7 +664,7 @@ def test_retrieval_scored_by_a_scorer_gives_winoground_scores(images, db):
     # Then the stored matrix is s[caption][image] from the scorer's own encoders, the pair
     # without its image is left out (counted missing), and the metrics follow App. B
     loaded = scorer_load(scorer)
-    pil = [runners._open_pil(images["red"]), runners._open_pil(images["blue"])]
+    pil = [runners.open_pil(images["red"]), runners.open_pil(images["blue"])]
     expected = (
         encode_texts(loaded, ["a red square", "a blue square"])[0] @ encode_images(loaded, pil).T
     )

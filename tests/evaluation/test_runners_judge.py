@@ -13,14 +13,17 @@ from annotator.platform.errors import Conflict, Invalid
 from annotator.platform.models import Job
 from curation.gateway.providers import provider_offline
 from curation.models import Generation, LLMProvider
-from evaluation import importers, jobs, prompts, runners, services
+from evaluation import jobs, prompts, runners, services
+from evaluation.families.visit import judge
+from evaluation.families.visit import parse as visit_parse
+from evaluation.families.visit import prompts as visit_prompts
 from evaluation.importers import PredictionRow
 from evaluation.models import JudgmentSet, PairJudgment
 from tests.evaluation.helpers import eval_project
 from tests.fake_openai import reply, status
 
 ROUNDS = 20
-REF = runners.REFERENCE_PLAYER
+REF = judge.REFERENCE_PLAYER
 COLUMNS = [
     "instruction_category",
     "image",
@@ -57,7 +60,7 @@ def make_version(n: int, models: dict[str, str]):
     benchmark = services.benchmark_get_or_create(
         family="visit", name="VisIT", project=eval_project()
     )
-    rows = importers.parse_visit_items(visit_csv(n))
+    rows = visit_parse.parse_items(visit_csv(n))
     version = services.version_create(benchmark=benchmark, label="v1", rows=rows)
     for model, text in models.items():
         services.run_import(
@@ -125,7 +128,7 @@ def execute(job: Job, *, ok: bool = True):
 def start(version, provider, pairs, label="GPT-4 judge", **kwargs):
     kwargs.setdefault("rounds", ROUNDS)
     kwargs.setdefault("text_metrics", False)
-    return runners.judge_start(
+    return judge.judge_start(
         version=version,
         judgment_set_name=label,
         pairs=pairs,
@@ -184,7 +187,7 @@ def test_judge_in_both_orders_with_extraction_feeds_judgments(version, judge_pro
     for output in a_ref.outputs:
         generation = Generation.objects.get(pk=output["generation_id"])
         assert generation.raw_response == output["judge_output"]
-        assert generation.template_name == prompts.JUDGE
+        assert generation.template_name == visit_prompts.JUDGE
     assert Generation.objects.get(pk=a_ref.outputs[1]["extraction_generation_id"]).purpose == (
         runners.EXTRACTION_PURPOSE
     )
@@ -200,7 +203,7 @@ def test_judge_in_both_orders_with_extraction_feeds_judgments(version, judge_pro
         "llm",
     )
     assert judgment_set.judge == "fake-gpt-4" and judgment_set.pair_count == 3
-    assert judgment_set.provenance["templates"][prompts.JUDGE]["version"] == 1
+    assert judgment_set.provenance["templates"][visit_prompts.JUDGE]["version"] == 1
     players = {p["player"] for p in judgment_set.results["players"]}
     assert players == {"Model A", "Model B", REF}
 
@@ -335,12 +338,12 @@ def test_an_imported_set_with_the_label_or_a_running_judge_conflicts(version, ju
 def test_pairing_is_reproducible_from_the_seed_and_covers_reference_and_opponents(db):
     # Given twelve instances and four models
     version = make_version(12, {name: f"Answer of {name}" for name in "ABCD"})
-    players = runners.judge_players(version)
+    players = judge.judge_players(version)
 
     # When pairs are drawn twice with one seed, and once with another
-    first = runners.judge_pairs_sample(version=version, model="A", n=5, seed=7, players=players)
-    again = runners.judge_pairs_sample(version=version, model="A", n=5, seed=7)
-    other = runners.judge_pairs_sample(version=version, model="A", n=5, seed=8)
+    first = judge.judge_pairs_sample(version=version, model="A", n=5, seed=7, players=players)
+    again = judge.judge_pairs_sample(version=version, model="A", n=5, seed=7)
+    other = judge.judge_pairs_sample(version=version, model="A", n=5, seed=8)
 
     # Then the same seed gives the same pairs; each drawn instance has A vs the reference and
     # A vs one other model; only kept instances are drawn
@@ -356,8 +359,8 @@ def test_pairing_is_reproducible_from_the_seed_and_covers_reference_and_opponent
         assert opponent_pair["instance_id"] == ref_pair["instance_id"]
         assert opponent_pair["b_model"] in {"B", "C", "D"}
     # And the default draws 150 instances, capped by what the model answered
-    everything = runners.judge_pairs_sample(version=version, model="A", opponents=False)
-    assert runners.DEFAULT_JUDGE_INSTANCES == 150
+    everything = judge.judge_pairs_sample(version=version, model="A", opponents=False)
+    assert judge.DEFAULT_JUDGE_INSTANCES == 150
     assert len(everything) == 12 and {p["b_model"] for p in everything} == {REF}
     with pytest.raises(Invalid, match="not a run"):
-        runners.judge_pairs_sample(version=version, model=REF)
+        judge.judge_pairs_sample(version=version, model=REF)

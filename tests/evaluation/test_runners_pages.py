@@ -15,6 +15,10 @@ from annotator.platform.models import Job
 from curation.gateway.providers import provider_offline
 from curation.models import LLMProvider
 from evaluation import prompts, runners
+from evaluation.families.naturalbench import demo as nb_demo
+from evaluation.families.naturalbench import parse as nb_parse
+from evaluation.families.visit import judge
+from evaluation.families.visit import parse as visit_parse
 from evaluation.models import JudgmentSet, MetricResult, ModelRun, Prediction
 from tests.evaluation.helpers import eval_project, member
 from tests.evaluation.test_runners_judge import REF, make_version
@@ -30,12 +34,12 @@ def login(client, role):
 
 @pytest.fixture
 def nb_version(db):
-    from evaluation import demo, importers, services
+    from evaluation import services
 
     benchmark = services.benchmark_get_or_create(
         family="naturalbench", name="NB", project=eval_project()
     )
-    rows = importers.parse_naturalbench_items(demo.naturalbench_items(3))
+    rows = nb_parse.parse_items(nb_demo.naturalbench_items(3))
     return services.version_create(benchmark=benchmark, label="v1", rows=rows)
 
 
@@ -176,7 +180,7 @@ def test_judge_form_draws_pairs_and_starts_a_job(client, visit_version, offline)
         "opponents": True,
         "drawn": 3,
     }
-    expected = runners.judge_pairs_sample(
+    expected = judge.judge_pairs_sample(
         version=visit_version, model="Model A", n=3, seed=5, opponents=True
     )
     assert judgment_set.job.params["pairs"] == expected and len(expected) == 6
@@ -196,14 +200,14 @@ def test_judge_form_refusal_shows_the_error(client, visit_version, offline):
 
 
 def test_judge_on_a_version_without_runs_says_what_to_do(client, db):
-    from evaluation import importers, services
+    from evaluation import services
     from tests.evaluation.test_runners_judge import visit_csv
 
     benchmark = services.benchmark_get_or_create(
         family="visit", name="Empty", project=eval_project()
     )
     version = services.version_create(
-        benchmark=benchmark, label="v1", rows=importers.parse_visit_items(visit_csv(2))
+        benchmark=benchmark, label="v1", rows=visit_parse.parse_items(visit_csv(2))
     )
     login(client, roles.CURATOR)
     page = client.get(reverse("eval-judgments", args=[version.pk])).content.decode()

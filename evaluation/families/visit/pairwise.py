@@ -1,5 +1,6 @@
-"""VisIT-Bench pairwise judgments → ratings, win-rates, metric-vs-human agreement and rank
-correlations, by calling ``evaluation.metrics.visit``.
+"""VisIT-Bench pairwise judgments → ratings, win-rates and metric-vs-human agreement, by calling
+``evaluation.metrics.visit``; the family's ``pairwise.compute`` (rank correlations:
+``evaluation.rankings``).
 
 No database access: ``services.judgments_compute`` loads the pairs, calls these functions and
 stores the JSON they return on each JudgmentSet. Every rating carries a seeded bootstrap interval
@@ -9,14 +10,10 @@ over battles (METRICS.md Sec. 2 and 6).
 from __future__ import annotations
 
 import hashlib
-import itertools
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
 
 from evaluation.metrics import textmetrics, visit
 from evaluation.metrics.bootstrap import DEFAULT_ROUNDS, Interval
@@ -27,7 +24,7 @@ LLM = "llm"
 
 def _code_version() -> str:
     digest = hashlib.sha1()
-    for path in sorted((Path(__file__).parent / "metrics").glob("*.py")):
+    for path in sorted((Path(__file__).parents[2] / "metrics").glob("*.py")):
         digest.update(path.read_bytes())
     digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()[:12]
@@ -265,89 +262,3 @@ def agreement_results(
         "seed": seed,
         "rounds": rounds,
     }
-
-
-# --- Rankings and Spearman ρ (Sec. 4.3, "System-level Correlation") -------------------------------
-
-
-@dataclass(frozen=True)
-class Ranking:
-    key: str
-    label: str
-    values: dict[str, float]  # system → value (higher ranks first)
-    kind: str = "rating"  # how values are shown: share (×100), rating, count, tokens
-
-
-def correlate(a: Ranking, b: Ranking) -> dict:
-    """Spearman ρ between two rankings over the systems both rate (scipy), with the table of
-    shared systems and their ranks; fewer than two shared systems or a constant ranking leave ρ
-    undefined, with the reason."""
-    shared = sorted(set(a.values) & set(b.values), key=lambda s: (-a.values[s], s))
-    only_a = sorted(set(a.values) - set(b.values))
-    only_b = sorted(set(b.values) - set(a.values))
-    out = {
-        "a": a.label,
-        "b": b.label,
-        "kind_a": a.kind,
-        "kind_b": b.kind,
-        "n": len(shared),
-        "rho": None,
-        "p_value": None,
-        "reason": "",
-        "p_method": "",
-        "rows": [],
-        "only_a": only_a,
-        "only_b": only_b,
-    }
-    rank_a = _ranks([a.values[s] for s in shared])
-    rank_b = _ranks([b.values[s] for s in shared])
-    out["rows"] = [
-        {"system": s, "a": a.values[s], "b": b.values[s], "rank_a": ra, "rank_b": rb}
-        for s, ra, rb in zip(shared, rank_a, rank_b, strict=True)
-    ]
-    if len(shared) < 2:
-        out["reason"] = "Spearman ρ needs at least two systems that both rankings rate."
-        return out
-    if len(set(rank_a)) == 1 or len(set(rank_b)) == 1:
-        out["reason"] = "One ranking gives every shared system the same value: ρ is undefined."
-        return out
-    result = visit.ranking_correlation(a.values, b.values)
-    out["rho"] = result.rho
-    out["p_value"] = None if math.isnan(result.p_value) else result.p_value
-    out["p_method"] = "t approximation (scipy)"
-    if len(shared) <= EXACT_MAX_SYSTEMS:
-        out["p_value"] = exact_p_value(rank_a, rank_b)
-        out["p_method"] = f"exact, all {math.factorial(len(shared))} orderings"
-    return out
-
-
-# Up to 8 systems (40 320 orderings) the permutation p-value is exact and cheap; scipy's t
-# approximation says p = 0 for ρ = ±1 whatever n, which overstates 4 or 5 systems.
-EXACT_MAX_SYSTEMS = 8
-
-
-def exact_p_value(rank_a: Sequence[float], rank_b: Sequence[float]) -> float:
-    """Two-sided permutation p-value of Spearman's ρ: the share of all orderings of B's ranks
-    whose |ρ| is at least the observed one."""
-    a = np.asarray(rank_a, dtype=float)
-    perms = np.asarray(list(itertools.permutations(rank_b)), dtype=float)
-    a_c = a - a.mean()
-    b_c = perms - perms.mean(axis=1, keepdims=True)
-    rho = (b_c @ a_c) / np.sqrt((a_c @ a_c) * (b_c * b_c).sum(axis=1))
-    observed = abs(rho[0])  # the identity ordering comes first
-    return float(np.mean(np.abs(rho) >= observed - 1e-12))
-
-
-def _ranks(values: Sequence[float]) -> list[float]:
-    """Rank 1 = highest value; ties share their mean rank (as Spearman's ρ treats them)."""
-    order = sorted(range(len(values)), key=lambda k: -values[k])
-    ranks = [0.0] * len(values)
-    k = 0
-    while k < len(order):
-        j = k
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[k]]:
-            j += 1
-        for m in range(k, j + 1):
-            ranks[order[m]] = (k + j) / 2 + 1
-        k = j + 1
-    return ranks

@@ -1,0 +1,193 @@
+"""Pairwise judgments of a version whose family has them (``family.pairwise``): the judgment
+sets with their ratings and agreement, importing judgments, running the family's LLM judge."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from annotator.platform import roles
+from annotator.platform.errors import ServiceError
+from annotator.platform.views import error_context, start_job
+
+from .. import plots, selectors, services
+from ..models import BenchmarkVersion, JudgmentSet
+from ..registry import family_of
+from .common import EVALUATE, READ, abilities, import_page
+from .forms import JudgeForm, JudgmentImportForm
+
+
+def _pairwise_version(request: HttpRequest, version_id: int, allowed=READ) -> BenchmarkVersion:
+    """Pairwise judgments belong to versions of a family that has them; others answer 404."""
+    version = selectors.version_for_user_or_404(request.user, version_id, allowed=allowed)
+    if family_of(version.benchmark.family).pairwise is None:
+        raise Http404
+    return version
+
+
+def judgment_plots(sets: list) -> dict[int, str]:
+    """An Elo whisker chart per judgment set with results (bootstrap median and 95% interval)."""
+    out = {}
+    for judgment_set in sets:
+        results = judgment_set.results or {}
+        players = results.get("players") or []
+        if not players:
+            continue
+        out[judgment_set.pk] = plots.whisker_chart(
+            [p["model"] for p in players],
+            [float(p["elo"]) for p in players],
+            [p["low"] for p in players],
+            [p["high"] for p in players],
+            title=_("%(label)s: Elo with bootstrap 95%% interval") % {"label": judgment_set.label},
+            x_label=_("Elo (median of %(n)d bootstrap rounds)") % {"n": results.get("rounds", 0)},
+            reference=results.get("reference_elo"),
+            reference_label=_("reference"),
+        )
+    return out
+
+
+def _judge_form(request: HttpRequest, version: BenchmarkVersion, data=None):
+    if not selectors.can(request.user, EVALUATE):
+        return None
+    judge = family_of(version.benchmark.family).pairwise.judge
+    players = judge.player_names(version) if judge else []
+    if not players:
+        return None
+    initial = {"label": _("LLM judge"), "model": players[0]}
+    return JudgeForm(
+        data,
+        user=request.user,
+        project=version.benchmark.project,
+        judge=judge,
+        players=players,
+        initial=initial,
+    )
+
+
+@roles.roles_required(*READ)
+def judgments(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = _pairwise_version(request, version_id)
+    return _judgments_page(request, version)
+
+
+@require_POST
+@roles.roles_required(*EVALUATE)
+def judge_run(request: HttpRequest, version_id: int) -> HttpResponse:
+    """Sample pairs for one model with a seed and judge them in both orders in a job."""
+    version = _pairwise_version(request, version_id, EVALUATE)
+    form = _judge_form(request, version, request.POST)
+    if form is None:
+        raise Http404("No model has responses on this version yet.")
+    error = None
+    if form.is_valid():
+        data = form.cleaned_data
+        pairing = {
+            "model": data["model"],
+            "instances": data["instances"],
+            "seed": data["seed"],
+            "opponents": data["opponents"],
+        }
+        try:
+            judge = family_of(version.benchmark.family).pairwise.judge
+            pairs = judge.sample(
+                version=version,
+                model=data["model"],
+                n=data["instances"],
+                seed=data["seed"],
+                opponents=data["opponents"],
+            )
+            judge.start(
+                version=version,
+                judgment_set_name=data["label"],
+                pairs=pairs,
+                provider=data["provider"],
+                created_by=request.user,
+                seed=data["seed"],
+                with_reference=data["with_reference"],
+                pairing=pairing,
+            )
+        except ServiceError as exc:
+            error = error_context(exc)
+        else:
+            messages.success(
+                request,
+                _("Judging %(n)d pairs in both orders; progress is shown below.")
+                % {"n": len(pairs)},
+            )
+            return redirect(reverse("eval-judgments", args=[version.pk]) + "#active-judges")
+    return _judgments_page(request, version, form=form, error=error, status=400)
+
+
+def _judgments_page(
+    request: HttpRequest, version: BenchmarkVersion, *, form=None, error=None, status=200
+) -> HttpResponse:
+    sets = list(selectors.judgment_sets(version))
+    for judgment_set in sets:
+        judgment_set.rows = [
+            {
+                "p": p,
+                "elo": {"value": p["elo"], "low": p["low"], "high": p["high"], "n": p["matches"]},
+            }
+            for p in (judgment_set.results or {}).get("players", [])
+        ]
+    pairwise = family_of(version.benchmark.family).pairwise
+    plot = pairwise.agreement_plot or (lambda agreement: "")
+    agreement = [
+        {"set": s, "data": s.results["agreement"], "svg": plot(s.results["agreement"])}
+        for s in sets
+        if (s.results or {}).get("agreement")
+    ]
+    return render(
+        request,
+        "evaluation/judgments.html",
+        {
+            "version": version,
+            "sets": sets,
+            "plots": judgment_plots(sets),
+            "agreement": agreement,
+            "strata": pairwise.strata,
+            "intro": family_of(version.benchmark.family).templates.judgments_intro,
+            "pending": any(
+                s.results_computed_at is None and s.status == JudgmentSet.Status.SUCCEEDED
+                for s in sets
+            ),
+            "judge_form": form if form is not None else _judge_form(request, version),
+            "judge_error": error,
+            "active_judges": [s for s in sets if s.job is not None and not s.job.is_finished],
+            **abilities(request),
+        },
+        status=status,
+    )
+
+
+@roles.roles_required(*EVALUATE)
+def judgments_import(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = _pairwise_version(request, version_id, EVALUATE)
+    return import_page(
+        request,
+        JudgmentImportForm(request.POST or None, request.FILES or None),
+        partial(services.judgments_import_start, version=version),
+        _("%(n)d judged pairs checked; importing and rating them."),
+        formats=family_of(version.benchmark.family).pairwise.formats,
+        target="judgments",
+        version=version,
+    )
+
+
+@require_POST
+@roles.roles_required(*EVALUATE)
+def judgments_compute(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = _pairwise_version(request, version_id, EVALUATE)
+    return start_job(
+        request,
+        partial(services.judgments_compute_enqueue, version=version, created_by=request.user),
+        page=reverse("eval-judgments", args=[version.pk]),
+        message=_("Rating the judgment sets again."),
+        job_page=True,
+    )
