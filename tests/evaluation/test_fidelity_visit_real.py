@@ -2,6 +2,7 @@
 
 import pytest
 
+from annotator.platform.errors import Invalid
 from evaluation import importers, services
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import BenchmarkItem, MetricResult, Prediction
@@ -76,7 +77,7 @@ def test_model_csv_rows_not_in_the_version_are_refused(visit_version):
         1,
     )
     rows = importers.parse_predictions("visit", content, "llava13b_output.csv")
-    with pytest.raises(services.Invalid) as exc:
+    with pytest.raises(Invalid) as exc:
         services.run_import(version=visit_version, model_name="LLaVA-13B", rows=rows)
     assert exc.value.errors[0]["error"].startswith("unknown item id")
     assert exc.value.errors[0]["line"] > 1
