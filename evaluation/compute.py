@@ -12,9 +12,18 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from evaluation.metrics.bootstrap import Interval
+
+class Interval(Protocol):
+    """A seeded bootstrap interval (``evaluation.metrics.bootstrap.Interval`` has this shape)."""
+
+    low: float | None
+    high: float | None
+    seed: int
+    rounds: int
+    level: float
+    undefined_rounds: int
 
 
 def _code_version() -> str:

@@ -13,6 +13,8 @@ import json
 
 import numpy as np
 
+from .parse import DATASET_COLUMNS
+
 REFERENCE = "human_verified_reference"
 
 
@@ -27,7 +29,7 @@ def _visit_responses(
     answers: dict[str, dict[tuple[str, str], str]] = {}
     for player, content in model_csvs.items():
         table = rows(content)
-        columns = [c for c in (table[0] if table else {}) if c not in _DATASET_COLUMNS]
+        columns = [c for c in (table[0] if table else {}) if c not in DATASET_COLUMNS]
         answers[player] = {(r["image"], r["instruction"]): r[columns[0]] for r in table}
     out = []
     seen = set()
@@ -43,22 +45,6 @@ def _visit_responses(
         responses.update({p: a[key] for p, a in answers.items() if key in a})
         out.append((row, responses))
     return out
-
-
-_DATASET_COLUMNS = {
-    "instruction_category",
-    "image",
-    "visual",
-    "instruction",
-    "gpt4_prediction",
-    "image_dense_captions",
-    "instruction_conditioned_caption",
-    "reference_output",
-    "human_ratings_gpt4_correct",
-    "human_ratings_problem_in_caption",
-    "human_ratings_problem_in_gpt4",
-    "public_images_metadata",
-}
 
 
 def _p_first_wins(quality: dict[str, float], a: str, b: str) -> float:
