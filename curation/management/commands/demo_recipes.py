@@ -1,13 +1,16 @@
 """``manage.py demo_recipes``: the recipes' demo data in the demo project (run after ``demo``).
 
-Each recipe builds a small pipeline with the offline drafter and the tiny random-weights scorer
-(both labelled as such in the UI) and leaves tasks for a visitor. Idempotent: a recipe whose demo
-exists is left alone.
+Each registered recipe with a ``demo`` (in ``Recipe.order``) builds a small pipeline with the
+offline drafter and the tiny random-weights scorer (both labelled as such in the UI) and leaves
+tasks for a visitor. Idempotent: a recipe whose demo exists is left alone.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from importlib import import_module
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -15,20 +18,27 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotator.demo import content
 from annotator.platform.models import Project
+from curation.recipes.framework.registry import recipes
+
+# Until every recipe folder declares itself (issue 14): the demos of folders not registered yet.
+LEGACY = {
+    "naturalbench": (10, "NaturalBench", "naturalbench_demo"),
+    "vhexpansion": (20, "VHExpansion", "vhexpansion_demo"),
+    "vlind": (30, "VLind-Bench", "vlind_demo"),
+    "visit": (40, "VisIT-Bench", "visit_demo"),
+}
 
 
-def recipe_demos() -> list[tuple[str, object]]:
-    from curation.recipes.naturalbench.demo import naturalbench_demo
-    from curation.recipes.vhexpansion.demo import vhexpansion_demo
-    from curation.recipes.visit.demo import visit_demo
-    from curation.recipes.vlind.demo import vlind_demo
-
-    return [
-        ("NaturalBench", naturalbench_demo),
-        ("VHExpansion", vhexpansion_demo),
-        ("VLind-Bench", vlind_demo),
-        ("VisIT-Bench", visit_demo),
-    ]
+def recipe_demos() -> list[tuple[str, Callable[..., Any]]]:
+    """(label, build) of every recipe with a demo, in the recipes' order."""
+    demos = [(r.order, r.label, r.demo) for r in recipes() if r.demo is not None]
+    registered = {r.key for r in recipes()}
+    for key, (order, label, name) in LEGACY.items():
+        if key not in registered:
+            demos.append(
+                (order, label, getattr(import_module(f"curation.recipes.{key}.demo"), name))
+            )
+    return [(label, build) for _order, label, build in sorted(demos, key=lambda d: d[0])]
 
 
 class Command(BaseCommand):
