@@ -147,15 +147,17 @@ def _nb_items() -> str:
 def _project_2_parents(p2: Project, curator2) -> dict:
     """One object of project 2 per recipe: the parents under which project 1's children (its
     versions, triples, families, export jobs) are named in the mixed-ids test."""
-    from curation.models import Corpus, NaturalBenchPipeline, VHCaseSet
-    from curation.recipes.visit import services as visit_services
-    from curation.recipes.vlind import services as vlind_services
+    from curation.models import Corpus
+    from curation.recipes.naturalbench.models import NaturalBenchPipeline
+    from curation.recipes.vhexpansion.models import VHCaseSet
+    from curation.recipes.visit import pipelines as visit_pipelines
+    from curation.recipes.vlind import benches as vlind_benches
 
     corpus = Corpus.objects.create(project=p2, name="Beta corpus", slug="beta")
     nb = NaturalBenchPipeline.objects.create(project=p2, name="Beta pipeline", corpus=corpus)
     vhx = VHCaseSet.objects.create(project=p2, name="Beta set")
-    vlind = vlind_services.bench_create(project=p2, name="Beta bench", created_by=curator2)
-    visit = visit_services.pipeline_create(project=p2, name="Beta VisIT", created_by=curator2)
+    vlind = vlind_benches.bench_create(project=p2, name="Beta bench", created_by=curator2)
+    visit = visit_pipelines.pipeline_create(project=p2, name="Beta VisIT", created_by=curator2)
     from evaluation import services as eval_services
 
     version = eval_services.benchmark_version_create(

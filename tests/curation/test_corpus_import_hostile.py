@@ -320,9 +320,9 @@ def test_recipe_jsonl_reader_refuses_hostile_text():
 
 
 def test_a_refused_visit_dataset_job_deletes_its_stored_csv(project, curator, media):
-    from curation.recipes.visit import services as visit
+    from curation.recipes.visit import dataset, pipelines
 
-    pipeline = visit.pipeline_create(project=project, name="VisIT", created_by=curator)
+    pipeline = pipelines.pipeline_create(project=project, name="VisIT", created_by=curator)
     content = (
         "instruction_category,image,instruction,gpt4_prediction,image_dense_captions,"
         "human_ratings_gpt4_correct,human_ratings_problem_in_caption\n"
@@ -331,7 +331,7 @@ def test_a_refused_visit_dataset_job_deletes_its_stored_csv(project, curator, me
     name = default_storage.save("curation/uploads/visit-1-20261124.csv", _file(content.encode()))
 
     with pytest.raises(Invalid) as caught:
-        visit.dataset_import_run(params={"pipeline_id": pipeline.pk, "upload": name})
+        dataset.dataset_import_run(pipeline, upload=name)
 
     assert caught.value.errors == [{"line": 2, "error": f"field “instruction”: {NUL}"}]
     assert files_under(media, "curation/uploads") == []

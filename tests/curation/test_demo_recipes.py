@@ -8,8 +8,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotator.models import Task
-from curation.models import Generation, VHCaseSet
-from curation.models.naturalbench import NaturalBenchPipeline
+from curation.models import Generation
+from curation.recipes.naturalbench.models import NaturalBenchPipeline
+from curation.recipes.vhexpansion.models import VHCaseSet
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -18,8 +18,8 @@ from django.utils import timezone
 from annotator.platform import roles
 from annotator.platform.models import Job
 from curation.export_files import export_store
-from curation.models import NaturalBenchVersion
-from curation.recipes.vlind import services as vlind_services
+from curation.recipes.naturalbench.models import NaturalBenchVersion
+from curation.recipes.vlind import benches as vlind_benches
 from tests.curation.test_nb_helpers import make_corpus, make_pipeline
 from tests.factories import ProjectFactory, UserFactory
 
@@ -37,7 +37,7 @@ def media(settings, tmp_path):
 
 @pytest.fixture
 def bench(project, curator, media):
-    return vlind_services.bench_create(project=project, name="VLind test", created_by=curator)
+    return vlind_benches.bench_create(project=project, name="VLind test", created_by=curator)
 
 
 def _zip(fh) -> None:
@@ -49,7 +49,7 @@ def _zip(fh) -> None:
 def export_job(bench, curator):
     """A finished export of the bench, stored at exports/vlind/<bench>/<job>/vlind-bench-1.zip."""
     job = Job.objects.create(
-        kind=vlind_services.EXPORT_JOB,
+        kind=vlind_benches.EXPORT_JOB,
         params={"bench_id": bench.pk, "version_id": None, "appendix_b": False},
         project=bench.project,
         created_by=curator,

@@ -14,11 +14,11 @@ from django.urls import reverse
 
 from annotator.platform.models import Job
 from curation.export_files import exports_prune
-from curation.recipes.vhexpansion import services
+from curation.recipes.vhexpansion import case_import, export, negations
 from tests.curation import test_vhx_helpers as helpers
 from tests.curation.test_vhx_helpers import archive_for, case_rows, jsonl, review, reviewers
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.curation.test_vhx_helpers")]
+pytestmark = [pytest.mark.django_db]
 media = helpers.media
 case_set = helpers.case_set
 
@@ -36,10 +36,10 @@ def curator_client(client, curator):
 
 @pytest.fixture
 def other_set(project, curator, media):
-    from curation.corpus_import import MemorySource
+    from curation.corpora import MemorySource
 
     rows = case_rows()
-    return services.case_set_import(
+    return case_import.case_set_import(
         project=project,
         name="MMVP sample, again",
         content=jsonl(rows),
@@ -50,8 +50,8 @@ def other_set(project, curator, media):
 
 
 def _accept_all(case_set):
-    services.case_set_settings(case_set=case_set, reviewers=1)
-    services.negations_draft(case_set=case_set)
+    negations.case_set_settings(case_set=case_set, reviewers=1)
+    negations.negations_draft(case_set=case_set)
     case_set.refresh_from_db()
     review(case_set.review_queue, reviewers(1), {"c1": "accept", "c2": "accept", "c3": "accept"})
 
@@ -60,7 +60,7 @@ def _export(client, capture, case_set, fmt) -> Job:
     with capture(execute=True):
         response = client.post(reverse("curator-vhx-export", args=[case_set.pk, fmt]))
     assert response.status_code == 302
-    job = Job.objects.filter(kind=services.EXPORT_JOB).order_by("-id").first()
+    job = Job.objects.filter(kind=export.EXPORT_JOB).order_by("-id").first()
     assert job.status == Job.Status.SUCCEEDED, job.error
     return job
 

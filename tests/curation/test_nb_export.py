@@ -15,8 +15,9 @@ from django.core.files.storage import default_storage
 from PIL import Image as PILImage
 
 from annotator.platform.errors import Invalid
-from curation.models import NaturalBenchVersion, PromptTemplate
+from curation.models import PromptTemplate
 from curation.recipes.naturalbench import export
+from curation.recipes.naturalbench.models import NaturalBenchVersion
 from evaluation import importers
 from evaluation import services as evaluation_services
 from evaluation.families.naturalbench import layout as nb

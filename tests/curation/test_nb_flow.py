@@ -11,9 +11,11 @@ from django.core.management import CommandError, call_command
 from annotator.models import Task
 from annotator.platform.models import Job
 from annotator.services import annotation_submit, assignment_claim
-from curation.models import QuestionDraft
-from curation.recipes.naturalbench import selectors, services
+from curation.recipes.framework import selectors as recipe_selectors
+from curation.recipes.framework.registry import recipe_of
+from curation.recipes.naturalbench import selectors
 from curation.recipes.naturalbench.demo import NAME, naturalbench_demo
+from curation.recipes.naturalbench.models import QuestionDraft
 from evaluation.models import BenchmarkVersion
 from tests.curation.test_nb_helpers import make_corpus, make_pipeline, media  # noqa: F401
 
@@ -25,8 +27,9 @@ def test_the_demo_runs_end_to_end_and_leaves_work_for_a_visitor(project, curator
     pipeline = naturalbench_demo(project=project, curator=curator)
 
     # Then every stage ran as a job that succeeded
-    jobs = selectors.latest_jobs(pipeline)
-    assert sorted(jobs) == sorted(services.STAGES)
+    recipe = recipe_of("naturalbench")
+    jobs = recipe_selectors.latest_jobs(recipe, pipeline)
+    assert sorted(jobs) == sorted(stage.job_kind for stage in recipe.stages)
     assert {job.status for job in jobs.values()} == {"succeeded"}
     assert pipeline.demo and pipeline.name == NAME
     assert pipeline.scorers.get().random_weights

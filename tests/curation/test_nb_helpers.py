@@ -9,19 +9,12 @@ import io
 import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
-from django.urls import include, path
 from PIL import Image as PILImage
 
 from annotator.services import annotation_submit, assignment_claim
-from blindspot.urls import urlpatterns as root_urlpatterns
 from curation.models import Caption, Corpus, Image, LLMProvider, Sample
-from curation.recipes.naturalbench import services
+from curation.recipes.naturalbench import mining, pairs, pipelines, questions, samples, tags
 from tests.factories import UserFactory
-
-urlpatterns = [
-    path("curate/", include("curation.recipes.naturalbench.urls")),
-    *root_urlpatterns,
-]
 
 COLOURS = ["red", "green", "blue", "yellow", "purple", "orange", "white", "black", "pink", "cyan"]
 SHAPES = ["circle", "square", "triangle", "star", "heart", "cross", "ring", "arrow", "moon", "leaf"]
@@ -88,7 +81,7 @@ def make_pipeline(project, corpus, **fields):
         "auto_regenerate": False,
     }
     values.update(fields)
-    return services.pipeline_create(project=project, **values)
+    return pipelines.pipeline_create(project=project, **values)
 
 
 def annotators(project, n: int = 3):
@@ -114,14 +107,14 @@ def answer(queue, user, respond) -> int:
 
 
 def verify_all(pipeline, users, decision="keep"):
-    services.pairs_send_to_review(pipeline=pipeline)
+    pairs.pairs_send_to_review(pipeline=pipeline)
     pipeline.refresh_from_db()
     for user in users[: pipeline.annotators_per_item]:
         answer(pipeline.pair_queue, user, lambda task: {"decision": decision})
 
 
 def intended(pipeline):
-    from curation.models import VQAItem
+    from curation.recipes.naturalbench.models import VQAItem
 
     def respond(task):
         return {"answer": VQAItem.objects.get(task_id=task.pk).intended}
@@ -154,14 +147,14 @@ def built_pipeline(project):
         random_pairs=2,
         question_types=["yes_no", "multiple_choice"],
     )
-    services.pairs_mine(pipeline=pipeline)
+    mining.pairs_mine(pipeline=pipeline)
     users = annotators(project)
     verify_all(pipeline, users)
-    services.questions_draft(pipeline=pipeline)
+    questions.questions_draft(pipeline=pipeline)
     for user in users[:2]:
         answer(pipeline.answer_queue, user, intended(pipeline))
-    services.samples_assemble(pipeline=pipeline)
-    services.skills_send_to_tagging(pipeline=pipeline)
+    samples.samples_assemble(pipeline=pipeline)
+    tags.skills_send_to_tagging(pipeline=pipeline)
     pipeline.refresh_from_db()
     by_task = {}
     for sample in pipeline.samples.all():

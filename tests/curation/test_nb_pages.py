@@ -11,8 +11,8 @@ from django.urls import reverse
 
 from annotator.platform import roles
 from annotator.platform.models import Job
-from curation.models import NaturalBenchPipeline
-from curation.recipes.naturalbench import export, services
+from curation.recipes.naturalbench import export, mining
+from curation.recipes.naturalbench.models import NaturalBenchPipeline
 from curation.scorers import scorer_tiny
 from tests.curation.test_nb_helpers import (  # noqa: F401 - fixtures
     built_pipeline,
@@ -25,7 +25,6 @@ from tests.factories import ProjectFactory, UserFactory
 pytestmark = [
     pytest.mark.django_db,
     pytest.mark.usefixtures("media"),
-    pytest.mark.urls("tests.curation.test_nb_helpers"),
 ]
 
 
@@ -100,7 +99,7 @@ def test_the_htmx_fragment_is_the_funnel_alone(client, curator, built):
 
 def test_a_stage_button_starts_a_job_once(client, curator, project):
     pipeline = make_pipeline(project, make_corpus(project), random_pairs=2)
-    services.pairs_mine(pipeline=pipeline)
+    mining.pairs_mine(pipeline=pipeline)
     login(client, curator)
     url = reverse("curator-nb-stage", args=[pipeline.pk, "verify"])
     response = client.post(url)
@@ -215,7 +214,7 @@ def test_anonymous_visitors_are_sent_to_log_in(client, built):
 
 def test_settings_after_mining_keep_the_fields_that_decide_the_pairs(client, curator, project):
     pipeline = make_pipeline(project, make_corpus(project), random_pairs=2)
-    services.pairs_mine(pipeline=pipeline)
+    mining.pairs_mine(pipeline=pipeline)
     login(client, curator)
     url = reverse("curator-nb-settings", args=[pipeline.pk])
     page = client.get(url).content.decode()

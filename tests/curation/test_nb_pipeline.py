@@ -13,18 +13,19 @@ from annotator.platform.models import Job
 from annotator.services import annotation_submit, assignment_claim
 from curation import mining
 from curation.embeddings import similarity
-from curation.models import (
-    Caption,
+from curation.models import Caption, Generation, Sample
+from curation.recipes.framework.registry import recipe_of
+from curation.recipes.framework.stages import stage_start
+from curation.recipes.naturalbench import mining as nb_mining
+from curation.recipes.naturalbench import pairs, pipelines, questions, samples, tags
+from curation.recipes.naturalbench.models import (
     ConfoundingPair,
-    Generation,
     NaturalBenchPipeline,
     NaturalBenchSample,
     PairQuestionSet,
     QuestionDraft,
-    Sample,
     VQAItem,
 )
-from curation.recipes.naturalbench import services
 from curation.scorers import scorer_tiny
 from tests.curation.test_nb_helpers import (  # noqa: F401 - fixtures
     annotators,
@@ -58,7 +59,7 @@ def test_settings_are_checked_and_nothing_is_written(project):
     corpus = make_corpus(project)
     other = make_corpus(ProjectFactory(), name="Elsewhere")
     with pytest.raises(Invalid) as caught:
-        services.pipeline_create(
+        pipelines.pipeline_create(
             project=project,
             name=" ",
             corpus=other,
@@ -76,7 +77,7 @@ def test_settings_are_checked_and_nothing_is_written(project):
         "max_regenerations",
     ]
     with pytest.raises(Invalid) as caught:
-        services.pipeline_create(
+        pipelines.pipeline_create(
             project=project, name="Hindi", corpus=corpus, method="random", language="hi"
         )
     assert caught.value.errors[0]["error"] == (
@@ -87,10 +88,10 @@ def test_settings_are_checked_and_nothing_is_written(project):
 
 def test_mining_settings_are_fixed_once_pairs_exist(project):
     pipeline = make_pipeline(project, make_corpus(project))
-    services.pairs_mine(pipeline=pipeline)
+    nb_mining.pairs_mine(pipeline=pipeline)
     with pytest.raises(Invalid, match=r"can no longer change \(seed\)"):
-        services.pipeline_update(pipeline=pipeline, seed=7)
-    services.pipeline_update(pipeline=pipeline, annotators_per_item=3, name="Renamed")
+        pipelines.pipeline_update(pipeline=pipeline, seed=7)
+    pipelines.pipeline_update(pipeline=pipeline, annotators_per_item=3, name="Renamed")
     pipeline.refresh_from_db()
     assert (pipeline.annotators_per_item, pipeline.name, pipeline.seed) == (3, "Renamed", 0)
 
@@ -109,10 +110,10 @@ def test_eq1_mining_keeps_pairs_every_scorer_mismatches_with_their_four_s_values
     pipeline = make_pipeline(project, corpus, method="eq1", scorers=scorers, seed=5)
 
     # When the pipeline mines
-    stats = services.pairs_mine(pipeline=pipeline)
+    stats = nb_mining.pairs_mine(pipeline=pipeline)
 
     # Then the kept pairs are exactly mining.mine_mismatches over both scorers' cached embeddings
-    rows = services.mining_rows(pipeline)
+    rows = nb_mining.mining_rows(pipeline)
     images = [r.image_id for r in rows]
     texts = [r.caption_id for r in rows]
     S = [similarity(scorer=s, image_ids=images, text_ids=texts) for s in scorers]
@@ -145,9 +146,9 @@ def test_eq1_mining_keeps_pairs_every_scorer_mismatches_with_their_four_s_values
 
 def test_random_baseline_needs_no_scorer_and_is_seeded(project):
     pipeline = make_pipeline(project, make_corpus(project, n=8), random_pairs=3, seed=11)
-    first = services.pairs_mine(pipeline=pipeline)
+    first = nb_mining.pairs_mine(pipeline=pipeline)
     kept = list(pipeline.pairs.values_list("sample_0", "sample_1"))
-    services.pairs_mine(pipeline=pipeline)  # nothing verified yet: mining again replaces
+    nb_mining.pairs_mine(pipeline=pipeline)  # nothing verified yet: mining again replaces
     assert list(pipeline.pairs.values_list("sample_0", "sample_1")) == kept
     assert (first["method"], first["pairs"], first["mismatched_pairs"]) == ("random", 3, None)
     assert pipeline.pairs.first().scores == []
@@ -162,7 +163,7 @@ def test_long_captions_are_shortened_through_the_gateway_and_both_texts_are_kept
     Caption.objects.filter(sample__corpus=corpus, sample__position=0).update(text=long)
     pipeline = make_pipeline(project, corpus, caption_max_chars=60)
 
-    stats = services.pairs_mine(pipeline=pipeline)
+    stats = nb_mining.pairs_mine(pipeline=pipeline)
 
     caption = Caption.objects.get(sample__corpus=corpus, sample__position=0)
     assert caption.text == long
@@ -187,8 +188,8 @@ def test_long_captions_are_shortened_through_the_gateway_and_both_texts_are_kept
 # --------------------------------------------------------------------------------------------
 def test_pairs_where_one_caption_describes_both_images_stop_here(project):
     pipeline = make_pipeline(project, make_corpus(project, n=6), random_pairs=3)
-    services.pairs_mine(pipeline=pipeline)
-    services.pairs_send_to_review(pipeline=pipeline)
+    nb_mining.pairs_mine(pipeline=pipeline)
+    pairs.pairs_send_to_review(pipeline=pipeline)
     pipeline.refresh_from_db()
     a, b, c = annotators(project)
     first, second, third = pipeline.pairs.order_by("position")
@@ -211,7 +212,7 @@ def test_pairs_where_one_caption_describes_both_images_stop_here(project):
         3,
     )
     # only the verified pair gets questions
-    services.questions_draft(pipeline=pipeline)
+    questions.questions_draft(pipeline=pipeline)
     assert list(pipeline.question_sets.values_list("pair__position", flat=True)) == [0]
 
 
@@ -220,7 +221,7 @@ def test_pairs_where_one_caption_describes_both_images_stop_here(project):
 # --------------------------------------------------------------------------------------------
 def one_verified_pair(project, **fields):
     pipeline = make_pipeline(project, make_corpus(project, n=4), random_pairs=1, **fields)
-    services.pairs_mine(pipeline=pipeline)
+    nb_mining.pairs_mine(pipeline=pipeline)
     users = annotators(project)
     verify_all(pipeline, users)
     assert pipeline.pairs.get().state == "verified"
@@ -235,11 +236,11 @@ def test_regeneration_loop_with_the_fake_llm_bad_then_good(project, fake_openai)
     # Given a pair and an LLM that first breaks the prompt's rules, then answers well
     pipeline, (a, b, _c) = one_verified_pair(project)
     provider = fake_provider(fake_openai, project)
-    services.pipeline_update(pipeline=pipeline, provider=provider)
+    pipelines.pipeline_update(pipeline=pipeline, provider=provider)
     fake_openai.script(reply(BAD), reply(GOOD))
 
     # When questions are drafted
-    counts = services.questions_draft(pipeline=pipeline)
+    counts = questions.questions_draft(pipeline=pipeline)
 
     # Then the unusable draft is recorded and drafted again at once with a new call
     qset = pipeline.question_sets.get()
@@ -288,7 +289,7 @@ def test_regeneration_loop_with_the_fake_llm_bad_then_good(project, fake_openai)
 
     # When it is drafted again (a new LLM call) and both annotators answer as intended
     fake_openai.script(reply(GOOD))
-    services.questions_draft(pipeline=pipeline)
+    questions.questions_draft(pipeline=pipeline)
     third = qset.drafts.get(attempt=3)
     answer(pipeline.answer_queue, a, intended(pipeline))
     answer(pipeline.answer_queue, b, intended(pipeline))
@@ -303,10 +304,10 @@ def test_regeneration_loop_with_the_fake_llm_bad_then_good(project, fake_openai)
 
 def test_gives_up_after_the_last_regeneration_and_records_why(project, fake_openai):
     pipeline, _users = one_verified_pair(project, max_regenerations=1)
-    services.pipeline_update(pipeline=pipeline, provider=fake_provider(fake_openai, project))
+    pipelines.pipeline_update(pipeline=pipeline, provider=fake_provider(fake_openai, project))
     fake_openai.script(reply(BAD), reply({"0": GOOD["0"]}))
 
-    counts = services.questions_draft(pipeline=pipeline)
+    counts = questions.questions_draft(pipeline=pipeline)
 
     qset = pipeline.question_sets.get()
     assert counts["given_up"] == 1
@@ -314,20 +315,20 @@ def test_gives_up_after_the_last_regeneration_and_records_why(project, fake_open
     assert qset.reason.startswith("Gave up after 2 drafts. Last draft: the drafter failed: ")
     assert "required property" in qset.reason
     assert len(fake_openai.chat_requests) == 2
-    services.questions_draft(pipeline=pipeline)  # nothing left to draft: no new call
+    questions.questions_draft(pipeline=pipeline)  # nothing left to draft: no new call
     assert len(fake_openai.chat_requests) == 2
 
 
 def test_a_failed_item_on_the_last_draft_gives_up(project):
     pipeline, (a, b, _c) = one_verified_pair(project, max_regenerations=0)
-    services.questions_draft(pipeline=pipeline)
+    questions.questions_draft(pipeline=pipeline)
     for user in (a, b):
         answer(pipeline.answer_queue, user, lambda t: {"answer": "Unanswerable"})
     qset = pipeline.question_sets.get()
     assert qset.state == "given_up"
     assert qset.reason.startswith("Gave up after 1 draft. Last draft: q")
     assert qset.reason.endswith("annotators chose Unanswerable × 2")
-    services.questions_draft(pipeline=pipeline)
+    questions.questions_draft(pipeline=pipeline)
     assert qset.drafts.count() == 1
 
 
@@ -335,11 +336,11 @@ def test_a_failed_item_enqueues_one_drafting_job_when_regeneration_is_automatic(
     pipeline, (a, b, _c) = one_verified_pair(
         project, auto_regenerate=True, question_types=["yes_no", "multiple_choice"]
     )
-    services.questions_draft(pipeline=pipeline)
+    questions.questions_draft(pipeline=pipeline)
     answer(pipeline.answer_queue, a, lambda t: {"answer": "Unanswerable"})
     answer(pipeline.answer_queue, b, lambda t: {"answer": "Unanswerable"})
     assert pipeline.question_sets.filter(state="pending").count() == 2
-    jobs = Job.objects.filter(kind=services.DRAFT_JOB)
+    jobs = Job.objects.filter(kind=questions.DRAFT_JOB)
     assert [(j.status, j.params) for j in jobs] == [
         ("queued", {"pipeline_id": pipeline.pk, "regenerate": True})
     ]
@@ -358,7 +359,7 @@ def test_an_item_is_kept_only_if_every_annotator_chooses_the_intended_answer(
     project, answers, state, votes
 ):
     pipeline, (a, b, _c) = one_verified_pair(project)
-    services.questions_draft(pipeline=pipeline)
+    questions.questions_draft(pipeline=pipeline)
     draft = QuestionDraft.objects.get()
     target = items_of(draft)["q0_i0"]  # intended: Yes
     for user, choice in zip((a, b), answers, strict=True):
@@ -380,7 +381,7 @@ def test_an_item_is_kept_only_if_every_annotator_chooses_the_intended_answer(
 # --------------------------------------------------------------------------------------------
 def kept_pipeline(project, **fields):
     pipeline, users = one_verified_pair(project, **fields)
-    services.questions_draft(pipeline=pipeline)
+    questions.questions_draft(pipeline=pipeline)
     for user in users[:2]:
         answer(pipeline.answer_queue, user, intended(pipeline))
     assert set(pipeline.question_sets.values_list("state", flat=True)) == {"kept"}
@@ -389,8 +390,8 @@ def kept_pipeline(project, **fields):
 
 def test_assembly_builds_the_published_layout(project):
     pipeline, _users = kept_pipeline(project, question_types=["yes_no", "multiple_choice"])
-    assert services.samples_assemble(pipeline=pipeline) == {"assembled": 2, "refused": 0}
-    assert services.samples_assemble(pipeline=pipeline) == {"assembled": 0, "refused": 0}
+    assert samples.samples_assemble(pipeline=pipeline) == {"assembled": 2, "refused": 0}
+    assert samples.samples_assemble(pipeline=pipeline) == {"assembled": 0, "refused": 0}
     pair = pipeline.pairs.get()
     yes_no = pipeline.samples.get(question_type="yes_no")
     draft = yes_no.draft
@@ -425,7 +426,7 @@ def test_assembly_refuses_a_broken_sample_and_records_why(project):
     draft.question_1 = draft.question_0
     draft.save(update_fields=["question_1"])
 
-    assert services.samples_assemble(pipeline=pipeline) == {"assembled": 0, "refused": 1}
+    assert samples.samples_assemble(pipeline=pipeline) == {"assembled": 0, "refused": 1}
 
     sample = NaturalBenchSample.objects.get()
     assert (sample.state, sample.index) == ("refused", None)
@@ -438,9 +439,9 @@ def test_assembly_refuses_a_broken_sample_and_records_why(project):
 
 def test_skill_tags_are_kept_per_tag_by_majority(project):
     pipeline, users = kept_pipeline(project, taggers_per_item=3)
-    services.samples_assemble(pipeline=pipeline)
-    assert services.skills_send_to_tagging(pipeline=pipeline)["sent"] == 1
-    assert services.skills_send_to_tagging(pipeline=pipeline)["sent"] == 0
+    samples.samples_assemble(pipeline=pipeline)
+    assert tags.skills_send_to_tagging(pipeline=pipeline)["sent"] == 1
+    assert tags.skills_send_to_tagging(pipeline=pipeline)["sent"] == 0
     pipeline.refresh_from_db()
     sample = pipeline.samples.get()
     choices = {
@@ -479,5 +480,5 @@ def test_mining_is_refused_before_a_job_when_a_scorers_weights_are_missing(proje
     )
     pipeline = make_pipeline(project, make_corpus(project), method="eq1", scorers=[missing])
     with pytest.raises(Invalid, match="the checkpoint file /nonexistent/ckpt.pt does not exist"):
-        services.stage_start(pipeline=pipeline, stage="mine")
+        stage_start(recipe_of("naturalbench"), "mine", pipeline)
     assert Job.objects.count() == 0

@@ -12,8 +12,8 @@ import zipfile
 import pytest
 
 from annotator.platform.errors import Conflict
-from curation.models import VHCase, VHNegation
-from curation.recipes.vhexpansion import export, services
+from curation.recipes.vhexpansion import export, negations, variants
+from curation.recipes.vhexpansion.models import VHCase, VHNegation
 from evaluation import services as evaluation_services
 from evaluation.families.vhexpansion import parse as vh_parse
 from evaluation.models import MetricResult
@@ -28,11 +28,11 @@ media = helpers.media
 @pytest.fixture
 def expanded(case_set):
     """c1 and c2 accepted by a reviewer, c3 rejected; brightness variants of every case."""
-    services.case_set_settings(case_set=case_set, reviewers=1, max_attempts=1)
-    services.negations_draft(case_set=case_set)
+    negations.case_set_settings(case_set=case_set, reviewers=1, max_attempts=1)
+    negations.negations_draft(case_set=case_set)
     case_set.refresh_from_db()
     review(case_set.review_queue, reviewers(1), {"c1": "accept", "c2": "accept", "c3": "reject"})
-    services.variants_perturb(case_set=case_set, perturbations=["brightness"])
+    variants.variants_perturb(case_set=case_set, perturbations=["brightness"])
     return case_set
 
 

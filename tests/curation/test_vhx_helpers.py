@@ -12,18 +12,13 @@ import zipfile
 
 import numpy as np
 import pytest
-from django.urls import include, path
 from PIL import Image as PILImage
 
 from annotator import services as annotator_services
 from annotator.models import Task
-from blindspot.urls import urlpatterns as project_urls
 from curation import assets
-from curation.recipes.vhexpansion import services
+from curation.recipes.vhexpansion import case_import
 from tests.factories import UserFactory
-
-# The recipe's pages under curate/, as the lead's include in curation/urls.py will mount them.
-urlpatterns = [path("curate/", include("curation.recipes.vhexpansion.urls")), *project_urls]
 
 QUESTIONS = [
     ("c1", "Is there a cat in the image?", "yes"),
@@ -72,10 +67,10 @@ def media(settings, tmp_path):
 @pytest.fixture
 def case_set(project, curator, media):
     """Three cases with stored images, imported the way the job imports them."""
-    from curation.corpus_import import MemorySource
+    from curation.corpora import MemorySource
 
     rows = case_rows()
-    return services.case_set_import(
+    return case_import.case_set_import(
         project=project,
         name="MMVP sample",
         content=jsonl(rows),
@@ -93,7 +88,7 @@ def reviewers(n: int) -> list:
 
 def review(queue, people, verdicts: dict[str, str]) -> None:
     """Each person answers every task they are handed: verdict by the negation's case id."""
-    from curation.models import VHNegation
+    from curation.recipes.vhexpansion.models import VHNegation
 
     queue.project.members.add(*people)  # people work in their projects only
     for person in people:

@@ -7,9 +7,10 @@ import pytest
 
 from annotator.platform.errors import Invalid
 from curation import assets
-from curation.corpus_import import MemorySource
-from curation.models import Image, VHCase, VHCaseSet
-from curation.recipes.vhexpansion import services
+from curation.corpora import MemorySource
+from curation.models import Image
+from curation.recipes.vhexpansion import case_import, case_sources
+from curation.recipes.vhexpansion.models import VHCase, VHCaseSet
 from tests.curation import test_vhx_helpers as helpers
 from tests.curation.test_vhx_helpers import (
     archive_for,
@@ -24,7 +25,7 @@ media = helpers.media
 
 
 def _import(project, curator, content, files=None, filename="cases.jsonl", name="set"):
-    return services.case_set_import(
+    return case_import.case_set_import(
         project=project,
         name=name,
         content=content,
@@ -151,20 +152,20 @@ def test_duplicate_set_name_is_refused(project, curator, media):
 def test_set_from_triples(project, curator, media):
     image, _ = assets.image_ingest(data=png_bytes(3), name="x.png")
     triples = [
-        services.Triple(image=image, question="Is it blue?", answer="Yes", source_dataset="NB"),
-        services.Triple(image=image, question="Is it  green ?", answer="no", external_id="t2"),
+        case_sources.Triple(image=image, question="Is it blue?", answer="Yes", source_dataset="NB"),
+        case_sources.Triple(image=image, question="Is it  green ?", answer="no", external_id="t2"),
     ]
-    case_set = services.case_set_from_triples(
+    case_set = case_sources.case_set_from_triples(
         project=project, name="triples", triples=triples, created_by=curator
     )
     assert list(
         case_set.cases.values_list("external_id", "question", "answer", "source_dataset")
     ) == [("case-1", "Is it blue?", "yes", "NB"), ("t2", "Is it green ?", "no", "")]
     with pytest.raises(Invalid) as exc:
-        services.case_set_from_triples(
+        case_sources.case_set_from_triples(
             project=project,
             name="bad",
-            triples=[services.Triple(image=image, question="Q?", answer="perhaps")],
+            triples=[case_sources.Triple(image=image, question="Q?", answer="perhaps")],
         )
     assert exc.value.errors == [{"line": 1, "error": "the answer must be yes or no, got 'perhaps'"}]
 
@@ -210,7 +211,7 @@ def test_set_from_naturalbench_yes_no_items(project, curator, media):
     version = evaluation_services.version_create(
         benchmark=benchmark, label="v1", rows=importers.parse_items("naturalbench", content)
     )
-    case_set = services.case_set_from_naturalbench(
+    case_set = case_sources.case_set_from_naturalbench(
         project=project, name="nb", version=version, created_by=curator
     )
     assert list(

@@ -11,9 +11,11 @@ import zipfile
 import pytest
 
 from annotator.models import Task
+from annotator.platform.errors import Invalid
 from annotator.platform.models import Job
-from curation.models import Generation, LLMProvider, VHCase, VHNegation
-from curation.recipes.vhexpansion import export, selectors, services
+from curation.models import Generation, LLMProvider
+from curation.recipes.vhexpansion import case_sources, export, negations, selectors
+from curation.recipes.vhexpansion.models import VHCase, VHNegation
 from tests.curation import test_vhx_helpers as helpers
 from tests.curation.test_vhx_helpers import review, reviewers
 from tests.fake_openai import reply, status
@@ -39,7 +41,7 @@ def negations_of(case_set):
 def test_offline_negator_drafts_flips_the_answer_and_queues_a_review(case_set):
     # given a set of three cases and no LLM configured (the offline drafter answers)
     # when negations are drafted
-    counts = services.negations_draft(case_set=case_set)
+    counts = negations.negations_draft(case_set=case_set)
     # then each case has one negation in review, its answer flipped, linked to its case
     assert counts == {"drafted": 3, "in_review": 3, "discarded": 0, "failed": 0, "fallback": 0}
     assert negations_of(case_set) == {
@@ -55,7 +57,7 @@ def test_offline_negator_drafts_flips_the_answer_and_queues_a_review(case_set):
         "vhexpansion.negation_review",
     )
     task = VHNegation.objects.get(case__external_id="c2").task
-    assert task.payload["title"] == services.REVIEW_QUESTION
+    assert task.payload["title"] == negations.REVIEW_QUESTION
     assert task.payload["fields"] == {
         "Original question": "Is the cup on the table?",
         "Original answer": "No",
@@ -73,8 +75,8 @@ def test_offline_negator_drafts_flips_the_answer_and_queues_a_review(case_set):
 
 
 def test_drafting_twice_changes_nothing(case_set):
-    services.negations_draft(case_set=case_set)
-    again = services.negations_draft(case_set=case_set)
+    negations.negations_draft(case_set=case_set)
+    again = negations.negations_draft(case_set=case_set)
     assert again["drafted"] == 0
     assert VHNegation.objects.count() == 3
     assert Task.objects.count() == 3
@@ -105,7 +107,7 @@ def test_fake_llm_drafts_with_the_fig3_prompt(case_set, fake_openai):
 
     fake_openai.default = by_prompt
     # when negations are drafted
-    counts = services.negations_draft(case_set=case_set)
+    counts = negations.negations_draft(case_set=case_set)
     # then the prompt was the paper's, the reply's label and quotes are gone, no fallback
     assert counts["in_review"] == 3 and counts["fallback"] == 0
     prompt = fake_openai.chat_requests[0]["body"]["messages"][-1]["content"]
@@ -128,7 +130,7 @@ def test_failing_llm_falls_back_to_the_offline_negator(case_set, fake_openai):
         is_default=True,
     )
     fake_openai.default = status(400, {"error": {"message": "bad model", "type": "invalid"}})
-    counts = services.negations_draft(case_set=case_set)
+    counts = negations.negations_draft(case_set=case_set)
     assert counts == {"drafted": 3, "in_review": 3, "discarded": 0, "failed": 0, "fallback": 3}
     negation = VHNegation.objects.get(case__external_id="c1")
     assert (negation.question, negation.fallback, negation.generation.provider_kind) == (
@@ -143,13 +145,15 @@ def test_a_question_no_rule_can_negate_fails_with_the_reason(project, curator, m
     from curation import assets
 
     image, _ = assets.image_ingest(data=_png(), name="x.png")
-    case_set = services.case_set_from_triples(
+    case_set = case_sources.case_set_from_triples(
         project=project,
         name="odd",
-        triples=[services.Triple(image=image, question="What colour is the car?", answer="yes")],
+        triples=[
+            case_sources.Triple(image=image, question="What colour is the car?", answer="yes")
+        ],
         created_by=curator,
     )
-    counts = services.negations_draft(case_set=case_set)
+    counts = negations.negations_draft(case_set=case_set)
     case = case_set.cases.get()
     assert counts["failed"] == 1
     assert case.negation_state == "failed"
@@ -169,8 +173,8 @@ def test_review_accepts_rejects_regenerates_and_drops(
     django_capture_on_commit_callbacks,
 ):
     # given drafted negations reviewed by two people (N = 2, majority)
-    services.case_set_settings(case_set=case_set, reviewers=2)
-    services.negations_draft(case_set=case_set)
+    negations.case_set_settings(case_set=case_set, reviewers=2)
+    negations.negations_draft(case_set=case_set)
     case_set.refresh_from_db()
     queue = case_set.review_queue
     assert queue.redundancy == 2
@@ -192,7 +196,7 @@ def test_review_accepts_rejects_regenerates_and_drops(
     ]
     rejected = VHNegation.objects.get(case__external_id="c3", attempt=1)
     assert rejected.votes == {"reject": 2}
-    job = Job.objects.get(kind=services.NEGATE_JOB)
+    job = Job.objects.get(kind=negations.NEGATE_JOB)
     assert (job.status, job.params) == (
         "succeeded",
         {"case_set_id": case_set.pk, "regenerate": True},
@@ -205,8 +209,8 @@ def test_review_accepts_rejects_regenerates_and_drops(
 
 def test_a_rejected_negation_never_reaches_an_export(case_set, media):
     # given c3's negation rejected by the review (and the set's attempts exhausted)
-    services.case_set_settings(case_set=case_set, reviewers=1, max_attempts=1)
-    services.negations_draft(case_set=case_set)
+    negations.case_set_settings(case_set=case_set, reviewers=1, max_attempts=1)
+    negations.negations_draft(case_set=case_set)
     case_set.refresh_from_db()
     review(case_set.review_queue, reviewers(1), {"c1": "accept", "c2": "accept", "c3": "reject"})
     assert VHCase.objects.get(external_id="c3").negation_state == "dropped"
@@ -232,9 +236,9 @@ def test_a_rejected_negation_never_reaches_an_export(case_set, media):
 
 
 def test_a_negation_still_in_review_is_not_exported(case_set):
-    services.negations_draft(case_set=case_set)
+    negations.negations_draft(case_set=case_set)
     assert export.expanded_set(case_set=case_set).rows == []
-    with pytest.raises(services.Invalid, match="no case has an accepted negation"):
+    with pytest.raises(Invalid, match="no case has an accepted negation"):
         export.export_zip(case_set=case_set, fmt="jsonl")
 
 
@@ -242,13 +246,13 @@ def test_the_prompt_is_an_editable_template(case_set, curator):
     # given a curator's edit of the negation prompt
     from curation import gateway
 
-    current = services.negation_template()
+    current = negations.negation_template()
     gateway.template_update(
         name=current.name,
         text="Negate this yes/no question, nothing else: {question}",
         created_by=curator,
     )
-    services.negations_draft(case_set=case_set)
+    negations.negations_draft(case_set=case_set)
     gen = VHNegation.objects.get(case__external_id="c1").generation
     assert gen.template_version == current.version + 1
     assert json.dumps(gen.messages).count("Negate this yes/no question, nothing else") == 1

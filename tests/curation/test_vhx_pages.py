@@ -14,8 +14,8 @@ from django.urls import reverse
 
 from annotator.platform import roles
 from annotator.platform.models import Job
-from curation.models import VHCaseSet, VHNegation, VHVariant
-from curation.recipes.vhexpansion import services
+from curation.recipes.vhexpansion import case_import, export, negations, variants
+from curation.recipes.vhexpansion.models import VHCaseSet, VHNegation, VHVariant
 from evaluation.models import BenchmarkVersion
 from tests.curation import test_vhx_helpers as helpers
 from tests.curation.test_vhx_helpers import (
@@ -28,7 +28,7 @@ from tests.curation.test_vhx_helpers import (
 )
 from tests.factories import ProjectFactory, UserFactory
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.curation.test_vhx_helpers")]
+pytestmark = [pytest.mark.django_db]
 media = helpers.media
 case_set = helpers.case_set
 
@@ -40,8 +40,8 @@ def curator_client(client, curator):
 
 
 def _accept_all(case_set):
-    services.case_set_settings(case_set=case_set, reviewers=1)
-    services.negations_draft(case_set=case_set)
+    negations.case_set_settings(case_set=case_set, reviewers=1)
+    negations.negations_draft(case_set=case_set)
     case_set.refresh_from_db()
     review(case_set.review_queue, reviewers(1), {"c1": "accept", "c2": "accept", "c3": "accept"})
 
@@ -71,7 +71,7 @@ def test_good_upload_is_checked_then_imported_by_a_job(
                 "archive": SimpleUploadedFile("images.zip", zip_bytes(archive_for(rows))),
             },
         )
-    job = Job.objects.get(kind=services.IMPORT_JOB)
+    job = Job.objects.get(kind=case_import.IMPORT_JOB)
     assert response.status_code == 302
     assert response.url == reverse("curator-vhx-new", args=[project.pk])
     job.refresh_from_db()
@@ -107,11 +107,11 @@ def test_funnel_page_shows_counts_buttons_and_samples(
     django_assert_max_num_queries,
 ):
     # given two negations accepted, one in review, and brightness variants
-    services.case_set_settings(case_set=case_set, reviewers=1)
-    services.negations_draft(case_set=case_set)
+    negations.case_set_settings(case_set=case_set, reviewers=1)
+    negations.negations_draft(case_set=case_set)
     case_set.refresh_from_db()
     review(case_set.review_queue, reviewers(1), {"c1": "accept", "c2": "reject", "c3": "accept"})
-    services.variants_perturb(case_set=case_set, perturbations=["brightness"])
+    variants.variants_perturb(case_set=case_set, perturbations=["brightness"])
     url = reverse("curator-vhx-set", args=[case_set.pk])
     with django_assert_max_num_queries(25):
         response = curator_client.get(url)
@@ -136,7 +136,7 @@ def test_buttons_start_jobs(curator_client, case_set, eager, django_capture_on_c
     url = reverse("curator-vhx-perturb", args=[case_set.pk])
     with django_capture_on_commit_callbacks(execute=True):
         response = curator_client.post(url, {"perturbations": ["jpeg_compression"], "seed": "0"})
-    job = Job.objects.get(kind=services.PERTURB_JOB)
+    job = Job.objects.get(kind=variants.PERTURB_JOB)
     assert response.status_code == 302
     assert response.url == reverse("curator-vhx-set", args=[case_set.pk]) + f"#job-{job.pk}"
     job.refresh_from_db()
@@ -164,7 +164,7 @@ def test_adversarial_button_with_the_tiny_scorer(
             {"scorer": scorer.pk, "method": "pgd", "branch": "all", "steps": "3", "seed": "1"},
         )
     assert response.status_code == 302
-    job = Job.objects.get(kind=services.ADVERSARIAL_JOB)
+    job = Job.objects.get(kind=variants.ADVERSARIAL_JOB)
     assert job.status == "succeeded", job.error
     assert set(VHVariant.objects.values_list("perturbation", "triggers_vh")) == {("pgd", True)}
 
@@ -196,7 +196,7 @@ def test_export_job_writes_the_zip_and_its_card_links_it(
     # when the export button is pressed (the job runs eagerly)
     with django_capture_on_commit_callbacks(execute=True):
         response = curator_client.post(url)
-    job = Job.objects.get(kind=services.EXPORT_JOB)
+    job = Job.objects.get(kind=export.EXPORT_JOB)
     assert response.status_code == 302
     assert response.url == page + f"#job-{job.pk}"
     job.refresh_from_db()
@@ -251,7 +251,7 @@ def test_export_refusals_and_unfinished_jobs_say_why(
     assert bad.status_code == 302
     # a queued (not run) job: its file answers 404 with the reason
     response = curator_client.post(reverse("curator-vhx-export", args=[case_set.pk, "jsonl"]))
-    job = Job.objects.get(kind=services.EXPORT_JOB)
+    job = Job.objects.get(kind=export.EXPORT_JOB)
     assert job.status == "queued"
     file_url = reverse("curator-vhx-export-file", args=[case_set.pk, job.pk])
     response = curator_client.get(file_url)
@@ -268,7 +268,7 @@ def test_export_refusals_and_unfinished_jobs_say_why(
     assert response.status_code == 404
     assert "This export failed: Invalid: disk full" in response.content.decode()
     # another job (another set's export, or another kind) is not this set's
-    other = Job.objects.create(kind=services.PERTURB_JOB, params={"case_set_id": case_set.pk})
+    other = Job.objects.create(kind=variants.PERTURB_JOB, params={"case_set_id": case_set.pk})
     for pk in (other.pk, job.pk + 1000):
         response = curator_client.get(reverse("curator-vhx-export-file", args=[case_set.pk, pk]))
         assert response.status_code == 404
@@ -276,7 +276,7 @@ def test_export_refusals_and_unfinished_jobs_say_why(
 
 
 def test_cases_page_filters_by_state(curator_client, case_set):
-    services.negations_draft(case_set=case_set)
+    negations.negations_draft(case_set=case_set)
     url = reverse("curator-vhx-cases", args=[case_set.pk])
     assert len(curator_client.get(url).context["page"].object_list) == 3
     assert len(curator_client.get(url + "?state=accepted").context["page"].object_list) == 0

@@ -9,13 +9,23 @@ import pytest
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Job
 from curation import assets, perturb
-from curation.models import Image, VHVariant
-from curation.recipes.vhexpansion import services
+from curation.models import Image
+from curation.recipes.framework.registry import recipe_of
+from curation.recipes.framework.stages import stage_start
+from curation.recipes.vhexpansion import case_sources, variants
+from curation.recipes.vhexpansion.models import VHVariant
 from tests.curation import test_vhx_helpers as helpers
 
 pytestmark = pytest.mark.django_db
 case_set = helpers.case_set
 media = helpers.media
+
+
+def start(stage: str, case_set, created_by=None, **params):
+    """A stage's job as the page's button starts it (its form's fields as Job.params)."""
+    return stage_start(
+        recipe_of("vhexpansion"), stage, case_set, created_by=created_by, params=params
+    )
 
 
 def test_perturbation_job_records_derivations(
@@ -27,12 +37,13 @@ def test_perturbation_job_records_derivations(
     # given a set of three cases
     # when a curator starts the job for noise (σ = 0.1) and JPEG at the paper's quality
     with django_capture_on_commit_callbacks(execute=True):
-        job = services.variants_perturb_start(
-            case_set=case_set,
+        job = start(
+            "perturb",
+            case_set,
+            created_by=curator,
             perturbations=["gaussian_noise", "jpeg_compression"],
             params={"gaussian_noise": {"sigma": 0.1}},
             seed=5,
-            created_by=curator,
         )
     job.refresh_from_db()
     # then it succeeded with progress at its end, one variant per case and perturbation
@@ -60,9 +71,9 @@ def test_perturbation_job_records_derivations(
 
 
 def test_rerun_skips_done_work(case_set, media):
-    services.variants_perturb(case_set=case_set, perturbations=["brightness"])
+    variants.variants_perturb(case_set=case_set, perturbations=["brightness"])
     images = Image.objects.count()
-    again = services.variants_perturb(
+    again = variants.variants_perturb(
         case_set=case_set, perturbations=["brightness", "defocus_blur"]
     )
     assert again["variants"] == 3
@@ -74,15 +85,15 @@ def test_shared_images_are_perturbed_once(project, curator, media):
     from tests.curation.test_vhx_helpers import png_bytes
 
     image, _ = assets.image_ingest(data=png_bytes(1), name="x.png")
-    s = services.case_set_from_triples(
+    s = case_sources.case_set_from_triples(
         project=project,
         name="shared",
         triples=[
-            services.Triple(image=image, question="Is it red?", answer="yes"),
-            services.Triple(image=image, question="Is it blue?", answer="no"),
+            case_sources.Triple(image=image, question="Is it red?", answer="yes"),
+            case_sources.Triple(image=image, question="Is it blue?", answer="no"),
         ],
     )
-    result = services.variants_perturb(case_set=s, perturbations=["brightness"])
+    result = variants.variants_perturb(case_set=s, perturbations=["brightness"])
     assert (result["variants"], result["images"]) == (2, 1)
     assert len(set(VHVariant.objects.values_list("image_id", flat=True))) == 1
 
@@ -98,7 +109,7 @@ def test_shared_images_are_perturbed_once(project, curator, media):
 )
 def test_bad_perturbation_requests_are_refused(case_set, names, params, message):
     with pytest.raises(Invalid, match=message.replace("(", r"\(").replace(")", r"\)")):
-        services.variants_perturb_start(case_set=case_set, perturbations=names, params=params)
+        start("perturb", case_set, perturbations=names, params=params, seed=0)
     assert Job.objects.count() == 0
 
 
@@ -115,8 +126,13 @@ def test_adversarial_job_records_cosine_and_linf(
     case_set.cases.filter(external_id="c3").update(triggers_vh=True)
     # when I-FGSM runs for 4 steps (the paper's branches, shortened for the test)
     with django_capture_on_commit_callbacks(execute=True):
-        job = services.variants_adversarial_start(
-            case_set=case_set, scorer=scorer, method="ifgsm", steps=4, created_by=curator
+        job = start(
+            "adversarial",
+            case_set,
+            created_by=curator,
+            scorer_id=scorer.pk,
+            method="ifgsm",
+            steps=4,
         )
     job.refresh_from_db()
     assert (job.status, job.done, job.total) == ("succeeded", 3, 3), job.error
@@ -145,8 +161,8 @@ def test_adversarial_job_records_cosine_and_linf(
 
 def test_adversarial_branch_from_a_model_run(case_set, media):
     # given a published expanded set and a run that answers c1's original question wrong
-    from curation.models import VHNegation
-    from curation.recipes.vhexpansion import export
+    from curation.recipes.vhexpansion import export, negations, variants
+    from curation.recipes.vhexpansion.models import VHNegation
     from evaluation import importers
     from evaluation import services as evaluation_services
 
@@ -155,7 +171,7 @@ def test_adversarial_branch_from_a_model_run(case_set, media):
             case=case,
             attempt=1,
             question=f"not {case.question}",
-            answer=services.flip(case.answer),
+            answer=negations.flip(case.answer),
             status="accepted",
         )
     version = export.expanded_publish(case_set=case_set, label="v1")
@@ -169,7 +185,7 @@ def test_adversarial_branch_from_a_model_run(case_set, media):
         version=version, model_name="m", rows=importers.parse_predictions("vhexpansion", content)
     )
     # when the branches are read from the run
-    found = services.branches_from_run(case_set=case_set, run=run)
+    found = variants.branches_from_run(case_set=case_set, run=run)
     # then c1 (answered wrong) triggers VH, c2 does not, c3 (no answer) is not decided
     ids = dict(case_set.cases.values_list("external_id", "pk"))
     assert found == {ids["c1"]: True, ids["c2"]: False}
@@ -179,12 +195,17 @@ def test_adversarial_requests_are_checked_at_the_edge(case_set):
     from curation.scorers import scorer_tiny
 
     with pytest.raises(Invalid, match="Choose a scorer"):
-        services.variants_adversarial_start(case_set=case_set, scorer=None, method="ifgsm")
+        start("adversarial", case_set, scorer_id=None, method="ifgsm")
     with pytest.raises(Invalid, match="Choose I-FGSM or PGD"):
-        services.variants_adversarial_start(case_set=case_set, scorer=scorer_tiny(), method="fgsm")
+        start("adversarial", case_set, scorer_id=scorer_tiny().pk, method="fgsm")
     with pytest.raises(Invalid, match="Choose a model run"):
-        services.variants_adversarial_start(
-            case_set=case_set, scorer=scorer_tiny(), method="pgd", branch="run", run_id=12345
+        start(
+            "adversarial",
+            case_set,
+            scorer_id=scorer_tiny().pk,
+            method="pgd",
+            branch="run",
+            run_id=12345,
         )
     assert Job.objects.count() == 0
 
@@ -194,15 +215,15 @@ def test_an_image_too_small_for_the_blur_is_reported_and_the_rest_goes_on(projec
 
     tiny, _ = assets.image_ingest(data=png_bytes(1, size=6), name="tiny.png")
     fine, _ = assets.image_ingest(data=png_bytes(2, size=24), name="fine.png")
-    s = services.case_set_from_triples(
+    s = case_sources.case_set_from_triples(
         project=project,
         name="sizes",
         triples=[
-            services.Triple(image=tiny, question="Is it red?", answer="yes"),
-            services.Triple(image=fine, question="Is it blue?", answer="no"),
+            case_sources.Triple(image=tiny, question="Is it red?", answer="yes"),
+            case_sources.Triple(image=fine, question="Is it blue?", answer="no"),
         ],
     )
-    result = services.variants_perturb(case_set=s, perturbations=["defocus_blur"])
+    result = variants.variants_perturb(case_set=s, perturbations=["defocus_blur"])
     assert result["variants"] == 1
     assert result["skipped"] == [
         {

@@ -17,12 +17,14 @@ from annotator.models import Task, TaskQueue
 from annotator.platform import roles
 from annotator.platform.models import Project
 from annotator.services import annotation_submit, assignment_claim, assignment_skip
+from curation.corpora import demo_corpus
+from curation.gateway import provider_offline
+from curation.recipes.framework.registry import recipe_of
+from curation.recipes.framework.stages import stage_run_now
+from curation.scorers import scorer_tiny
 
-from ...demo_corpus import demo_corpus
-from ...gateway import provider_offline
-from ...models import NaturalBenchPipeline, NaturalBenchSample, VQAItem
-from ...scorers import scorer_tiny
-from . import services
+from .models import NaturalBenchPipeline, NaturalBenchSample, VQAItem
+from .pipelines import MULTIPLE_CHOICE, YES_NO, pipeline_create
 
 NAME = "Demo shapes (tiny random-weights scorer, offline drafter)"
 ANNOTATORS = ("nb-demo-annotator-1", "nb-demo-annotator-2")
@@ -95,12 +97,12 @@ def naturalbench_demo(*, project: Project, curator) -> NaturalBenchPipeline:
         return existing
     corpus = demo_corpus(project=project, created_by=curator)
     first, second = _annotators(project)
-    pipeline = services.pipeline_create(
+    pipeline = pipeline_create(
         project=project,
         name=NAME,
         corpus=corpus,
         scorers=[scorer_tiny()],
-        question_types=[services.YES_NO, services.MULTIPLE_CHOICE],
+        question_types=[YES_NO, MULTIPLE_CHOICE],
         language="en",
         annotators_per_item=2,
         taggers_per_item=2,
@@ -114,7 +116,7 @@ def naturalbench_demo(*, project: Project, curator) -> NaturalBenchPipeline:
     )
 
     def run(stage: str) -> None:
-        job = services.stage_run_now(pipeline=pipeline, stage=stage, created_by=curator)
+        job = stage_run_now(recipe_of("naturalbench"), stage, pipeline, created_by=curator)
         if job.status != job.Status.SUCCEEDED:
             raise RuntimeError(f"The NaturalBench demo's {stage} job #{job.pk} failed: {job.error}")
 

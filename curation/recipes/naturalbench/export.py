@@ -23,39 +23,31 @@ row groups of ``PARQUET_ROWS``.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
 import tempfile
 import zipfile
-from collections import defaultdict
 from collections.abc import Iterator
 from typing import IO, Any
 
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import Count, Q
 
-from annotator.agreement import agreement_summary, canonical_label
-from annotator.kinds import get_kind
-from annotator.models import Annotation
 from annotator.platform.errors import Invalid, ServiceError
 from annotator.platform.jobs import job_progress
-from annotator.quality import label_of
-from curation import naturalbench as nb
+from curation.models import Image
+from evaluation import importers
+from evaluation import services as evaluation_services
+from evaluation.families.naturalbench import layout as nb
 
-from ...models import (
-    ConfoundingPair,
-    Generation,
-    Image,
-    NaturalBenchPipeline,
-    NaturalBenchSample,
-    NaturalBenchVersion,
-    PromptTemplate,
-)
-from . import prompts, skills
+from . import skills
+from .card import card_build
+from .models import ConfoundingPair, NaturalBenchPipeline, NaturalBenchSample, NaturalBenchVersion
 
+EXPORT_JOB = "naturalbench.export"
 JSONL_NAME = "naturalbench.jsonl"
 RETRIEVAL_NAME = "naturalbench_retrieval.jsonl"
 CARD_NAME = "card.json"
@@ -64,7 +56,6 @@ ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 PARQUET_ROWS = 64
 CHUNK = 500
 _EXT = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp"}
-TYPE_LABELS = {nb.YES_NO: "Yes-or-No", nb.MULTIPLE_CHOICE: "Multiple-Choice"}
 EXTRA_FIELDS = ("Language", "Skills")
 FIELDS = (*nb.RECORD_FIELDS, *EXTRA_FIELDS)
 
@@ -166,160 +157,6 @@ def _write_retrieval(pipeline, fh: IO[bytes], images: set[int]) -> int:
 
 
 # --------------------------------------------------------------------------------------------
-# The dataset card (Table 3 style)
-# --------------------------------------------------------------------------------------------
-def _agreement(queue, task_ids=None) -> dict | None:
-    """Agreement of the people on one queue (tasks of this pipeline only)."""
-    if queue is None:
-        return None
-    kind = get_kind(queue.kind)
-    ratings: dict[int, dict[int, Any]] = defaultdict(dict)
-    answers = Annotation.objects.filter(queue=queue, is_gold=False)
-    if task_ids is not None:
-        answers = answers.filter(task_id__in=task_ids)
-    for task_id, annotator_id, response in answers.values_list(
-        "task_id", "annotator_id", "response"
-    ).iterator(chunk_size=2000):
-        ratings[task_id][annotator_id] = canonical_label(label_of(kind, response))
-    summary = agreement_summary(ratings)
-    summary.pop("cohen_kappa_pairs", None)
-    summary["answers"] = sum(len(r) for r in ratings.values())
-    return summary
-
-
-def _generations(pipeline) -> Any:
-    return Generation.objects.filter(
-        Q(pk__in=pipeline.question_sets.values("drafts__generation"))
-        | Q(purpose="naturalbench.caption_shorten", project=pipeline.project)
-    )
-
-
-def models_used(pipeline) -> list[str]:
-    """Scorers (flagged when their weights are random) and the LLMs that drafted."""
-    names = []
-    for scorer in pipeline.scorers.order_by("label"):
-        flagged = scorer.random_weights and "random weights" not in scorer.label
-        names.append(f"{scorer.label} (random weights)" if flagged else scorer.label)
-    drafters = (
-        Generation.objects.filter(
-            pk__in=pipeline.question_sets.filter(drafts__status="kept").values("drafts__generation")
-        )
-        .values_list("model", "provider_kind")
-        .distinct()
-    )
-    for model, kind in sorted(set(drafters)):
-        names.append(f"{model} (offline drafter)" if kind == "offline" else model)
-    return names
-
-
-def prompt_records(pipeline) -> list[dict]:
-    used = sorted(
-        set(
-            _generations(pipeline)
-            .exclude(template_name="")
-            .values_list("template_name", "template_version", "template_sha256")
-        )
-    )
-    templates = {
-        (t.name, t.version): t for t in PromptTemplate.objects.filter(name__in={u[0] for u in used})
-    }
-    out = []
-    for name, version, sha in used:
-        template = templates.get((name, version))
-        out.append(
-            {
-                "name": name,
-                "version": version,
-                "sha256": sha,
-                "title": template.title if template else "",
-                "source": template.source if template else "",
-                "system": template.system if template else "",
-                "text": template.text if template else "",
-            }
-        )
-    return out
-
-
-def card_build(pipeline: NaturalBenchPipeline, *, sha256: str, samples: int, pairs: int) -> dict:
-    """The dataset card: Table 3's columns per (source, question type, language), the prompts
-    with their SHA-256, and the annotators' agreement at every stage."""
-    mined = pipeline.pairs.count()
-    verified = pipeline.pairs.filter(state=ConfoundingPair.State.VERIFIED).count()
-    counts = dict(
-        NaturalBenchSample.objects.filter(
-            pipeline=pipeline, state=NaturalBenchSample.State.ASSEMBLED
-        )
-        .values_list("question_type")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    language = prompts.language_name(pipeline.language)
-    used = models_used(pipeline)
-    source = pipeline.corpus.name
-    rows = [
-        {
-            "source": source,
-            "question_type": TYPE_LABELS[qtype],
-            "language": language,
-            "samples": counts.get(qtype, 0),
-            "models_used": used,
-            "mismatched_pairs": mined,
-            "verified_pairs": verified,
-        }
-        for qtype in nb.QUESTION_TYPES
-        if qtype in pipeline.question_types or counts.get(qtype)
-    ]
-    rows.append(
-        {
-            "source": "All",
-            "question_type": ", ".join(r["question_type"] for r in rows),
-            "language": language,
-            "samples": samples,
-            "models_used": None,
-            "mismatched_pairs": None,
-            "verified_pairs": None,
-        }
-    )
-    sample_items = NaturalBenchSample.objects.filter(
-        pipeline=pipeline, state=NaturalBenchSample.State.ASSEMBLED
-    )
-    tag_tasks = [
-        *sample_items.exclude(tag_task_0=None).values_list("tag_task_0", flat=True),
-        *sample_items.exclude(tag_task_1=None).values_list("tag_task_1", flat=True),
-    ]
-    return {
-        "name": pipeline.name,
-        "project": pipeline.project.name,
-        "sha256": sha256,
-        "table3": rows,
-        "samples": samples,
-        "retrieval_pairs": pairs,
-        "question_types": list(pipeline.question_types),
-        "language": pipeline.language,
-        "mining": {
-            "method": pipeline.method,
-            "seed": pipeline.seed,
-            "samples": (pipeline.mining or {}).get("samples"),
-            "mismatches_before_one_per_sample": (pipeline.mining or {}).get("mismatched_pairs"),
-            "caption_max_chars": pipeline.caption_max_chars,
-            "shortened": (pipeline.mining or {}).get("shortened"),
-        },
-        "settings": {
-            "annotators_per_item": pipeline.annotators_per_item,
-            "taggers_per_question": pipeline.taggers_per_item,
-            "max_regenerations": pipeline.max_regenerations,
-        },
-        "prompts": prompt_records(pipeline),
-        "agreement": {
-            "pair_verification": _agreement(pipeline.pair_queue),
-            "answer_verification": _agreement(pipeline.answer_queue),
-            "skill_tagging": _agreement(pipeline.tag_queue, tag_tasks),
-        },
-        "demo": pipeline.demo,
-    }
-
-
-# --------------------------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------------------------
 def _zip_member(zf: zipfile.ZipFile, name: str, source: IO[bytes], *, store=False) -> None:
@@ -344,8 +181,6 @@ def _images(ids: set[int]) -> Iterator[Image]:
 
 
 def _write_zip(fh: IO[bytes], *, records, retrieval, card: dict, images: set[int]) -> None:
-    import io
-
     seen: set[str] = set()
     with zipfile.ZipFile(fh, "w") as zf:
         _zip_member(zf, README_NAME, io.BytesIO(README.encode("utf-8")))
@@ -449,9 +284,42 @@ def _next_label(pipeline) -> str:
     return f"v{n}"
 
 
-def _progress(job_id, done: int, total: int, message: str) -> None:
-    if job_id:
-        job_progress(job_id=job_id, done=done, total=total, message=message)
+def _files(pipeline, tmp: str, *, card: dict, images: set[int], label, sha256, job_id):
+    """The zip and the Parquet file, written in ``tmp`` from its records and stored:
+    ({field: storage name}, {field: SHA-256 of the file})."""
+    records_path = os.path.join(tmp, JSONL_NAME)
+    retrieval_path = os.path.join(tmp, RETRIEVAL_NAME)
+    job_progress(
+        job_id=job_id, done=1, total=4, message=f"Writing the archive ({len(images)} images)"
+    )
+    zip_path = os.path.join(tmp, "export.zip")
+    with (
+        open(records_path, "rb") as records,
+        open(retrieval_path, "rb") as retrieval,
+        open(zip_path, "wb") as fh,
+    ):
+        _write_zip(fh, records=records, retrieval=retrieval, card=card, images=images)
+    job_progress(job_id=job_id, done=2, total=4, message="Writing Parquet")
+    parquet_path = os.path.join(tmp, "export.parquet")
+    try:
+        with open(records_path, "rb") as records:
+            _write_parquet(parquet_path, records, pipeline)
+    except ImportError:
+        parquet_path = ""
+        card["parquet"] = "not written: install pyarrow"
+    stem = f"naturalbench-{pipeline.pk}-{label}-{sha256[:12]}"
+    files = {"archive": (zip_path, f"{stem}.zip")}
+    if parquet_path:
+        files["parquet"] = (parquet_path, f"{stem}.parquet")
+    hashes = {field: _file_sha256(path) for field, (path, _name) in files.items()}
+    job_progress(
+        job_id=job_id, done=3, total=4, message="Storing the files and the evaluation version"
+    )
+    stored = {
+        field: _store(path, f"exports/naturalbench/{pipeline.pk}/{name}")
+        for field, (path, name) in files.items()
+    }
+    return stored, hashes
 
 
 def version_export(
@@ -468,7 +336,7 @@ def version_export(
         records_path = os.path.join(tmp, JSONL_NAME)
         retrieval_path = os.path.join(tmp, RETRIEVAL_NAME)
         images: set[int] = set()
-        _progress(job_id, 0, 4, "Writing the records")
+        job_progress(job_id=job_id, done=0, total=4, message="Writing the records")
         with open(records_path, "w+b") as records:
             sha256, n = _write_records(pipeline, records, images)
         if not n:
@@ -479,32 +347,9 @@ def version_export(
         with open(retrieval_path, "w+b") as retrieval:
             n_pairs = _write_retrieval(pipeline, retrieval, images)
         card = card_build(pipeline, sha256=sha256, samples=n, pairs=n_pairs)
-        _progress(job_id, 1, 4, f"Writing the archive ({len(images)} images)")
-        zip_path = os.path.join(tmp, "export.zip")
-        with (
-            open(records_path, "rb") as records,
-            open(retrieval_path, "rb") as retrieval,
-            open(zip_path, "wb") as fh,
-        ):
-            _write_zip(fh, records=records, retrieval=retrieval, card=card, images=images)
-        _progress(job_id, 2, 4, "Writing Parquet")
-        parquet_path = os.path.join(tmp, "export.parquet")
-        try:
-            with open(records_path, "rb") as records:
-                _write_parquet(parquet_path, records, pipeline)
-        except ImportError:
-            parquet_path = ""
-            card["parquet"] = "not written: install pyarrow"
-        stem = f"naturalbench-{pipeline.pk}-{label}-{sha256[:12]}"
-        files = {"archive": (zip_path, f"{stem}.zip")}
-        if parquet_path:
-            files["parquet"] = (parquet_path, f"{stem}.parquet")
-        hashes = {field: _file_sha256(path) for field, (path, _name) in files.items()}
-        _progress(job_id, 3, 4, "Storing the files and the evaluation version")
-        stored = {
-            field: _store(path, f"exports/naturalbench/{pipeline.pk}/{name}")
-            for field, (path, name) in files.items()
-        }
+        stored, hashes = _files(
+            pipeline, tmp, card=card, images=images, label=label, sha256=sha256, job_id=job_id
+        )
         with open(records_path, encoding="utf-8") as fh:
             jsonl_text = fh.read()
     card["files"] = {field: {"name": stored[field], "sha256": hashes[field]} for field in stored}
@@ -532,25 +377,22 @@ def version_export(
         for name in stored.values():
             default_storage.delete(name)
         raise
-    _progress(job_id, 4, 4, f"Version {label}: {n} samples, sha256 {sha256[:12]}")
+    job_progress(
+        job_id=job_id,
+        done=4,
+        total=4,
+        message=f"Version {label}: {n} samples, sha256 {sha256[:12]}",
+    )
     return version
-
-
-def benchmark_name(pipeline: NaturalBenchPipeline) -> str:
-    return f"{pipeline.project.slug} · {pipeline.name}"[:200]
 
 
 def _evaluation_version(pipeline, *, label: str, sha256: str, jsonl: str, created_by=None):
     """A published BenchmarkVersion of family naturalbench, read through the importer."""
-    from evaluation import importers
-    from evaluation import services as evaluation_services
-    from evaluation.models import Family
-
-    rows = importers.parse_naturalbench_items(jsonl, JSONL_NAME)
+    rows = importers.parse_items("naturalbench", jsonl, JSONL_NAME)
     try:
         return evaluation_services.benchmark_version_create(
-            family=Family.NATURALBENCH,
-            name=benchmark_name(pipeline),
+            family="naturalbench",
+            name=f"{pipeline.project.slug} · {pipeline.name}"[:200],
             project=pipeline.project,
             label=label,
             rows=rows,
@@ -560,3 +402,15 @@ def _evaluation_version(pipeline, *, label: str, sha256: str, jsonl: str, create
         )
     except ServiceError as exc:
         raise Invalid(f"The evaluation version could not be made: {exc.message}") from exc
+
+
+def version_export_run(pipeline, *, job_id=None, created_by=None, label=None, **_params) -> dict:
+    """The export stage's job: a version, or the one that already holds this content."""
+    version = version_export(pipeline=pipeline, label=label, job_id=job_id, created_by=created_by)
+    return {
+        "version_id": version.pk,
+        "label": version.label,
+        "sha256": version.sha256,
+        "samples": version.sample_count,
+        "benchmark_version_id": version.benchmark_version_id,
+    }

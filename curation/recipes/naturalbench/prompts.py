@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from curation import naturalbench as nb
 from curation.gateway.offline import OfflineRuleError, rule
+from evaluation.families.naturalbench import layout as nb
 
 YES_NO_TEMPLATE = "naturalbench-yes-no"
 MULTIPLE_CHOICE_TEMPLATE = "naturalbench-multiple-choice"

@@ -1,5 +1,5 @@
-"""Reads for the NaturalBench pages, scoped like ``annotator.selectors``: curators (and admins)
-see the pipelines of their projects; anything else answers like a missing object (404)."""
+"""Reads for the NaturalBench pages (the pipelines themselves are scoped by the framework's
+``objects_for``: curators and admins see the pipelines of their projects)."""
 
 from __future__ import annotations
 
@@ -7,39 +7,20 @@ from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 from django.http import Http404
 
 from annotator.models import Task
-from annotator.platform import roles
-from annotator.platform.models import Job
-from annotator.platform.scoping import projects_for
+from curation.models import Caption, Sample
 
-from ...models import (
-    Caption,
+from .models import (
     ConfoundingPair,
     NaturalBenchPipeline,
     NaturalBenchSample,
     NaturalBenchVersion,
     PairQuestionSet,
     QuestionDraft,
-    Sample,
     VQAItem,
 )
-from . import services
+from .pipelines import YES_NO, language_matches
 
 FINAL = [Task.State.DECIDED, Task.State.UNDECIDED]
-
-
-def pipelines_for(user) -> QuerySet[NaturalBenchPipeline]:
-    if not roles.has_role(user, [roles.CURATOR]):
-        return NaturalBenchPipeline.objects.none()
-    return NaturalBenchPipeline.objects.select_related(
-        "project", "corpus", "provider", "pair_queue", "answer_queue", "tag_queue", "created_by"
-    ).filter(project__in=projects_for(user))
-
-
-def pipeline_or_404(user, pk: int) -> NaturalBenchPipeline:
-    pipeline = pipelines_for(user).filter(pk=pk).first()
-    if pipeline is None:
-        raise Http404
-    return pipeline
 
 
 def version_or_404(pipeline: NaturalBenchPipeline, pk: int) -> NaturalBenchVersion:
@@ -61,7 +42,7 @@ def funnel(pipeline: NaturalBenchPipeline) -> dict:
         .filter(
             Exists(
                 Caption.objects.filter(sample=OuterRef("pk")).filter(
-                    services.language_matches(pipeline.language)
+                    language_matches(pipeline.language)
                 )
             )
         )
@@ -102,7 +83,7 @@ def funnel(pipeline: NaturalBenchPipeline) -> dict:
         tagged=Count("id", filter=Q(tag_task_0__state__in=FINAL) & Q(tag_task_1__state__in=FINAL)),
         yes_no=Count(
             "id",
-            filter=Q(state=NaturalBenchSample.State.ASSEMBLED, question_type=services.YES_NO),
+            filter=Q(state=NaturalBenchSample.State.ASSEMBLED, question_type=YES_NO),
         ),
     )
     built["untagged"] = built["assembled"] - built["sent"]
@@ -117,19 +98,6 @@ def funnel(pipeline: NaturalBenchPipeline) -> dict:
         "versions": versions,
         "kept_questions": 2 * questions["kept"],
     }
-
-
-def latest_jobs(pipeline: NaturalBenchPipeline) -> dict[str, Job]:
-    """The newest job of each stage (one query)."""
-    kinds = {kind: stage for stage, kind in services.STAGES.items()}
-    latest: dict[str, Job] = {}
-    for job in (
-        Job.objects.filter(kind__in=list(kinds), params__pipeline_id=pipeline.pk)
-        .select_related("created_by")
-        .order_by("-id")[:50]
-    ):
-        latest.setdefault(kinds[job.kind], job)
-    return latest
 
 
 def pairs_page(pipeline: NaturalBenchPipeline, *, state: str = "") -> QuerySet[ConfoundingPair]:

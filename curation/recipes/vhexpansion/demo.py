@@ -1,36 +1,36 @@
 """The VHExpansion demo: a case set from the NaturalBench demo's yes/no samples, negated by the
-offline drafter (labelled as such) and waiting in the review queue; perturbed variants made."""
+offline drafter (labelled as such) and waiting in the review queue."""
 
 from __future__ import annotations
 
 from annotator.platform.models import Project
-from curation.models import VHCaseSet
-from curation.models.naturalbench import NaturalBenchVersion
+from evaluation.models import BenchmarkVersion
 
-from . import services
+from .case_sources import NATURALBENCH, case_set_from_naturalbench
+from .models import VHCaseSet
+from .negations import negations_draft
 
 NAME = "VHExpansion demo (from NaturalBench demo)"
 
 
 def vhexpansion_demo(*, project: Project, curator) -> VHCaseSet | None:
-    """Made once; later calls return it. Needs the NaturalBench demo's published version."""
+    """Made once; later calls return it. Needs a NaturalBench version published in the project
+    (the NaturalBench demo's, which runs first); read from the evaluation app, as any set made
+    from NaturalBench is."""
     existing = VHCaseSet.objects.filter(project=project, name=NAME).first()
     if existing is not None:
         return existing
-    published = (
-        NaturalBenchVersion.objects.filter(
-            pipeline__project=project, benchmark_version_id__isnull=False
+    version = (
+        BenchmarkVersion.objects.filter(
+            benchmark__project=project, benchmark__family=NATURALBENCH, published_at__isnull=False
         )
         .order_by("-id")
         .first()
     )
-    if published is None:
+    if version is None:
         return None
-    from evaluation.models import BenchmarkVersion
-
-    version = BenchmarkVersion.objects.get(pk=published.benchmark_version_id)
-    case_set = services.case_set_from_naturalbench(
+    case_set = case_set_from_naturalbench(
         project=project, name=NAME, version=version, created_by=curator
     )
-    services.negations_draft(case_set=case_set, created_by=curator)
+    negations_draft(case_set=case_set, created_by=curator)
     return case_set

@@ -27,19 +27,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
-from django.db.models import QuerySet
-
 from annotator.platform.errors import Invalid
-from annotator.platform.jobs import job_enqueue
-from annotator.platform.models import Job
+from curation.export_files import Progress, export_store, progress_for
+from curation.models import Image
+from evaluation import importers
+from evaluation import services as evaluation_services
+from evaluation.models import BenchmarkVersion
 
-from ...export_files import Progress, export_store, progress_for
-from ...models import Image
-from ...models.vhexpansion import VHCaseSet, VHNegation, VHVariant
-from .services import EXPORT_JOB, ORIGINAL, perturbation_sort_key
+from .models import VHCaseSet, VHNegation, VHVariant
 
+EXPORT_JOB = "vhexpansion.export"
 JSONL_NAME = "vhexpansion.jsonl"
 LLAVA_NAME = "llava.json"
+FAMILY = "vhexpansion"  # the evaluation family the expanded set publishes to
 FORMATS = ("jsonl", "llava")
 NOTHING_TO_EXPORT = (
     "Nothing to export yet: no case has an accepted negation. Draft negations and let "
@@ -69,6 +69,39 @@ Import it on the evaluation app's import page as family "VHExpansion", then impo
 predictions ({"id": ..., "output": "..."} per line) to get accuracy, symmetric accuracy and the
 number of new successful VH test cases per perturbation.
 """
+
+
+ORIGINAL = "original"
+# Column order of Tables 4-5: the four common perturbations (App. C), then I-FGSM and PGD.
+PERTURBATION_ORDER = (
+    "gaussian_noise",
+    "brightness",
+    "defocus_blur",
+    "jpeg_compression",
+    "ifgsm",
+    "pgd",
+)
+PERTURBATION_LABELS = {
+    ORIGINAL: "Original",
+    "gaussian_noise": "Gaussian noise",
+    "brightness": "Brightness",
+    "defocus_blur": "Defocus blur",
+    "jpeg_compression": "JPEG compression",
+    "ifgsm": "I-FGSM",
+    "pgd": "PGD",
+}
+
+
+def perturbation_label(name: str) -> str:
+    return PERTURBATION_LABELS.get(name, name.replace("_", " ").capitalize())
+
+
+def perturbation_sort_key(name: str) -> tuple[int, str]:
+    if name == ORIGINAL:
+        return (-1, "")
+    if name in PERTURBATION_ORDER:
+        return (PERTURBATION_ORDER.index(name), "")
+    return (len(PERTURBATION_ORDER), name)
 
 
 def item_id(external_id: str, perturbation: str, *, negated: bool) -> str:
@@ -242,22 +275,17 @@ def export_filename(case_set: VHCaseSet, fmt: str) -> str:
     return f"vhexpansion-{case_set.pk}-{fmt}.zip"
 
 
-def export_start(*, case_set: VHCaseSet, fmt: str, created_by=None) -> Job:
-    """Check the format and that something can be exported, then enqueue the export job."""
-    if fmt not in FORMATS:
-        raise Invalid(f"Unknown export format {fmt!r}; choose jsonl or llava.")
+def export_check(case_set: VHCaseSet, params: dict) -> int:
+    """Before an export job is enqueued: a known format and something to export."""
+    if params.get("fmt") not in FORMATS:
+        raise Invalid(f"Unknown export format {params.get('fmt')!r}; choose jsonl or llava.")
     accepted = VHNegation.objects.filter(case__case_set=case_set, status=VHNegation.Status.ACCEPTED)
     if not accepted.exists():
         raise Invalid(NOTHING_TO_EXPORT)
-    return job_enqueue(
-        kind=EXPORT_JOB,
-        params={"case_set_id": case_set.pk, "fmt": fmt},
-        created_by=created_by,
-        project=case_set.project,
-    )
+    return 0
 
 
-def export_run(*, case_set: VHCaseSet, fmt: str, job_id: int) -> dict:
+def export_run(case_set: VHCaseSet, *, fmt: str, job_id: int, created_by=None, **_params) -> dict:
     """The body of the export job: build the zip (images counted) and store it."""
     expanded = _checked(case_set=case_set, fmt=fmt)
     stored = export_store(
@@ -277,56 +305,27 @@ def export_run(*, case_set: VHCaseSet, fmt: str, job_id: int) -> dict:
     }
 
 
-def export_jobs(case_set: VHCaseSet) -> QuerySet[Job]:
-    return (
-        Job.objects.select_related("created_by")
-        .filter(kind=EXPORT_JOB, params__case_set_id=case_set.pk)
-        .order_by("-created_at", "-id")
-    )
-
-
-def latest_exports(case_set: VHCaseSet) -> list[Job]:
-    """The newest export job of each format (one query)."""
-    newest: dict[str, Job] = {}
-    for job in export_jobs(case_set)[:20]:
-        newest.setdefault(job.params.get("fmt", ""), job)
-    return [newest[fmt] for fmt in FORMATS if fmt in newest]
-
-
-def newest_finished_export(case_set: VHCaseSet, fmt: str) -> Job | None:
-    return (
-        export_jobs(case_set)
-        .filter(status=Job.Status.SUCCEEDED, params__fmt=fmt)
-        .order_by("-finished_at", "-id")
-        .first()
-    )
-
-
 def benchmark_name(case_set: VHCaseSet) -> str:
     """The evaluation benchmark a set publishes to, in the set's project."""
     return f"{case_set.name} · {case_set.project.slug}"[:200]
 
 
-def expanded_publish(*, case_set: VHCaseSet, label: str, created_by=None):
+def expanded_publish(case_set: VHCaseSet, *, label: str, created_by=None):
     """The expanded set as a published evaluation BenchmarkVersion (family vhexpansion), built
     from the same JSONL an export holds and parsed by the evaluation app's own importer."""
-    from evaluation import importers
-    from evaluation import services as evaluation_services
-    from evaluation.models import Family
-
     expanded = expanded_set(case_set=case_set)
     if not expanded.rows:
         raise Invalid(
             "Nothing to publish yet: no case has an accepted negation.",
             [{"line": 0, "error": "no accepted negation"}],
         )
-    items = importers.parse_items(Family.VHEXPANSION, jsonl_text(expanded.rows), JSONL_NAME)
+    items = importers.parse_items(FAMILY, jsonl_text(expanded.rows), JSONL_NAME)
     by_id = {row["id"]: row for row in expanded.rows}
     for item in items:
         row = by_id[item.item_id]
         item.data.update({key: row[key] for key in LINK_FIELDS if key in row})
     return evaluation_services.benchmark_version_create(
-        family=Family.VHEXPANSION,
+        family=FAMILY,
         name=benchmark_name(case_set),
         project=case_set.project,
         label=label,
@@ -338,10 +337,8 @@ def expanded_publish(*, case_set: VHCaseSet, label: str, created_by=None):
 
 
 def published_versions(case_set: VHCaseSet):
-    from evaluation.models import BenchmarkVersion, Family
-
     return BenchmarkVersion.objects.filter(
         benchmark__project=case_set.project_id,
-        benchmark__family=Family.VHEXPANSION,
+        benchmark__family=FAMILY,
         benchmark__name=benchmark_name(case_set),
     ).order_by("-created_at", "-id")

@@ -1,38 +1,23 @@
-"""Reads for the VHExpansion pages, scoped like ``annotator.selectors``: curators (and admins)
-see the sets of their projects; anything else answers like a missing object (404)."""
+"""Reads for the VHExpansion pages (the sets themselves are scoped by the framework's
+``objects_for``: curators and admins see the sets of their projects)."""
 
 from __future__ import annotations
 
 from collections import Counter
 
 from django.db.models import Count, Prefetch, Q, QuerySet
-from django.http import Http404
 
-from annotator.platform import roles
-from annotator.platform.models import Job
-from annotator.platform.scoping import projects_for
+from curation.recipes.framework.registry import recipe_of
+from curation.recipes.framework.selectors import objects_for
 
-from ...models.vhexpansion import VHCase, VHCaseSet, VHNegation, VHVariant
-from . import services
-
-
-def case_sets_for(user) -> QuerySet[VHCaseSet]:
-    if not roles.has_role(user, [roles.CURATOR]):
-        return VHCaseSet.objects.none()
-    return VHCaseSet.objects.select_related("project", "review_queue").filter(
-        project__in=projects_for(user)
-    )
-
-
-def case_set_or_404(user, pk: int) -> VHCaseSet:
-    case_set = case_sets_for(user).filter(pk=pk).first()
-    if case_set is None:
-        raise Http404
-    return case_set
+from .export import perturbation_label, perturbation_sort_key
+from .models import VHCase, VHCaseSet, VHNegation, VHVariant
+from .variants import ADVERSARIAL_METHODS, common_perturbations
 
 
 def case_sets_with_counts(user) -> QuerySet[VHCaseSet]:
-    return case_sets_for(user).annotate(
+    """The list page's sets, each with its number of cases and of accepted negations."""
+    return objects_for(recipe_of("vhexpansion"), user).annotate(
         n_cases=Count("cases", distinct=True),
         n_accepted=Count(
             "cases", filter=Q(cases__negation_state=VHCase.NegationState.ACCEPTED), distinct=True
@@ -72,22 +57,22 @@ def funnel(case_set: VHCaseSet) -> dict:
         per_perturbation[name] = {"cases": total, "paired": accepted}
     decided = negations[VHNegation.Status.ACCEPTED] + negations[VHNegation.Status.REJECTED]
     accepted = states[VHCase.NegationState.ACCEPTED]
-    common = services.common_perturbations()
+    common = common_perturbations()
     rows = [
         {
             "name": name,
-            "label": services.perturbation_label(name),
-            "kind": "adversarial" if name in services.ADVERSARIAL_METHODS else "common",
+            "label": perturbation_label(name),
+            "kind": "adversarial" if name in ADVERSARIAL_METHODS else "common",
             "cases": per_perturbation.get(name, {}).get("cases", 0),
             "paired": per_perturbation.get(name, {}).get("paired", 0),
         }
-        for name in [*common, *services.ADVERSARIAL_METHODS]
+        for name in [*common, *ADVERSARIAL_METHODS]
     ]
     extra = sorted(set(per_perturbation) - {r["name"] for r in rows})
     rows += [
         {
             "name": name,
-            "label": services.perturbation_label(name),
+            "label": perturbation_label(name),
             "kind": "common",
             **per_perturbation[name],
         }
@@ -136,10 +121,10 @@ def sample_cases(case_set: VHCaseSet, *, limit: int = 6) -> list[VHCase]:
     )
     for case in cases:
         case.sorted_variants = sorted(
-            case.variants.all(), key=lambda v: services.perturbation_sort_key(v.perturbation)
+            case.variants.all(), key=lambda v: perturbation_sort_key(v.perturbation)
         )
         for variant in case.sorted_variants:
-            variant.label = services.perturbation_label(variant.perturbation)
+            variant.label = perturbation_label(variant.perturbation)
             variant.linf_255 = variant.linf * 255 if variant.linf is not None else None
         negations = list(case.negations.all())
         case.latest_negation = negations[0] if negations else None
@@ -153,13 +138,3 @@ def cases_page(case_set: VHCaseSet, *, state: str = "") -> QuerySet[VHCase]:
     if state in VHCase.NegationState.values:
         qs = qs.filter(negation_state=state)
     return qs.order_by("position")
-
-
-def latest_jobs(case_set: VHCaseSet) -> dict[str, Job]:
-    """The newest job of each recipe kind for this set (one query)."""
-    jobs: dict[str, Job] = {}
-    for job in Job.objects.filter(
-        kind__in=services.JOB_KINDS, params__case_set_id=case_set.pk
-    ).order_by("-created_at", "-id")[:40]:
-        jobs.setdefault(job.kind, job)
-    return jobs
