@@ -1,0 +1,174 @@
+"""The dataset card of a NaturalBench version (Table 3 style): per (source, question type,
+language) the samples, the models used, mismatched and verified pairs; the prompts with their
+SHA-256; the annotators' agreement at every stage."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from django.db.models import Count, Q
+
+from annotator.agreement import agreement_summary, canonical_label
+from annotator.kinds import get_kind
+from annotator.models import Annotation
+from annotator.quality import label_of
+from curation.models import Generation, PromptTemplate
+from evaluation.families.naturalbench import layout as nb
+
+from . import prompts
+from .mining import SHORTEN_PURPOSE
+from .models import ConfoundingPair, NaturalBenchPipeline, NaturalBenchSample
+
+TYPE_LABELS = {nb.YES_NO: "Yes-or-No", nb.MULTIPLE_CHOICE: "Multiple-Choice"}
+
+
+def _agreement(queue, task_ids=None) -> dict | None:
+    """Agreement of the people on one queue (tasks of this pipeline only)."""
+    if queue is None:
+        return None
+    kind = get_kind(queue.kind)
+    ratings: dict[int, dict[int, Any]] = defaultdict(dict)
+    answers = Annotation.objects.filter(queue=queue, is_gold=False)
+    if task_ids is not None:
+        answers = answers.filter(task_id__in=task_ids)
+    for task_id, annotator_id, response in answers.values_list(
+        "task_id", "annotator_id", "response"
+    ).iterator(chunk_size=2000):
+        ratings[task_id][annotator_id] = canonical_label(label_of(kind, response))
+    summary = agreement_summary(ratings)
+    summary.pop("cohen_kappa_pairs", None)
+    summary["answers"] = sum(len(r) for r in ratings.values())
+    return summary
+
+
+def _generations(pipeline) -> Any:
+    return Generation.objects.filter(
+        Q(pk__in=pipeline.question_sets.values("drafts__generation"))
+        | Q(purpose=SHORTEN_PURPOSE, project=pipeline.project)
+    )
+
+
+def models_used(pipeline) -> list[str]:
+    """Scorers (flagged when their weights are random) and the LLMs that drafted."""
+    names = []
+    for scorer in pipeline.scorers.order_by("label"):
+        flagged = scorer.random_weights and "random weights" not in scorer.label
+        names.append(f"{scorer.label} (random weights)" if flagged else scorer.label)
+    drafters = (
+        Generation.objects.filter(
+            pk__in=pipeline.question_sets.filter(drafts__status="kept").values("drafts__generation")
+        )
+        .values_list("model", "provider_kind")
+        .distinct()
+    )
+    for model, kind in sorted(set(drafters)):
+        names.append(f"{model} (offline drafter)" if kind == "offline" else model)
+    return names
+
+
+def prompt_records(pipeline) -> list[dict]:
+    used = sorted(
+        set(
+            _generations(pipeline)
+            .exclude(template_name="")
+            .values_list("template_name", "template_version", "template_sha256")
+        )
+    )
+    templates = {
+        (t.name, t.version): t for t in PromptTemplate.objects.filter(name__in={u[0] for u in used})
+    }
+    out = []
+    for name, version, sha in used:
+        template = templates.get((name, version))
+        out.append(
+            {
+                "name": name,
+                "version": version,
+                "sha256": sha,
+                "title": template.title if template else "",
+                "source": template.source if template else "",
+                "system": template.system if template else "",
+                "text": template.text if template else "",
+            }
+        )
+    return out
+
+
+def card_build(pipeline: NaturalBenchPipeline, *, sha256: str, samples: int, pairs: int) -> dict:
+    """The dataset card: Table 3's columns per (source, question type, language), the prompts
+    with their SHA-256, and the annotators' agreement at every stage."""
+    mined = pipeline.pairs.count()
+    verified = pipeline.pairs.filter(state=ConfoundingPair.State.VERIFIED).count()
+    counts = dict(
+        NaturalBenchSample.objects.filter(
+            pipeline=pipeline, state=NaturalBenchSample.State.ASSEMBLED
+        )
+        .values_list("question_type")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    language = prompts.language_name(pipeline.language)
+    used = models_used(pipeline)
+    source = pipeline.corpus.name
+    rows = [
+        {
+            "source": source,
+            "question_type": TYPE_LABELS[qtype],
+            "language": language,
+            "samples": counts.get(qtype, 0),
+            "models_used": used,
+            "mismatched_pairs": mined,
+            "verified_pairs": verified,
+        }
+        for qtype in nb.QUESTION_TYPES
+        if qtype in pipeline.question_types or counts.get(qtype)
+    ]
+    rows.append(
+        {
+            "source": "All",
+            "question_type": ", ".join(r["question_type"] for r in rows),
+            "language": language,
+            "samples": samples,
+            "models_used": None,
+            "mismatched_pairs": None,
+            "verified_pairs": None,
+        }
+    )
+    sample_items = NaturalBenchSample.objects.filter(
+        pipeline=pipeline, state=NaturalBenchSample.State.ASSEMBLED
+    )
+    tag_tasks = [
+        *sample_items.exclude(tag_task_0=None).values_list("tag_task_0", flat=True),
+        *sample_items.exclude(tag_task_1=None).values_list("tag_task_1", flat=True),
+    ]
+    return {
+        "name": pipeline.name,
+        "project": pipeline.project.name,
+        "sha256": sha256,
+        "table3": rows,
+        "samples": samples,
+        "retrieval_pairs": pairs,
+        "question_types": list(pipeline.question_types),
+        "language": pipeline.language,
+        "mining": {
+            "method": pipeline.method,
+            "seed": pipeline.seed,
+            "samples": (pipeline.mining or {}).get("samples"),
+            "mismatches_before_one_per_sample": (pipeline.mining or {}).get("mismatched_pairs"),
+            "caption_max_chars": pipeline.caption_max_chars,
+            "shortened": (pipeline.mining or {}).get("shortened"),
+        },
+        "settings": {
+            "annotators_per_item": pipeline.annotators_per_item,
+            "taggers_per_question": pipeline.taggers_per_item,
+            "max_regenerations": pipeline.max_regenerations,
+        },
+        "prompts": prompt_records(pipeline),
+        "agreement": {
+            "pair_verification": _agreement(pipeline.pair_queue),
+            "answer_verification": _agreement(pipeline.answer_queue),
+            "skill_tagging": _agreement(pipeline.tag_queue, tag_tasks),
+        },
+        "demo": pipeline.demo,
+    }

@@ -1,0 +1,141 @@
+"""The NaturalBench forms: shape only; ``pipelines.pipeline_create`` / ``pipeline_update`` check
+the meaning."""
+
+from __future__ import annotations
+
+from django import forms
+from django.db.models import Q
+from django.utils.translation import gettext_lazy
+
+from curation.models import Corpus, LLMProvider, Scorer
+from curation.recipes.framework.forms import RecipeForm, StageForm
+
+from .models import NaturalBenchPipeline
+from .pipelines import (
+    MAX_PEOPLE,
+    MAX_REGENERATIONS,
+    MIN_CAPTION_CHARS,
+    MINING_FIELDS,
+    MULTIPLE_CHOICE,
+    YES_NO,
+    settings_of,
+)
+
+TYPE_CHOICES = [
+    (YES_NO, gettext_lazy("Yes-or-No")),
+    (MULTIPLE_CHOICE, gettext_lazy("Multiple-Choice")),
+]
+
+
+class PipelineForm(RecipeForm):
+    name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
+    corpus = forms.ModelChoiceField(queryset=Corpus.objects.none(), label=gettext_lazy("Corpus"))
+    language = forms.CharField(
+        max_length=35,
+        initial="en",
+        label=gettext_lazy("Caption language"),
+        help_text=gettext_lazy("Captions in this language (BCP 47: en, zh, hi) are paired."),
+    )
+    method = forms.ChoiceField(
+        choices=NaturalBenchPipeline.Method.choices,
+        initial=NaturalBenchPipeline.Method.EQ1,
+        label=gettext_lazy("Pairing"),
+    )
+    scorers = forms.ModelMultipleChoiceField(
+        queryset=Scorer.objects.all(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label=gettext_lazy("Scorers"),
+        help_text=gettext_lazy("Eq. 1: keep the pairs every selected scorer mismatches."),
+    )
+    random_pairs = forms.IntegerField(
+        required=False,
+        min_value=1,
+        label=gettext_lazy("Random pairs"),
+        help_text=gettext_lazy("Random baseline only: how many (empty: as many as possible)."),
+    )
+    caption_max_chars = forms.IntegerField(
+        required=False,
+        min_value=MIN_CAPTION_CHARS,
+        label=gettext_lazy("Caption length limit"),
+        help_text=gettext_lazy(
+            "Longer captions are shortened by the LLM before scoring (App. A: 230 for DOCCI)."
+        ),
+    )
+    question_types = forms.MultipleChoiceField(
+        choices=TYPE_CHOICES,
+        initial=[YES_NO],
+        widget=forms.CheckboxSelectMultiple,
+        label=gettext_lazy("Question types"),
+    )
+    annotators_per_item = forms.IntegerField(
+        min_value=1,
+        max_value=MAX_PEOPLE,
+        initial=2,
+        label=gettext_lazy("Annotators per item"),
+        help_text=gettext_lazy("The paper used two; a question is kept only if all agree."),
+    )
+    taggers_per_item = forms.IntegerField(
+        min_value=1,
+        max_value=MAX_PEOPLE,
+        initial=3,
+        label=gettext_lazy("Taggers per question"),
+        help_text=gettext_lazy("Each skill tag is kept when a majority chose it."),
+    )
+    max_regenerations = forms.IntegerField(
+        min_value=0,
+        max_value=MAX_REGENERATIONS,
+        initial=3,
+        label=gettext_lazy("Maximum regenerations"),
+        help_text=gettext_lazy("A failed pair is drafted again up to this many times (paper: 3)."),
+    )
+    seed = forms.IntegerField(min_value=0, initial=0, label=gettext_lazy("Seed"))
+    provider = forms.ModelChoiceField(
+        queryset=LLMProvider.objects.none(),
+        required=False,
+        label=gettext_lazy("LLM provider"),
+        empty_label=gettext_lazy("The project's default"),
+    )
+    auto_regenerate = forms.BooleanField(
+        required=False,
+        initial=True,
+        label=gettext_lazy("Draft again as soon as an item fails"),
+    )
+
+    def __init__(self, *args, project=None, obj=None, **kwargs):
+        if obj is not None and not kwargs.get("initial"):
+            kwargs["initial"] = self.initial_for(obj)
+        super().__init__(*args, project=project or getattr(obj, "project", None), obj=obj, **kwargs)
+        if obj is not None and obj.pairs.exists():
+            # Pairs exist: these settings decide them (the form keeps their saved values).
+            for name in MINING_FIELDS:
+                self.fields[name].disabled = True
+        self.fields["corpus"].queryset = Corpus.objects.filter(project=self.project).order_by(
+            "name"
+        )
+        self.fields["provider"].queryset = LLMProvider.objects.filter(
+            Q(project=self.project) | Q(project__isnull=True)
+        ).order_by("name")
+
+    @classmethod
+    def initial_new(cls, project) -> dict:
+        return {"name": f"NaturalBench {project.name}"}
+
+    @classmethod
+    def initial_for(cls, obj) -> dict:
+        return settings_of(obj)
+
+    def service_data(self) -> dict:
+        data = dict(self.cleaned_data)
+        data["scorers"] = list(data["scorers"])
+        return data
+
+
+class ExportForm(StageForm):
+    """The export button's optional version label (cut to 60 characters, as before)."""
+
+    label = forms.CharField(required=False)
+
+    def job_params(self) -> dict:
+        label = self.cleaned_data.get("label", "").strip()
+        return {"label": label[:60]} if label else {}

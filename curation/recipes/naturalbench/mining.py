@@ -1,0 +1,212 @@
+"""Stage ``mine`` (Sec. 3 step 1, Eq. 1; App. A caption shortening; App. B Table 6 random
+baseline): captions shortened through the gateway when too long, embeddings of every selected
+scorer, Eq. 1 mining over the cached embeddings (one random mismatch per sample, all scorers
+must mismatch) or the random-pairing baseline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from annotator.platform.errors import Invalid
+from annotator.platform.jobs import job_progress
+from curation import gateway, mining
+from curation.embeddings import IMAGE, TEXT, embed_corpus, embeddings_get
+from curation.models import Caption, Generation, Scorer
+from curation.scorers import scorer_weights
+
+from . import prompts
+from .models import ConfoundingPair, NaturalBenchPipeline
+from .pipelines import language_matches, provider_of
+
+SHORTEN_PURPOSE = "naturalbench.caption_shorten"
+
+
+@dataclass
+class Row:
+    """Sample k of the mining input: its image and its caption in the pipeline's language."""
+
+    sample_id: int
+    image_id: int
+    caption_id: int
+    text: str
+    short_text: str
+
+
+def weights_check(pipeline: NaturalBenchPipeline) -> None:
+    """Refuse to queue a mining job that could only fail: a scorer's weights are missing."""
+    for scorer in pipeline.scorers.all():
+        status = scorer_weights(scorer)
+        if status.missing:
+            raise Invalid(status.message)
+
+
+def mining_rows(pipeline: NaturalBenchPipeline) -> list[Row]:
+    """One row per sample of the corpus with a caption in the pipeline's language (its first
+    such caption), in corpus order. Row k is sample k of Eq. 1."""
+    rows: dict[int, Row] = {}
+    captions = (
+        Caption.objects.filter(sample__corpus_id=pipeline.corpus_id)
+        .filter(language_matches(pipeline.language))
+        .order_by("sample__position", "position", "id")
+        .values_list("sample_id", "sample__image_id", "id", "text", "short_text")
+    )
+    for sample_id, image_id, caption_id, text, short in captions.iterator(chunk_size=5000):
+        if sample_id not in rows:
+            rows[sample_id] = Row(sample_id, image_id, caption_id, text, short)
+    return list(rows.values())
+
+
+def captions_shorten(
+    *, pipeline: NaturalBenchPipeline, rows: Sequence[Row], job_id=None, created_by=None
+) -> dict:
+    """Shorten captions longer than the limit through the gateway (``caption-shorten``), keeping
+    the original in ``text`` and the short one in ``short_text`` with its Generation. A failed
+    or still-too-long answer leaves the caption as it was and is counted."""
+    limit = pipeline.caption_max_chars
+    result = {"limit": limit, "long": 0, "shortened": 0, "kept_before": 0, "failed": 0}
+    if not limit:
+        return result
+    todo = [r for r in rows if len(r.text) > limit]
+    result["long"] = len(todo)
+    todo_now = [r for r in todo if not (r.short_text and len(r.short_text) <= limit)]
+    result["kept_before"] = len(todo) - len(todo_now)
+    errors: list[str] = []
+    provider = provider_of(pipeline)
+    template = prompts.templates_ensure()[prompts.SHORTEN_TEMPLATE]
+    for k, row in enumerate(todo_now):
+        generation = gateway.generate(
+            template=template,
+            variables={"caption": row.text, "max_chars": limit},
+            project=pipeline.project,
+            provider=provider,
+            purpose=SHORTEN_PURPOSE,
+            seed=pipeline.seed,
+            job=job_id,
+            created_by=created_by,
+            item_key=f"caption-{row.caption_id}-{limit}",
+        )
+        short = " ".join(str(generation.output or "").split())
+        if generation.status != Generation.Status.OK or not short or len(short) > limit:
+            result["failed"] += 1
+            reason = generation.error or f"{len(short)} characters, above {limit}"
+            if len(errors) < 5:
+                errors.append(f"caption {row.caption_id}: {reason[:200]}")
+        else:
+            Caption.objects.filter(pk=row.caption_id).update(
+                short_text=short, short_generation=generation
+            )
+            row.short_text = short
+            result["shortened"] += 1
+        job_progress(
+            job_id=job_id,
+            done=k + 1,
+            total=len(todo_now),
+            message=f"Shortened {k + 1} of {len(todo_now)} captions",
+        )
+    result["errors"] = errors
+    return result
+
+
+def _embeddings(scorer: Scorer, rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray]:
+    images = embeddings_get(scorer=scorer, modality=IMAGE, ids=[r.image_id for r in rows])
+    texts = embeddings_get(scorer=scorer, modality=TEXT, ids=[r.caption_id for r in rows])
+    return images, texts
+
+
+def _mine(pipeline: NaturalBenchPipeline, rows: list[Row], scorers: list[Scorer], job_id):
+    """Eq. 1 over every scorer's embeddings, or the random baseline (Table 6)."""
+    arrays = [_embeddings(scorer, rows) for scorer in scorers]
+    groups = np.asarray([r.image_id for r in rows], dtype=np.int64)  # one image: never a pair
+
+    def progress(done: int, total: int) -> None:
+        if done == total or done % 16 == 0:
+            job_progress(
+                job_id=job_id,
+                done=done,
+                total=total,
+                message=f"Mining: block pair {done} of {total}",
+            )
+
+    if pipeline.method == NaturalBenchPipeline.Method.RANDOM:
+        return mining.random_pairs(
+            len(rows),
+            seed=pipeline.seed,
+            scorers=arrays,
+            n_pairs=pipeline.random_pairs,
+            groups=groups,
+            normalise=True,
+        )
+    return mining.mine_mismatches(
+        arrays, seed=pipeline.seed, groups=groups, normalise=True, progress=progress
+    )
+
+
+def _pair(pipeline, p: int, a: Row, b: Row, mined, scorers: list[Scorer]) -> ConfoundingPair:
+    return ConfoundingPair(
+        pipeline=pipeline,
+        position=p,
+        sample_0_id=a.sample_id,
+        sample_1_id=b.sample_id,
+        caption_0_id=a.caption_id,
+        caption_1_id=b.caption_id,
+        scores=[
+            {
+                "scorer_id": scorer.pk,
+                "label": scorer.label,
+                "s": [round(float(v), 6) for v in mined.scores[p, s]],
+                "mismatched": bool(mined.mismatched[p, s]),
+            }
+            for s, scorer in enumerate(scorers)
+        ],
+    )
+
+
+def pairs_mine(*, pipeline: NaturalBenchPipeline, job_id=None, created_by=None) -> dict:
+    """Mine the pipeline's confounding pairs (replacing mined pairs nobody has seen yet)."""
+    if pipeline.pairs.exclude(state=ConfoundingPair.State.MINED).exists():
+        raise Invalid("Pairs are being verified already; make a new pipeline to mine again.")
+    rows = mining_rows(pipeline)
+    if len(rows) < 2:
+        raise Invalid(
+            f"The corpus has {len(rows)} sample(s) with a caption in {pipeline.language!r}; "
+            "pairs need at least two."
+        )
+    shortened = captions_shorten(pipeline=pipeline, rows=rows, job_id=job_id, created_by=created_by)
+    scorers = list(pipeline.scorers.order_by("pk"))
+    embedded = []
+    for scorer in scorers:
+        report = embed_corpus(scorer=scorer, corpus=pipeline.corpus, job_id=job_id)
+        embedded.append({"scorer": scorer.label, "images": report["images"]["embedded"]})
+    mined = _mine(pipeline, rows, scorers, job_id)
+    pairs = [
+        _pair(pipeline, p, rows[a], rows[b], mined, scorers)
+        for p, (a, b) in enumerate(zip(mined.i0.tolist(), mined.i1.tolist(), strict=True))
+    ]
+    stats = {
+        "method": mined.method,
+        "seed": mined.seed,
+        "samples": len(rows),
+        "mismatched_pairs": mined.n_mismatched_pairs,
+        "samples_with_mismatch": mined.n_samples_with_mismatch if scorers else None,
+        "pairs": len(pairs),
+        "scorers": [
+            {"id": s.pk, "label": s.label, "random_weights": s.random_weights} for s in scorers
+        ],
+        "shortened": shortened,
+        "embedded": embedded,
+        "finished_at": timezone.now().isoformat(),
+    }
+    with transaction.atomic():
+        locked = NaturalBenchPipeline.objects.select_for_update().get(pk=pipeline.pk)
+        if locked.pairs.exclude(state=ConfoundingPair.State.MINED).exists():
+            raise Invalid("Pairs went to verification while mining ran; nothing was replaced.")
+        locked.pairs.all().delete()
+        ConfoundingPair.objects.bulk_create(pairs, batch_size=2000)
+        NaturalBenchPipeline.objects.filter(pk=pipeline.pk).update(mining=stats)
+    pipeline.mining = stats
+    return {k: v for k, v in stats.items() if k != "embedded"}

@@ -1,0 +1,307 @@
+"""A NaturalBench pipeline and its settings (naturalbench.txt Sec. 3, App. A–C).
+
+The stages, in order, each in its own module: ``mining`` (captions shortened when too long,
+Eq. 1 mining or the random baseline) → ``pairs`` (people verify them) → ``questions`` (App. A
+drafts, answered by two people, drafted again when an answer fails) → ``samples`` (checked 2 × 2
+samples) → ``tags`` (App. C skills) → ``export`` (a frozen, content-hashed version). ``recipe.py``
+declares them as stages of the recipe framework.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+
+from annotator import services as annotator_services
+from annotator.models import Task
+from annotator.platform.errors import Invalid
+from annotator.platform.files import media_url
+from annotator.platform.jobs import job_progress
+from annotator.platform.models import Project
+from curation import gateway
+from curation.models import Caption, Corpus, LLMProvider, Sample
+from evaluation.families.naturalbench import layout as nb
+
+from . import prompts
+from .models import NaturalBenchPipeline
+
+MAX_PEOPLE = 10
+MAX_REGENERATIONS = 10
+MIN_CAPTION_CHARS = 20
+YES_NO, MULTIPLE_CHOICE = nb.YES_NO, nb.MULTIPLE_CHOICE
+
+# Settings that decide which pairs exist: fixed once pairs are mined.
+MINING_FIELDS = (
+    "corpus",
+    "scorers",
+    "method",
+    "language",
+    "caption_max_chars",
+    "random_pairs",
+    "seed",
+)
+FIELDS = (
+    *MINING_FIELDS,
+    "name",
+    "question_types",
+    "annotators_per_item",
+    "taggers_per_item",
+    "max_regenerations",
+    "provider",
+    "auto_regenerate",
+)
+DEFAULTS: dict[str, Any] = {
+    "method": NaturalBenchPipeline.Method.EQ1,
+    "question_types": [YES_NO],
+    "language": "en",
+    "caption_max_chars": None,
+    "annotators_per_item": 2,
+    "taggers_per_item": 3,
+    "max_regenerations": 3,
+    "random_pairs": None,
+    "seed": 0,
+    "provider": None,
+    "auto_regenerate": True,
+}
+_NUMBERS = (
+    ("annotators_per_item", 1, MAX_PEOPLE, "Annotators per item"),
+    ("taggers_per_item", 1, MAX_PEOPLE, "Taggers per question"),
+    ("max_regenerations", 0, MAX_REGENERATIONS, "Maximum regenerations"),
+)
+
+
+def language_matches(code: str) -> Q:
+    """Captions in ``code`` ("zh" also takes "zh-Hans", …)."""
+    return Q(language__iexact=code) | Q(language__istartswith=f"{code}-")
+
+
+def with_tiebreak(n: int) -> int:
+    """Majority over an even number of people can tie; a tie asks one more."""
+    return n + 1 if n % 2 == 0 else n
+
+
+def provider_of(pipeline: NaturalBenchPipeline) -> LLMProvider:
+    return pipeline.provider or gateway.provider_for(pipeline.project)
+
+
+def image_payload(image, alt: str, caption: str | None = None) -> dict:
+    """An image as the engine's task payloads show it."""
+    payload = {"url": media_url(image.file.name), "alt": alt}
+    if caption is not None:
+        payload["caption"] = caption
+    return payload
+
+
+# --------------------------------------------------------------------------------------------
+# checking the settings (every problem is listed, in field order; nothing is written)
+# --------------------------------------------------------------------------------------------
+class _Problems(list):
+    def bad(self, field: str, message: str) -> None:
+        self.append({"line": 0, "field": field, "error": message})
+
+
+def _clean_name(problems: _Problems, project: Project, values: dict, pipeline) -> None:
+    name = " ".join(str(values.get("name") or "").split())
+    taken = NaturalBenchPipeline.objects.filter(project=project, name=name).exclude(
+        pk=getattr(pipeline, "pk", None)
+    )
+    if not name:
+        problems.bad("name", "Give the pipeline a name.")
+    elif len(name) > 200:
+        problems.bad("name", "The name is longer than 200 characters.")
+    elif taken.exists():
+        problems.bad("name", f"This project already has a NaturalBench pipeline named {name!r}.")
+    values["name"] = name
+
+
+def _clean_pairing(problems: _Problems, project: Project, values: dict) -> Corpus | None:
+    """Corpus, method, scorers and language: what decides the pairs."""
+    corpus = values.get("corpus")
+    if not isinstance(corpus, Corpus) or corpus.project_id != project.pk:
+        problems.bad("corpus", "Choose a corpus of this project.")
+        corpus = None
+    method = values.get("method") or NaturalBenchPipeline.Method.EQ1
+    if method not in NaturalBenchPipeline.Method.values:
+        problems.bad("method", f"Unknown mining method {method!r}.")
+    values["method"] = method
+    scorers = list(values.get("scorers") or [])
+    if method == NaturalBenchPipeline.Method.EQ1 and not scorers:
+        problems.bad(
+            "scorers", "Eq. 1 mining needs at least one scorer (add one on the Scorers page)."
+        )
+    values["scorers"] = scorers
+    language = str(values.get("language") or "").strip()
+    if not language or len(language) > 35:
+        problems.bad("language", "Give the language of the captions to pair (e.g. en, zh, hi).")
+    values["language"] = language
+    return corpus
+
+
+def _clean_types(problems: _Problems, values: dict) -> None:
+    types = list(dict.fromkeys(values.get("question_types") or []))
+    language = values["language"]
+    if not types or any(t not in nb.QUESTION_TYPES for t in types):
+        problems.bad("question_types", "Choose yes/no, multiple-choice or both.")
+    elif MULTIPLE_CHOICE in types and not prompts.is_english(language):
+        problems.bad(
+            "question_types",
+            "The paper's multiple-choice prompt is English only (App. A); for "
+            f"{prompts.language_name(language)} choose yes/no.",
+        )
+    values["question_types"] = [t for t in nb.QUESTION_TYPES if t in types]
+
+
+def _clean_numbers(problems: _Problems, project: Project, values: dict) -> None:
+    for field, low, high, label in _NUMBERS:
+        value = values.get(field)
+        if not isinstance(value, int) or not low <= value <= high:
+            problems.bad(field, f"{label} must be a whole number from {low} to {high}.")
+    limit = values.get("caption_max_chars")
+    if limit is not None and (not isinstance(limit, int) or limit < MIN_CAPTION_CHARS):
+        problems.bad("caption_max_chars", f"A caption limit must be at least {MIN_CAPTION_CHARS}.")
+    n_pairs = values.get("random_pairs")
+    if n_pairs is not None and (not isinstance(n_pairs, int) or n_pairs < 1):
+        problems.bad(
+            "random_pairs", "The number of random pairs must be at least 1 (or empty: all)."
+        )
+    seed = values.get("seed", 0)
+    if not isinstance(seed, int) or not 0 <= seed < 2**31:
+        problems.bad("seed", "The seed is a whole number from 0 to 2147483647.")
+    provider = values.get("provider")
+    if provider is not None and provider.project_id not in (None, project.pk):
+        problems.bad("provider", "Choose a provider of this project or a shared one.")
+
+
+def _clean(project: Project, values: dict[str, Any], pipeline=None) -> dict[str, Any]:
+    """Check every setting; Invalid lists each problem (nothing is written)."""
+    problems = _Problems()
+    _clean_name(problems, project, values, pipeline)
+    corpus = _clean_pairing(problems, project, values)
+    _clean_types(problems, values)
+    _clean_numbers(problems, project, values)
+    language = values["language"]
+    if corpus is not None and language and not problems:
+        captioned = Caption.objects.filter(language_matches(language))
+        n = Sample.objects.filter(corpus=corpus, captions__in=captioned).distinct().count()
+        if n < 2:
+            problems.bad(
+                "language",
+                f"Corpus {corpus.name!r} has {n} sample(s) with a caption in {language!r}; "
+                "pairs need at least two.",
+            )
+    if problems:
+        raise Invalid("The pipeline settings are not valid; nothing was saved.", list(problems))
+    return values
+
+
+def _known(fields: dict) -> None:
+    unknown = set(fields) - set(FIELDS)
+    if unknown:
+        raise Invalid(f"Unknown pipeline settings: {', '.join(sorted(unknown))}")
+
+
+# --------------------------------------------------------------------------------------------
+# create and update
+# --------------------------------------------------------------------------------------------
+def pipeline_create(*, project: Project, created_by=None, demo: bool = False, **fields: Any):
+    """A new pipeline with checked settings (Invalid lists every problem)."""
+    _known(fields)
+    values = _clean(project, {**DEFAULTS, **fields})
+    scorers = values.pop("scorers")
+    with transaction.atomic():
+        pipeline = NaturalBenchPipeline.objects.create(
+            project=project, created_by=created_by, demo=demo, **values
+        )
+        pipeline.scorers.set(scorers)
+    return pipeline
+
+
+def settings_of(pipeline: NaturalBenchPipeline) -> dict[str, Any]:
+    """The pipeline's settings as ``pipeline_update`` takes them (and the form shows them)."""
+    current = {f: getattr(pipeline, f) for f in FIELDS if f != "scorers"}
+    current["scorers"] = list(pipeline.scorers.all())
+    return current
+
+
+def _changed_mining(values: dict, current: dict) -> list[str]:
+    def differs(field: str) -> bool:
+        if field == "scorers":
+            return {s.pk for s in values[field]} != {s.pk for s in current[field]}
+        return values[field] != current[field]
+
+    return [f for f in MINING_FIELDS if differs(f)]
+
+
+def pipeline_update(*, pipeline: NaturalBenchPipeline, **fields: Any) -> NaturalBenchPipeline:
+    """Change settings. Those that decide the pairs are fixed once pairs exist; the number of
+    annotators and taggers follows into the queues (open tasks not escalated yet)."""
+    _known(fields)
+    current = settings_of(pipeline)
+    values = _clean(pipeline.project, {**current, **fields}, pipeline=pipeline)
+    changed = _changed_mining(values, current) if pipeline.pairs.exists() else []
+    if changed:
+        raise Invalid(
+            "Pairs are mined already: these settings decide which pairs exist and can no "
+            f"longer change ({', '.join(changed)}). Make a new pipeline instead."
+        )
+    scorers = values.pop("scorers")
+    with transaction.atomic():
+        for field, value in values.items():
+            setattr(pipeline, field, value)
+        pipeline.save()
+        pipeline.scorers.set(scorers)
+        _queues_follow(pipeline)
+    return pipeline
+
+
+def _queues_follow(pipeline: NaturalBenchPipeline) -> None:
+    """The queues' redundancy follows the people settings (answers: unanimous, no tie-break)."""
+    n, taggers = pipeline.annotators_per_item, pipeline.taggers_per_item
+    for queue, redundancy, most in (
+        (pipeline.pair_queue, n, with_tiebreak(n)),
+        (pipeline.tag_queue, taggers, with_tiebreak(taggers)),
+        (pipeline.answer_queue, n, n),
+    ):
+        if queue is not None and queue.redundancy != redundancy:
+            annotator_services.queue_update(queue=queue, redundancy=redundancy, max_redundancy=most)
+
+
+def tasks_send(
+    *, queue, todo: list, rows_of, still_todo, attach, fields, job_id, what: str, chunk=500
+):
+    """Send ``todo`` objects to ``queue`` a chunk at a time, idempotently: under a row lock only
+    those ``still_todo`` (a queryset) still selects are sent; ``rows_of(obj)`` gives an object's
+    TaskRows, ``attach(obj, tasks)`` stores the new task ids (by external id) on it, saved as
+    ``fields``. Returns how many objects were sent."""
+    sent = 0
+    for start in range(0, len(todo), chunk):
+        batch = todo[start : start + chunk]
+        with transaction.atomic():
+            fresh = set(
+                still_todo.select_for_update()
+                .filter(pk__in=[obj.pk for obj in batch])
+                .values_list("pk", flat=True)
+            )
+            changed = [obj for obj in batch if obj.pk in fresh]
+            rows = [row for obj in changed for row in rows_of(obj)]
+            if not rows:
+                continue
+            annotator_services.tasks_bulk_create(queue=queue, rows=rows)
+            tasks = dict(
+                Task.objects.filter(
+                    queue=queue, external_id__in=[r.external_id for r in rows]
+                ).values_list("external_id", "pk")
+            )
+            for obj in changed:
+                attach(obj, tasks)
+            still_todo.model.objects.bulk_update(changed, fields)
+            sent += len(changed)
+        job_progress(
+            job_id=job_id,
+            done=start + len(batch),
+            total=len(todo),
+            message=f"{sent} {what}",
+        )
+    return sent

@@ -1,0 +1,195 @@
+"""The NaturalBench recipe (naturalbench.txt Sec. 3, App. A–C) declared on the recipe framework:
+mine confounding pairs, verify them, draft questions with an LLM, keep those two annotators
+answer as intended, assemble balanced 2 × 2 samples, tag skills and export frozen versions."""
+
+from __future__ import annotations
+
+from django.urls import path
+from django.utils.translation import gettext_lazy as _
+
+from curation.recipes.framework.declare import (
+    Recipe,
+    RecipeTemplates,
+    RecipeUrlNames,
+    Stage,
+)
+from curation.recipes.framework.registry import register
+
+from . import (
+    export,
+    mining,
+    pairs,
+    prompts,  # noqa: F401  (importing it registers the offline drafter's rules)
+    questions,
+    samples,
+    selectors,
+    tags,
+    views,
+)
+from .demo import naturalbench_demo
+from .forms import ExportForm, PipelineForm
+from .models import NaturalBenchPipeline
+from .pipelines import pipeline_create, pipeline_update
+
+
+# --------------------------------------------------------------------------------------------
+# the stages: what each runs, and why it cannot start now ("" = it can)
+# --------------------------------------------------------------------------------------------
+def _mine_blocker(pipeline, f: dict) -> str:
+    if f["pairs"]["all"] and f["pairs"]["all"] != f["pairs"]["mined"]:
+        return str(_("Pairs are being verified already; make a new pipeline to mine again."))
+    return ""
+
+
+def _draft_blocker(pipeline, f: dict) -> str:
+    todo = f["questions"]["pending"] + f["questions"]["to_create"]
+    return "" if todo else str(_("No verified pair waits for questions."))
+
+
+def _when(path_: tuple[str, str], refusal: str):
+    def blocked_by(pipeline, f: dict) -> str:
+        return "" if f[path_[0]][path_[1]] else str(refusal)
+
+    return blocked_by
+
+
+def _check_weights(pipeline, params: dict) -> int:
+    mining.weights_check(pipeline)
+    return 0
+
+
+def _mine(pipeline, *, job_id, created_by, **_params) -> dict:
+    return mining.pairs_mine(pipeline=pipeline, job_id=job_id, created_by=created_by)
+
+
+def _verify(pipeline, *, job_id, created_by, **_params) -> dict:
+    return pairs.pairs_send_to_review(pipeline=pipeline, job_id=job_id)
+
+
+def _draft(pipeline, *, job_id, created_by, **_params) -> dict:
+    # An automatic regeneration's job carries "regenerate": True; it drafts like any other.
+    return questions.questions_draft(pipeline=pipeline, job_id=job_id, created_by=created_by)
+
+
+def _assemble(pipeline, *, job_id, created_by, **_params) -> dict:
+    return samples.samples_assemble(pipeline=pipeline, job_id=job_id)
+
+
+def _tag(pipeline, *, job_id, created_by, **_params) -> dict:
+    return tags.skills_send_to_tagging(pipeline=pipeline, job_id=job_id)
+
+
+def _stage(name, label, kind, run, blocked_by, **extra) -> Stage:
+    # One job per stage and pipeline at a time (refused while one is queued or running).
+    return Stage(name, label, kind, run, blocked_by, one_at_a_time=True, **extra)
+
+
+STAGES = (
+    _stage(
+        "mine", _("Mine pairs"), "naturalbench.mine", _mine, _mine_blocker, check=_check_weights
+    ),
+    _stage(
+        "verify",
+        _("Send pairs to verification"),
+        "naturalbench.verify",
+        _verify,
+        _when(("pairs", "mined"), _("No mined pair waits for verification.")),
+    ),
+    _stage("draft", _("Draft questions"), questions.DRAFT_JOB, _draft, _draft_blocker),
+    _stage(
+        "assemble",
+        _("Assemble samples"),
+        "naturalbench.assemble",
+        _assemble,
+        _when(("questions", "to_assemble"), _("No kept question pair to assemble.")),
+    ),
+    _stage(
+        "tag",
+        _("Send to skill tagging"),
+        "naturalbench.tag",
+        _tag,
+        _when(("samples", "untagged"), _("No assembled sample waits for tags.")),
+    ),
+    _stage(
+        "export",
+        _("Export a version"),
+        export.EXPORT_JOB,
+        export.version_export_run,
+        _when(("samples", "assembled"), _("No assembled sample to export yet.")),
+        form=ExportForm,
+    ),
+)
+
+
+def _urls() -> list:
+    base = "naturalbench/<int:pipeline_id>/"
+    return [
+        path(f"{base}pairs/", views.pairs, name="curator-nb-pairs"),
+        path(f"{base}questions/", views.questions, name="curator-nb-questions"),
+        path(f"{base}samples/", views.samples, name="curator-nb-samples"),
+        path(f"{base}versions/<int:version_id>/", views.version_detail, name="curator-nb-version"),
+        path(
+            f"{base}versions/<int:version_id>/<slug:fmt>/",
+            views.version_download,
+            name="curator-nb-download",
+        ),
+    ]
+
+
+def _update(pipeline, **data):
+    return pipeline_update(pipeline=pipeline, **data)
+
+
+RECIPE = register(
+    Recipe(
+        key="naturalbench",
+        label="NaturalBench",
+        model=NaturalBenchPipeline,
+        slug="naturalbench",
+        pk_kwarg="pipeline_id",
+        job_param="pipeline_id",
+        names=RecipeUrlNames(
+            list="curator-nb-pipelines",
+            detail="curator-nb-pipeline",
+            new="curator-nb-new",
+            settings="curator-nb-settings",
+            stage="curator-nb-stage",
+        ),
+        context_name="pipeline",
+        order=10,
+        templates=RecipeTemplates(
+            list="curation/naturalbench/pipelines.html",
+            detail="curation/naturalbench/pipeline.html",
+            funnel="curation/naturalbench/_funnel.html",
+            form="curation/naturalbench/form.html",
+            settings_page=True,
+        ),
+        stages=STAGES,
+        queues=(pairs.PAIR_QUEUE, questions.ANSWER_QUEUE, tags.TAG_QUEUE),
+        outcomes={
+            pairs.PAIR_HANDLER: pairs.pair_review_record,
+            questions.ANSWER_HANDLER: questions.answer_record,
+            tags.TAG_HANDLER: tags.skill_tags_record,
+        },
+        funnel=selectors.funnel,
+        bar=lambda f: f["corpus"]["samples"],
+        select_related=(
+            "project",
+            "corpus",
+            "provider",
+            "pair_queue",
+            "answer_queue",
+            "tag_queue",
+            "created_by",
+        ),
+        detail_context=views.detail_context,
+        funnel_extra=True,
+        create_form=PipelineForm,
+        create=pipeline_create,
+        created=_("Pipeline created. Mine pairs to start."),
+        settings_form=PipelineForm,
+        update=_update,
+        extra_urls=_urls,
+        demo=naturalbench_demo,
+    )
+)

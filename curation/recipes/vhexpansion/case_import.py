@@ -1,0 +1,432 @@
+"""Importing a VHExpansion test-case set (vhexpansion.txt Sec. 3) from a JSONL/CSV table and an
+optional image archive: every row and image reference is checked now, with line-numbered errors,
+then the ``vhexpansion.import_cases`` job imports the stored upload all or nothing."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+
+from annotator.platform import edge, roles
+from annotator.platform.errors import Invalid, LineErrors
+from annotator.platform.jobs import job_enqueue, job_progress
+from annotator.platform.models import Job, Project
+from annotator.platform.scoping import projects_for
+from curation import assets, corpora
+from curation.models import Image
+from evaluation.importers import read_table
+
+from .models import VHCase, VHCaseSet
+
+IMPORT_JOB = "vhexpansion.import_cases"
+MAX_QUESTION = 2000
+MAX_TABLE_BYTES = 20 * 1024 * 1024
+SHA = re.compile(r"^(?:sha256:)?([0-9a-fA-F]{64})$")
+ANSWERS = {"yes": "yes", "no": "no"}
+_BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
+@dataclass
+class CaseRow:
+    """One line of an import: an image reference, the question and its yes/no answer."""
+
+    line: int
+    external_id: str
+    question: str
+    answer: str
+    member: str = ""  # a file of the uploaded archive
+    sha256: str = ""  # an image already stored
+    image_id: int | None = None  # an image already stored
+    source_dataset: str = ""
+    category: str = ""
+    triggers_vh: bool | None = None
+
+
+def _field(obj: dict, *keys: str) -> Any:
+    for key in keys:
+        if key in obj and obj[key] not in (None, ""):
+            return obj[key]
+    return None
+
+
+def _short_text(obj: dict, keys: tuple[str, ...], line: int, errors: LineErrors, limit: int) -> str:
+    value = _field(obj, *keys)
+    if value is None:
+        return ""
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        errors.add(line, f"{keys[0]!r} must be text")
+        return ""
+    text = " ".join(str(value).split())
+    if len(text) > limit:
+        errors.add(line, f"{keys[0]!r} is longer than {limit} characters")
+        return ""
+    return text
+
+
+def parse_case_rows(content: str, filename: str = "") -> list[CaseRow]:
+    """Rows of a JSONL (or JSON array) or CSV file: ``id`` (optional), ``image`` (a file of the
+    archive, or ``sha256:<hex>`` of a stored image) or ``image_id``, ``question``, ``answer``
+    (yes/no), optional ``source`` (dataset), ``category`` and ``triggers_vh`` (true/false: the
+    branch of Eq. 1). Every problem is reported with its line; nothing is returned on error."""
+    table_errors = LineErrors()
+    records = read_table(content, table_errors, filename)
+    errors = LineErrors()
+    for problem in table_errors.rows:
+        errors.add(problem["line"], problem["error"])
+    rows: list[CaseRow] = []
+    first_line: dict[str, int] = {}
+    for line, obj in records:
+        external_id = _short_text(obj, ("id", "case_id", "index"), line, errors, 200)
+        external_id = external_id or f"case-{line}"
+        question = _short_text(obj, ("question",), line, errors, MAX_QUESTION)
+        if not question:
+            errors.add(line, "missing field 'question'")
+        raw_answer = _field(obj, "answer", "label")
+        answer = ANSWERS.get(str(raw_answer).strip().lower()) if raw_answer is not None else None
+        if answer is None:
+            errors.add(line, f"'answer' must be yes or no, got {raw_answer!r}")
+        image = _field(obj, "image", "file", "image_file")
+        image_id = _field(obj, "image_id")
+        row = CaseRow(line=line, external_id=external_id, question=question, answer=answer or "")
+        if image is not None and image_id is not None:
+            errors.add(line, "give 'image' or 'image_id', not both")
+        elif image_id is not None:
+            try:
+                row.image_id = int(str(image_id).strip())
+            except ValueError:
+                errors.add(line, f"'image_id' must be a whole number, got {image_id!r}")
+        elif image is not None:
+            ref = str(image).strip()
+            sha = SHA.match(ref)
+            if sha:
+                row.sha256 = sha.group(1).lower()
+            elif corpora.safe_relpath(ref) is None:
+                errors.add(line, f"'image' {ref!r} is not a safe relative file name")
+            else:
+                row.member = corpora.safe_relpath(ref) or ""
+        else:
+            errors.add(line, "missing field 'image' (a file of the archive or sha256:<hex>)")
+        row.source_dataset = _short_text(
+            obj, ("source", "source_dataset", "dataset"), line, errors, 100
+        )
+        row.category = _short_text(obj, ("category", "type"), line, errors, 100)
+        vh = _field(obj, "triggers_vh")
+        if vh is not None:
+            flag = vh if isinstance(vh, bool) else _BOOLS.get(str(vh).strip().lower())
+            if flag is None:
+                errors.add(line, f"'triggers_vh' must be true or false, got {vh!r}")
+            row.triggers_vh = flag
+        if external_id in first_line:
+            errors.add(
+                line, f"duplicate id {external_id!r} (first on line {first_line[external_id]})"
+            )
+        else:
+            first_line[external_id] = line
+        rows.append(row)
+    errors.raise_if_any("The test-case file has errors; nothing was imported.{more}")
+    if not rows:
+        raise Invalid("The file holds no test cases.", [{"line": 0, "error": "no rows"}])
+    return rows
+
+
+def images_in_reach(user) -> Any:
+    """Stored images a curator may reference: those ``assets.images_for`` allows, plus the images
+    of VH cases in the curator's projects. ``None`` (a job without a person) reaches all."""
+    if user is None or roles.has_role(user, [roles.ADMIN]):
+        return Image.objects.all()
+    cases = VHCase.objects.filter(case_set__project__in=projects_for(user)).values("image_id")
+    return Image.objects.filter(Q(pk__in=assets.images_for(user).values("pk")) | Q(pk__in=cases))
+
+
+class _Names:
+    """Finds a row's file among the archive's names: the exact path, or a unique path ending."""
+
+    def __init__(self, names: Iterable[str]):
+        self.exact = set(names)
+        self.by_tail: dict[str, list[str]] = defaultdict(list)
+        for name in self.exact:
+            parts = name.split("/")
+            for k in range(1, len(parts)):
+                self.by_tail["/".join(parts[k:])].append(name)
+
+    def resolve(self, ref: str) -> tuple[str | None, str]:
+        if ref in self.exact:
+            return ref, ""
+        hits = self.by_tail.get(ref, [])
+        if len(hits) == 1:
+            return hits[0], ""
+        if hits:
+            return None, f"{ref!r} matches several files ({', '.join(sorted(hits)[:2])})"
+        return None, f"{ref!r} is not in the archive"
+
+
+def _resolve_refs(
+    rows: Sequence[CaseRow], *, source: corpora.Source | None, user
+) -> tuple[dict[int, Image], dict[int, str]]:
+    """{line: stored Image} and {line: archive member}; line errors for anything not found."""
+    errors = LineErrors()
+    reach = images_in_reach(user)
+    shas = {r.sha256 for r in rows if r.sha256}
+    ids = {r.image_id for r in rows if r.image_id is not None}
+    by_sha = {i.sha256: i for i in reach.filter(sha256__in=shas)} if shas else {}
+    by_id = {i.pk: i for i in reach.filter(pk__in=ids)} if ids else {}
+    names = _Names(source.names()) if source is not None else None
+    stored: dict[int, Image] = {}
+    members: dict[int, str] = {}
+    for row in rows:
+        if row.sha256:
+            if row.sha256 not in by_sha:
+                errors.add(row.line, f"no stored image has sha256 {row.sha256}")
+            else:
+                stored[row.line] = by_sha[row.sha256]
+        elif row.image_id is not None:
+            if row.image_id not in by_id:
+                errors.add(row.line, f"no stored image has id {row.image_id}")
+            else:
+                stored[row.line] = by_id[row.image_id]
+        elif row.member:
+            if names is None:
+                errors.add(
+                    row.line,
+                    f"{row.member!r} names a file but no archive was uploaded: upload the images "
+                    "as a .zip or .tar, or reference stored images by image_id or sha256:<hex>",
+                )
+                continue
+            member, problem = names.resolve(row.member)
+            if member is None:
+                errors.add(row.line, problem)
+            else:
+                members[row.line] = member
+    errors.raise_if_any("Some images cannot be found; nothing was imported.{more}")
+    return stored, members
+
+
+def check_name(project: Project, name: str) -> str:
+    name = " ".join((name or "").split())
+    if not name:
+        raise Invalid("Give the test-case set a name.", [{"line": 0, "error": "name is required"}])
+    if len(name) > 200:
+        raise Invalid("The name is longer than 200 characters.")
+    if VHCaseSet.objects.filter(project=project, name=name).exists():
+        raise Invalid(f"This project already has a test-case set “{name}”; choose another name.")
+    return name
+
+
+def create_set(
+    *, project: Project, name: str, description: str, source: str, created_by
+) -> VHCaseSet:
+    try:
+        with transaction.atomic():
+            return VHCaseSet.objects.create(
+                project=project,
+                name=name,
+                description=description,
+                source=source[:255],
+                created_by=created_by,
+            )
+    except IntegrityError:
+        raise Invalid(
+            f"This project already has a test-case set “{name}”; choose another name."
+        ) from None
+
+
+def _read_images(source, members: dict[int, str], written: list[str], *, filename, job_id):
+    """The archive's images the rows name, decoded and checked, as ImageEntry by member name;
+    stored as blobs (listed in ``written``) until the first refusal, then only checked."""
+    wanted = sorted(set(members.values()))
+    lines_of: dict[str, list[int]] = defaultdict(list)
+    for line, member in members.items():
+        lines_of[member].append(line)
+    job_progress(
+        job_id=job_id, done=0, total=len(wanted) + 1, message=f"Reading {len(wanted)} images"
+    )
+    errors = LineErrors()
+    entries: dict[str, assets.ImageEntry] = {}
+    if wanted and source is not None:
+        for done, member in enumerate(source.read_many(wanted, assets.max_image_bytes()), start=1):
+            line = min(lines_of[member.name])
+            if member.data is None:
+                errors.add(line, f"{member.name}: {member.error}")
+                continue
+            try:
+                norm = assets.image_normalise(data=member.data, name=member.name)
+            except assets.ImageRejected as exc:
+                errors.add(line, str(exc))
+                continue
+            if not errors.count and assets.blob_save(norm.path, norm.data):
+                written.append(norm.path)
+            entries[member.name] = assets.ImageEntry.of(
+                norm, original_name=member.name, source=filename or "vhexpansion import"
+            )
+            if done % 25 == 0:
+                job_progress(job_id=job_id, done=done, message=f"Checked {done} images")
+    errors.raise_if_any("Some images were refused; nothing was imported.{more}")
+    return entries
+
+
+def _case(case_set: VHCaseSet, position: int, row: CaseRow, image: Image) -> VHCase:
+    return VHCase(
+        case_set=case_set,
+        external_id=row.external_id,
+        position=position,
+        image=image,
+        question=row.question,
+        answer=row.answer,
+        source_dataset=row.source_dataset,
+        category=row.category,
+        triggers_vh=row.triggers_vh,
+    )
+
+
+def case_set_import(
+    *,
+    project: Project,
+    name: str,
+    content: str,
+    filename: str = "",
+    source: corpora.Source | None = None,
+    description: str = "",
+    created_by=None,
+    job_id: int | None = None,
+) -> VHCaseSet:
+    """Import test cases all or nothing. Images come from ``source`` (an archive) or are stored
+    ones named by id or sha256. Archive images are decoded and validated before any row is
+    written; blobs written for an import that fails are deleted again."""
+    name = check_name(project, name)
+    rows = parse_case_rows(content, filename)
+    stored, members = _resolve_refs(rows, source=source, user=created_by)
+    written: list[str] = []
+    try:
+        entries = _read_images(source, members, written, filename=filename, job_id=job_id)
+        with transaction.atomic():
+            by_sha, _new = assets.images_register(entries=entries.values(), created_by=created_by)
+            case_set = create_set(
+                project=project,
+                name=name,
+                description=description,
+                source=filename,
+                created_by=created_by,
+            )
+            cases = [
+                _case(
+                    case_set,
+                    position,
+                    row,
+                    stored.get(row.line) or by_sha[entries[members[row.line]].sha256],
+                )
+                for position, row in enumerate(rows)
+            ]
+            VHCase.objects.bulk_create(cases, batch_size=1000)
+    except BaseException:
+        assets.blobs_discard(written)
+        raise
+    thumbnails({c.image_id for c in cases})
+    total = len(set(members.values())) + 1
+    job_progress(job_id=job_id, done=total, message=f"Imported {len(cases)} test cases")
+    return case_set
+
+
+def thumbnails(image_ids: Iterable[int]) -> None:
+    """Thumbnails for the funnel page, made inline (256 px, milliseconds each)."""
+    assets.thumbnails_make(image_ids=list(image_ids))
+
+
+def _read_table(upload) -> str:
+    if upload.size > MAX_TABLE_BYTES:
+        raise Invalid(
+            f"{corpora.upload_name(upload)} is larger than {MAX_TABLE_BYTES // 2**20} MB."
+        )
+    upload.seek(0)
+    return _decoded(upload.read(), corpora.upload_name(upload))
+
+
+def _decoded(content: bytes, name: str) -> str:
+    try:
+        return edge.decode_utf8(content)
+    except edge.NotUtf8 as exc:
+        raise Invalid(f"{name or 'The file'} is not UTF-8 text ({exc}).") from None
+
+
+def case_set_import_start(
+    *, project: Project, name: str, table, archive=None, description: str = "", created_by=None
+) -> tuple[Job, int]:
+    """Check an upload now (every row and image reference, line-numbered errors), then import it
+    in the ``vhexpansion.import_cases`` job. Returns (job, number of cases)."""
+    if table is None:
+        raise Invalid("Choose the JSONL or CSV file with the test cases.")
+    name = check_name(project, name)
+    content = _read_table(table)
+    rows = parse_case_rows(content, corpora.upload_name(table))
+    source = None
+    if archive is not None:
+        if archive.size > corpora.max_upload_bytes():
+            raise Invalid(f"{corpora.upload_name(archive)} is larger than the upload limit.")
+        archive.seek(0)
+        source = corpora.open_source(archive.file, label=corpora.upload_name(archive))
+    try:
+        _resolve_refs(rows, source=source, user=created_by)
+    finally:
+        if source is not None:
+            source.close()
+    folder = f"curation/uploads/vhx-{uuid.uuid4().hex}"
+    with corpora.uploads_deleted_on_error([]) as stored:
+        stored.append(corpora.upload_store(table, folder))
+        if archive is not None:
+            stored.append(corpora.upload_store(archive, folder))
+        params = {
+            "project_id": project.pk,
+            "name": name,
+            "description": description,
+            "table": stored[0],
+            "table_name": corpora.upload_name(table),
+            "archive": stored[1] if archive is not None else "",
+            "archive_name": corpora.upload_name(archive) if archive is not None else "",
+        }
+        job = job_enqueue(
+            kind=IMPORT_JOB,
+            params=params,
+            created_by=created_by,
+            project=project,
+            total=len(rows) + 1,
+        )
+    return job, len(rows)
+
+
+def case_set_import_run(*, params: dict, created_by=None, job_id: int | None = None) -> dict:
+    """The body of the import job: re-check and import the stored upload, then delete it (a
+    refused import too; another failure keeps it for the job page's Retry)."""
+    project = Project.objects.get(pk=params["project_id"])
+    stored = [params.get("table", ""), params.get("archive", "")]
+    with corpora.uploads_kept_for_retry(stored):
+        return _import_stored(project, params, created_by=created_by, job_id=job_id)
+
+
+def _import_stored(project: Project, params: dict, *, created_by, job_id: int | None) -> dict:
+    with default_storage.open(params["table"], "rb") as handle:
+        content = _decoded(handle.read(), params.get("table_name", ""))
+    with contextlib.ExitStack() as stack:
+        source = None
+        if params.get("archive"):
+            path = stack.enter_context(corpora.stored_local_path(params["archive"]))
+            source = corpora.open_source(path, label=params.get("archive_name") or "archive")
+            stack.callback(source.close)
+        case_set = case_set_import(
+            project=project,
+            name=params["name"],
+            content=content,
+            filename=params.get("table_name", ""),
+            source=source,
+            description=params.get("description", ""),
+            created_by=created_by,
+            job_id=job_id,
+        )
+    return {"case_set_id": case_set.pk, "cases": case_set.cases.count()}

@@ -1,0 +1,178 @@
+"""The VHExpansion forms: shape only; the services check the meaning."""
+
+from __future__ import annotations
+
+from django import forms
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from annotator.platform.views import first_error
+from curation.models import Scorer
+from curation.recipes.framework.forms import RecipeForm, StageForm
+from evaluation.models import ModelRun
+
+from .export import perturbation_label, published_versions
+from .negations import DEFAULT_REVIEWERS, MAX_ATTEMPTS, MAX_REVIEWERS
+from .variants import BRANCH_ALL, BRANCH_CASE, BRANCH_NONE, BRANCH_RUN, common_perturbations
+
+
+def _default_scorer() -> int | None:
+    return Scorer.objects.filter(is_default=True).values_list("pk", flat=True).first()
+
+
+def runs_for(case_set):
+    """Model runs on the set's own published versions: the choices for Eq. 1's branch."""
+    return (
+        ModelRun.objects.filter(version__in=published_versions(case_set))
+        .select_related("model", "version")
+        .order_by("-created_at")
+    )
+
+
+class ImportForm(forms.Form):
+    name = forms.CharField(max_length=200, label=gettext_lazy("Name of the set"))
+    table = forms.FileField(
+        label=gettext_lazy("Test cases (JSONL or CSV)"),
+        help_text=gettext_lazy(
+            "One case per line: id, image, question, answer (yes/no), optional source, category "
+            "and triggers_vh. image is a file of the archive, or sha256:<hex> of a stored image "
+            "(or give image_id)."
+        ),
+        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.json,.csv"}),
+    )
+    archive = forms.FileField(
+        required=False,
+        label=gettext_lazy("Images (zip or tar archive, optional)"),
+        help_text=gettext_lazy("Not needed when every row names a stored image."),
+        widget=forms.ClearableFileInput(attrs={"accept": ".zip,.tar,.gz,.tgz,.bz2,.xz"}),
+    )
+    description = forms.CharField(
+        required=False,
+        label=gettext_lazy("Description"),
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+
+
+class NaturalBenchForm(forms.Form):
+    name = forms.CharField(max_length=200, label=gettext_lazy("Name of the set"))
+    version = forms.ModelChoiceField(
+        queryset=None, label=gettext_lazy("NaturalBench version"), empty_label=None
+    )
+
+    def __init__(self, *args, versions=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["version"].queryset = versions
+
+
+class SettingsForm(RecipeForm):
+    reviewers = forms.IntegerField(
+        min_value=1,
+        max_value=MAX_REVIEWERS,
+        label=gettext_lazy("Reviewers per negation (N)"),
+        help_text=gettext_lazy(
+            "The paper used four annotators; an even N breaks ties with one more."
+        ),
+    )
+    max_attempts = forms.IntegerField(
+        min_value=1,
+        max_value=MAX_ATTEMPTS,
+        label=gettext_lazy("Drafts per case"),
+        help_text=gettext_lazy(
+            "A rejected negation is drafted again until this many, then dropped."
+        ),
+    )
+
+    @classmethod
+    def initial_for(cls, obj) -> dict:
+        queue = obj.review_queue
+        return {
+            "reviewers": queue.redundancy if queue else DEFAULT_REVIEWERS,
+            "max_attempts": obj.max_attempts,
+        }
+
+    def invalid_message(self) -> str:
+        return _("Reviewers and drafts must be whole numbers from 1 to 10.")
+
+
+class PerturbForm(StageForm):
+    perturbations = forms.MultipleChoiceField(
+        choices=(), widget=forms.CheckboxSelectMultiple, label=gettext_lazy("Perturbations")
+    )
+    seed = forms.IntegerField(initial=0, min_value=0, label=gettext_lazy("Seed (noise)"))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["perturbations"].choices = [
+            (name, perturbation_label(name)) for name in common_perturbations()
+        ]
+
+    @classmethod
+    def initial_for(cls, obj) -> dict:
+        return {"perturbations": common_perturbations()}
+
+    def job_params(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "perturbations": list(data["perturbations"]),
+            "params": {},
+            "seed": data["seed"] or 0,
+        }
+
+    def invalid_message(self) -> str:
+        return _("Choose at least one perturbation.")
+
+
+class AdversarialForm(StageForm):
+    scorer = forms.ModelChoiceField(
+        queryset=Scorer.objects.all(),
+        label=gettext_lazy("Vision encoder (scorer)"),
+        empty_label=None,
+    )
+    method = forms.ChoiceField(
+        choices=[("ifgsm", "I-FGSM"), ("pgd", "PGD")], label=gettext_lazy("Method")
+    )
+    branch = forms.ChoiceField(
+        choices=[
+            (BRANCH_CASE, gettext_lazy("Per case (import column)")),
+            (BRANCH_RUN, gettext_lazy("From a model run")),
+            (BRANCH_NONE, gettext_lazy("No case triggers VH")),
+            (BRANCH_ALL, gettext_lazy("Every case triggers VH")),
+        ],
+        label=gettext_lazy("Which branch of Eq. 1"),
+        help_text=gettext_lazy(
+            "A case that triggers VH is pulled close (100 steps); one that does not is pushed "
+            "away (500 steps). Per case: the import's triggers_vh column, unknown counts as no."
+        ),
+    )
+    run = forms.ModelChoiceField(
+        queryset=None, required=False, label=gettext_lazy("Model run"), empty_label="—"
+    )
+    steps = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=5000,
+        label=gettext_lazy("Steps (empty: the paper's 500 / 100)"),
+    )
+    seed = forms.IntegerField(initial=0, min_value=0, label=gettext_lazy("Seed"))
+
+    def __init__(self, *args, obj=None, **kwargs):
+        super().__init__(*args, obj=obj, **kwargs)
+        self.fields["run"].queryset = runs_for(obj) if obj is not None else ModelRun.objects.none()
+
+    @classmethod
+    def initial_for(cls, obj) -> dict:
+        return {"scorer": _default_scorer}  # a callable: read only when the form is shown
+
+    def job_params(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "scorer_id": data["scorer"].pk,
+            "method": data["method"],
+            "branch": data["branch"],
+            "run_id": data["run"].pk if data.get("run") else None,
+            "steps": data.get("steps"),
+            "seed": data.get("seed") or 0,
+        }
+
+    def invalid_message(self) -> str:
+        return _("The attack settings are not valid: %(e)s") % {"e": first_error(self)}

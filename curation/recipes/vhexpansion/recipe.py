@@ -1,0 +1,234 @@
+"""The VHExpansion recipe (vhexpansion.txt Sec. 3) declared on the recipe framework: import test
+cases, draft their negations and let people check them, add common and adversarial image
+variants, export the expanded set and publish it to the evaluation app."""
+
+from __future__ import annotations
+
+from django.urls import path
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from annotator.platform.errors import Invalid
+from curation.models import Scorer
+from curation.recipes.framework.declare import (
+    Export,
+    Publish,
+    Recipe,
+    RecipeTemplates,
+    RecipeUrlNames,
+    Stage,
+)
+from curation.recipes.framework.registry import register
+
+from . import export, negations, selectors, variants, views
+from .case_import import IMPORT_JOB, case_set_import_run
+from .demo import vhexpansion_demo
+from .forms import AdversarialForm, PerturbForm, SettingsForm
+from .models import VHCaseSet
+
+
+def _has_cases(case_set: VHCaseSet) -> None:
+    if not case_set.cases.exists():
+        raise Invalid("The set has no test cases yet.")
+
+
+# --------------------------------------------------------------------------------------------
+# the stages' checks (before the job is enqueued) and bodies
+# --------------------------------------------------------------------------------------------
+def _import(_none, *, job_id, created_by, **params) -> dict:
+    return case_set_import_run(params=params, created_by=created_by, job_id=job_id)
+
+
+def _negate(case_set, *, job_id, created_by, **_params) -> dict:
+    # An automatic redraft's job carries "regenerate": True; it drafts like any other.
+    return negations.negations_draft(case_set=case_set, job_id=job_id, created_by=created_by)
+
+
+def _perturb_check(case_set, params: dict) -> int:
+    variants.perturbations_check(names=params.get("perturbations"), params=params.get("params"))
+    _has_cases(case_set)
+    return 0
+
+
+def _perturb(case_set, *, job_id, created_by, perturbations, params=None, seed=0, **_) -> dict:
+    return variants.variants_perturb(
+        case_set=case_set,
+        perturbations=perturbations,
+        params=params or {},
+        seed=int(seed),
+        job_id=job_id,
+        created_by=created_by,
+    )
+
+
+def _adversarial_check(case_set, params: dict) -> int:
+    scorer = Scorer.objects.filter(pk=params.get("scorer_id")).first()
+    branch, run_id = params.setdefault("branch", variants.BRANCH_CASE), params.get("run_id")
+    variants.adversarial_check(
+        scorer=scorer,
+        method=params.get("method"),
+        branch=branch,
+        run_id=run_id,
+        steps=params.get("steps"),
+    )
+    if branch == variants.BRANCH_RUN:
+        variants.branches(case_set, branch, run_id)  # the run must exist
+    _has_cases(case_set)
+    return 0
+
+
+def _adversarial(case_set, *, job_id, created_by, scorer_id, method, **params) -> dict:
+    return variants.variants_adversarial(
+        case_set=case_set,
+        scorer=Scorer.objects.get(pk=scorer_id),
+        method=method,
+        branch=params.get("branch", variants.BRANCH_CASE),
+        run_id=params.get("run_id"),
+        steps=params.get("steps"),
+        seed=int(params.get("seed", 0)),
+        job_id=job_id,
+        created_by=created_by,
+    )
+
+
+STAGES = (
+    Stage(
+        "import",
+        gettext_lazy("Import"),
+        IMPORT_JOB,
+        _import,
+        button=False,
+        needs_object=False,
+    ),
+    Stage(
+        "negate",
+        gettext_lazy("Draft negations"),
+        negations.NEGATE_JOB,
+        _negate,
+        check=negations.negations_check,
+        url="negate/",
+        url_name="curator-vhx-negate",
+        card=gettext_lazy("Negations"),
+        started=gettext_lazy("Drafting negations"),
+    ),
+    Stage(
+        "perturb",
+        gettext_lazy("Common perturbations"),
+        variants.PERTURB_JOB,
+        _perturb,
+        check=_perturb_check,
+        form=PerturbForm,
+        url="perturb/",
+        url_name="curator-vhx-perturb",
+        started=gettext_lazy("Common perturbations"),
+    ),
+    Stage(
+        "adversarial",
+        gettext_lazy("Adversarial perturbation"),
+        variants.ADVERSARIAL_JOB,
+        _adversarial,
+        check=_adversarial_check,
+        form=AdversarialForm,
+        url="adversarial/",
+        url_name="curator-vhx-adversarial",
+        card=gettext_lazy("Adversarial"),
+        started=gettext_lazy("Adversarial perturbation"),
+    ),
+)
+
+
+def _export_label(params: dict) -> str:
+    fmt = params.get("fmt", "")
+    return _("Export: %(format)s") % {"format": views.FORMAT_LABELS.get(fmt, fmt)}
+
+
+EXPORT = Export(
+    job_kind=export.EXPORT_JOB,
+    run=export.export_run,
+    params=lambda case_set, kwargs, data: {"fmt": kwargs["fmt"]},
+    check=export.export_check,
+    unknown=lambda params: (
+        ""
+        if params["fmt"] in export.FORMATS
+        else _("Unknown export format; choose jsonl or llava.")
+    ),
+    label=_export_label,
+    what=lambda params: params["fmt"].upper(),
+    variant=lambda params: params.get("fmt", ""),
+    variants=export.FORMATS,
+    cards=20,
+    url="export/<str:fmt>/",
+    url_name="curator-vhx-export",
+    file_url_name="curator-vhx-export-file",
+)
+
+
+def _published(version) -> str:
+    return _("Published %(n)d test cases as %(label)s.") % {
+        "n": version.item_count,
+        "label": version,
+    }
+
+
+def _urls() -> list:
+    return [
+        path(
+            "projects/<int:project_id>/vhexpansion/new/", views.case_set_new, name="curator-vhx-new"
+        ),
+        path(
+            "projects/<int:project_id>/vhexpansion/from-naturalbench/",
+            views.case_set_from_naturalbench,
+            name="curator-vhx-from-naturalbench",
+        ),
+        path("vhexpansion/<int:set_id>/cases/", views.cases, name="curator-vhx-cases"),
+    ]
+
+
+def _settings(case_set, *, reviewers, max_attempts):
+    return negations.case_set_settings(
+        case_set=case_set, reviewers=reviewers, max_attempts=max_attempts
+    )
+
+
+RECIPE = register(
+    Recipe(
+        key="vhexpansion",
+        label="VHExpansion",
+        model=VHCaseSet,
+        slug="vhexpansion",
+        pk_kwarg="set_id",
+        job_param="case_set_id",
+        names=RecipeUrlNames(
+            list="curator-vhx-sets", detail="curator-vhx-set", settings="curator-vhx-settings"
+        ),
+        context_name="case_set",
+        list_key="sets",
+        order=20,
+        templates=RecipeTemplates(
+            list="curation/vhexpansion/sets.html",
+            detail="curation/vhexpansion/set.html",
+            funnel="curation/vhexpansion/_funnel.html",
+        ),
+        stages=STAGES,
+        queues=(negations.REVIEW_QUEUE,),
+        outcomes={negations.OUTCOME_HANDLER: negations.negation_review_record},
+        exports=(EXPORT,),
+        publishes=Publish(
+            family=export.FAMILY,
+            publish=export.expanded_publish,
+            done=_published,
+            versions=export.published_versions,
+            url_name="curator-vhx-publish",
+        ),
+        funnel=selectors.funnel,
+        bar=lambda f: f["cases"],
+        select_related=("project", "review_queue"),
+        listing=selectors.case_sets_with_counts,
+        detail_context=views.detail_context,
+        settings_form=SettingsForm,
+        update=_settings,
+        settings_saved=gettext_lazy("Review settings saved."),
+        extra_urls=_urls,
+        demo=vhexpansion_demo,
+    )
+)
