@@ -1,0 +1,1 @@
+"""Tests of the recipes and of the recipe framework (the toy recipe)."""
