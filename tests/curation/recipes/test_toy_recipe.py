@@ -176,7 +176,7 @@ def test_the_detail_page_is_read_in_a_bounded_number_of_queries(
     run = ToyRun.objects.create(project=project, name="Run 2", created_by=curator)
     client.force_login(curator)
     _stage(client, run, "send")
-    with django_assert_max_num_queries(25):
+    with django_assert_max_num_queries(12):
         response = client.get(reverse("toy-run", args=[run.pk]))
     assert response.status_code == 200
     assert response.context["run"] == run
