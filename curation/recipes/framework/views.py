@@ -14,6 +14,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -183,6 +184,9 @@ def object_new(recipe: Recipe, request: HttpRequest, project_id: int) -> HttpRes
         return _form_page(request, recipe, project, form, status=400)
     try:
         obj = recipe.create(project=project, created_by=request.user, **form.service_data())
+    except forms.ValidationError as exc:
+        form.add_error(None, exc)
+        return _form_page(request, recipe, project, form, status=400)
     except ServiceError as exc:
         return _form_page(request, recipe, project, form, error=error_context(exc), status=400)
     created = recipe.created(obj) if callable(recipe.created) else recipe.created
