@@ -214,3 +214,25 @@ def test_a_recipe_key_or_job_kind_registers_once_and_unregisters_cleanly():
     assert "toy" not in [r.key for r in registry.recipes()]
     with pytest.raises(LookupError):
         registry.step_of("toy.send")
+
+
+def test_an_export_is_refused_until_the_run_is_frozen_and_served_only_when_finished(
+    toy, client, curator, project
+):
+    run = ToyRun.objects.create(project=project, name="Run 4", created_by=curator)
+    client.force_login(curator)
+    page = reverse("toy-run", args=[run.pk])
+
+    response = client.post(reverse("toy-export", args=[run.pk, "csv"]), follow=True)
+    assert [str(m) for m in response.context["messages"]] == ["Freeze the run first."]
+    assert not Job.objects.filter(kind="toy.export").exists()
+
+    response = client.get(reverse("toy-export", args=[run.pk, "zip"]), follow=True)
+    assert response.redirect_chain == [(page + "#export-title", 302)]
+    assert [str(m) for m in response.context["messages"]] == ["Unknown export format."]
+    response = client.get(reverse("toy-export", args=[run.pk, "csv"]), follow=True)
+    assert response.redirect_chain == [(page + "#export-title", 302)]
+    assert [str(m) for m in response.context["messages"]] == [
+        "No finished CSV export yet: start an export, then download it from its card."
+    ]
+    assert client.get(reverse("toy-export-file", args=[run.pk, 1])).status_code == 404
