@@ -166,7 +166,7 @@ def _pair(pipeline, p: int, a: Row, b: Row, mined, scorers: list[Scorer]) -> Con
     )
 
 
-def pairs_mine(*, pipeline: NaturalBenchPipeline, job_id=None, created_by=None) -> dict:
+def pairs_mine(pipeline: NaturalBenchPipeline, *, job_id=None, created_by=None, **_params) -> dict:
     """Mine the pipeline's confounding pairs (replacing mined pairs nobody has seen yet)."""
     if pipeline.pairs.exclude(state=ConfoundingPair.State.MINED).exists():
         raise Invalid("Pairs are being verified already; make a new pipeline to mine again.")

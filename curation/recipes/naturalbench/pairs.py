@@ -47,7 +47,9 @@ def _attach(pair: ConfoundingPair, tasks: dict) -> None:
     pair.state, pair.task_id = ConfoundingPair.State.REVIEW, tasks[f"nb-pair-{pair.pk}"]
 
 
-def pairs_send_to_review(*, pipeline: NaturalBenchPipeline, job_id=None, chunk: int = 500) -> dict:
+def pairs_send_to_review(
+    pipeline: NaturalBenchPipeline, *, job_id=None, chunk: int = 500, **_params
+) -> dict:
     """Every mined pair becomes a ``pair_verify`` task (idempotent: sent pairs are skipped)."""
     queue = queue_ensure(pipeline, PAIR_QUEUE)
     todo = list(

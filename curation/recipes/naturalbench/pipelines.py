@@ -234,7 +234,7 @@ def _changed_mining(values: dict, current: dict) -> list[str]:
     return [f for f in MINING_FIELDS if differs(f)]
 
 
-def pipeline_update(*, pipeline: NaturalBenchPipeline, **fields: Any) -> NaturalBenchPipeline:
+def pipeline_update(pipeline: NaturalBenchPipeline, **fields: Any) -> NaturalBenchPipeline:
     """Change settings. Those that decide the pairs are fixed once pairs exist; the number of
     annotators and taggers follows into the queues (open tasks not escalated yet)."""
     _known(fields)

@@ -213,12 +213,13 @@ def draft_record(*, question_set: PairQuestionSet, attempt: int, drafted: Drafte
 
 
 def questions_draft(
-    *,
     pipeline: NaturalBenchPipeline,
+    *,
     job_id=None,
     created_by=None,
     provider: LLMProvider | None = None,
     rounds: int = 3,
+    **_params,  # an automatic regeneration's job carries "regenerate": True
 ) -> dict:
     """Draft questions for every question set waiting for one (new, or whose last draft failed
     with regenerations left). The LLM is called outside any transaction; an unusable draft is

@@ -37,46 +37,23 @@ from .pipelines import pipeline_create, pipeline_update
 # --------------------------------------------------------------------------------------------
 def _mine_blocker(pipeline, f: dict) -> str:
     if f["pairs"]["all"] and f["pairs"]["all"] != f["pairs"]["mined"]:
-        return str(_("Pairs are being verified already; make a new pipeline to mine again."))
+        return "Pairs are being verified already; make a new pipeline to mine again."
     return ""
 
 
 def _draft_blocker(pipeline, f: dict) -> str:
     todo = f["questions"]["pending"] + f["questions"]["to_create"]
-    return "" if todo else str(_("No verified pair waits for questions."))
+    return "" if todo else "No verified pair waits for questions."
 
 
-def _when(path_: tuple[str, str], refusal: str):
-    def blocked_by(pipeline, f: dict) -> str:
-        return "" if f[path_[0]][path_[1]] else str(refusal)
-
-    return blocked_by
+def _unless(group: str, count: str, refusal: str):
+    """Blocked with ``refusal`` while the funnel's ``group``/``count`` is zero."""
+    return lambda pipeline, f: "" if f[group][count] else refusal
 
 
 def _check_weights(pipeline, params: dict) -> int:
     mining.weights_check(pipeline)
     return 0
-
-
-def _mine(pipeline, *, job_id, created_by, **_params) -> dict:
-    return mining.pairs_mine(pipeline=pipeline, job_id=job_id, created_by=created_by)
-
-
-def _verify(pipeline, *, job_id, created_by, **_params) -> dict:
-    return pairs.pairs_send_to_review(pipeline=pipeline, job_id=job_id)
-
-
-def _draft(pipeline, *, job_id, created_by, **_params) -> dict:
-    # An automatic regeneration's job carries "regenerate": True; it drafts like any other.
-    return questions.questions_draft(pipeline=pipeline, job_id=job_id, created_by=created_by)
-
-
-def _assemble(pipeline, *, job_id, created_by, **_params) -> dict:
-    return samples.samples_assemble(pipeline=pipeline, job_id=job_id)
-
-
-def _tag(pipeline, *, job_id, created_by, **_params) -> dict:
-    return tags.skills_send_to_tagging(pipeline=pipeline, job_id=job_id)
 
 
 def _stage(name, label, kind, run, blocked_by, **extra) -> Stage:
@@ -86,36 +63,47 @@ def _stage(name, label, kind, run, blocked_by, **extra) -> Stage:
 
 STAGES = (
     _stage(
-        "mine", _("Mine pairs"), "naturalbench.mine", _mine, _mine_blocker, check=_check_weights
+        "mine",
+        _("Mine pairs"),
+        "naturalbench.mine",
+        mining.pairs_mine,
+        _mine_blocker,
+        check=_check_weights,
     ),
     _stage(
         "verify",
         _("Send pairs to verification"),
         "naturalbench.verify",
-        _verify,
-        _when(("pairs", "mined"), _("No mined pair waits for verification.")),
+        pairs.pairs_send_to_review,
+        _unless("pairs", "mined", "No mined pair waits for verification."),
     ),
-    _stage("draft", _("Draft questions"), questions.DRAFT_JOB, _draft, _draft_blocker),
+    _stage(
+        "draft",
+        _("Draft questions"),
+        questions.DRAFT_JOB,
+        questions.questions_draft,
+        _draft_blocker,
+    ),
     _stage(
         "assemble",
         _("Assemble samples"),
         "naturalbench.assemble",
-        _assemble,
-        _when(("questions", "to_assemble"), _("No kept question pair to assemble.")),
+        samples.samples_assemble,
+        _unless("questions", "to_assemble", "No kept question pair to assemble."),
     ),
     _stage(
         "tag",
         _("Send to skill tagging"),
         "naturalbench.tag",
-        _tag,
-        _when(("samples", "untagged"), _("No assembled sample waits for tags.")),
+        tags.skills_send_to_tagging,
+        _unless("samples", "untagged", "No assembled sample waits for tags."),
     ),
     _stage(
         "export",
         _("Export a version"),
         export.EXPORT_JOB,
         export.version_export_run,
-        _when(("samples", "assembled"), _("No assembled sample to export yet.")),
+        _unless("samples", "assembled", "No assembled sample to export yet."),
         form=ExportForm,
     ),
 )
@@ -134,10 +122,6 @@ def _urls() -> list:
             name="curator-nb-download",
         ),
     ]
-
-
-def _update(pipeline, **data):
-    return pipeline_update(pipeline=pipeline, **data)
 
 
 RECIPE = register(
@@ -188,7 +172,7 @@ RECIPE = register(
         create=pipeline_create,
         created=_("Pipeline created. Mine pairs to start."),
         settings_form=PipelineForm,
-        update=_update,
+        update=pipeline_update,
         extra_urls=_urls,
         demo=naturalbench_demo,
     )

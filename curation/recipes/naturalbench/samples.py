@@ -59,7 +59,7 @@ def sample_record(draft: QuestionDraft, items: Sequence[VQAItem], *, index: int)
     return record
 
 
-def samples_assemble(*, pipeline: NaturalBenchPipeline, job_id=None) -> dict:
+def samples_assemble(pipeline: NaturalBenchPipeline, *, job_id=None, **_params) -> dict:
     """Every kept draft without a sample becomes one, checked; a broken one is refused and
     recorded with its problems (it never reaches an export). Idempotent."""
     drafts = list(

@@ -45,7 +45,7 @@ def _attach(sample: NaturalBenchSample, tasks: dict) -> None:
     sample.tag_task_1_id = tasks[f"nb-skills-{sample.pk}-q1"]
 
 
-def skills_send_to_tagging(*, pipeline: NaturalBenchPipeline, job_id=None, chunk: int = 500):
+def skills_send_to_tagging(pipeline: NaturalBenchPipeline, *, job_id=None, chunk=500, **_params):
     """Both questions of every assembled sample not sent yet → the skill_tags queue."""
     queue = queue_ensure(pipeline, TAG_QUEUE)
     untagged = NaturalBenchSample.objects.filter(

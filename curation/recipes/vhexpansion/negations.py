@@ -80,7 +80,7 @@ def flip(answer: str) -> str:
 
 
 def case_set_settings(
-    *, case_set: VHCaseSet, reviewers: int | None = None, max_attempts: int | None = None
+    case_set: VHCaseSet, *, reviewers: int | None = None, max_attempts: int | None = None
 ) -> VHCaseSet:
     """N people per negation (the review queue's redundancy) and the drafting attempts per case."""
     with transaction.atomic():
@@ -258,14 +258,15 @@ def negation_record(
 
 
 def negations_draft(
-    *,
     case_set: VHCaseSet,
+    *,
     case_ids: Sequence[int] | None = None,
     retry_failed: bool = True,
     provider: LLMProvider | None = None,
     job_id: int | None = None,
     created_by=None,
     rounds: int = 3,
+    **_params,  # an automatic redraft's job carries "regenerate": True
 ) -> dict:
     """Draft negations for every case that needs one (not drafted yet, rejected with attempts
     left, or failed) and send them to review. Calls the LLM outside any transaction. Runs a few

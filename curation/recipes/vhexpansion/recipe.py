@@ -39,26 +39,10 @@ def _import(_none, *, job_id, created_by, **params) -> dict:
     return case_set_import_run(params=params, created_by=created_by, job_id=job_id)
 
 
-def _negate(case_set, *, job_id, created_by, **_params) -> dict:
-    # An automatic redraft's job carries "regenerate": True; it drafts like any other.
-    return negations.negations_draft(case_set=case_set, job_id=job_id, created_by=created_by)
-
-
 def _perturb_check(case_set, params: dict) -> int:
     variants.perturbations_check(names=params.get("perturbations"), params=params.get("params"))
     _has_cases(case_set)
     return 0
-
-
-def _perturb(case_set, *, job_id, created_by, perturbations, params=None, seed=0, **_) -> dict:
-    return variants.variants_perturb(
-        case_set=case_set,
-        perturbations=perturbations,
-        params=params or {},
-        seed=int(seed),
-        job_id=job_id,
-        created_by=created_by,
-    )
 
 
 def _adversarial_check(case_set, params: dict) -> int:
@@ -104,7 +88,7 @@ STAGES = (
         "negate",
         gettext_lazy("Draft negations"),
         negations.NEGATE_JOB,
-        _negate,
+        negations.negations_draft,
         check=negations.negations_check,
         url="negate/",
         url_name="curator-vhx-negate",
@@ -115,7 +99,7 @@ STAGES = (
         "perturb",
         gettext_lazy("Common perturbations"),
         variants.PERTURB_JOB,
-        _perturb,
+        variants.variants_perturb,
         check=_perturb_check,
         form=PerturbForm,
         url="perturb/",
@@ -184,12 +168,6 @@ def _urls() -> list:
     ]
 
 
-def _settings(case_set, *, reviewers, max_attempts):
-    return negations.case_set_settings(
-        case_set=case_set, reviewers=reviewers, max_attempts=max_attempts
-    )
-
-
 RECIPE = register(
     Recipe(
         key="vhexpansion",
@@ -226,7 +204,7 @@ RECIPE = register(
         listing=selectors.case_sets_with_counts,
         detail_context=views.detail_context,
         settings_form=SettingsForm,
-        update=_settings,
+        update=negations.case_set_settings,
         settings_saved=gettext_lazy("Review settings saved."),
         extra_urls=_urls,
         demo=vhexpansion_demo,

@@ -96,13 +96,14 @@ def perturbations_check(*, names: Sequence[str], params: dict | None = None) -> 
 
 
 def variants_perturb(
-    *,
     case_set: VHCaseSet,
+    *,
     perturbations: Sequence[str],
     params: dict | None = None,
     seed: int = 0,
     job_id: int | None = None,
     created_by=None,
+    **_params,
 ) -> dict:
     """Apply common perturbations to the set's images: each result is a new Image derived from
     the original with ``{"op": name, "params": {...}}``, and a VHVariant per case. Images are
