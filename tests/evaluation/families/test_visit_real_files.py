@@ -1,4 +1,4 @@
-"""The real VisIT-Bench CSVs import through the importer; the 529-instance filter holds."""
+"""The real VisIT-Bench CSVs import through the family's parser; the 529-instance filter holds."""
 
 import pytest
 
