@@ -300,7 +300,7 @@ def _build() -> World:
     ids["visit_export_job"] = _export_job(
         "visit.export", p1, curator, pipeline_id=visit.pk, what="dataset", fmt="csv"
     ).pk
-    from curation.models import VisitSubmission
+    from curation.recipes.visit.models import VisitSubmission
 
     ids["visit_submission"] = VisitSubmission.objects.create(
         pipeline=visit,

@@ -26,9 +26,9 @@ from annotator.platform.views import (
     start_job,
     state_chips,
 )
-from curation.models import VisitPipeline
 from curation.recipes.framework.publish import publish_version
-from curation.recipes.visit import services as visit_services
+from curation.recipes.visit import pipelines as visit_pipelines
+from curation.recipes.visit.models import VisitPipeline
 from tests.factories import ProjectFactory
 
 PAGE = "/curate/somewhere/"
@@ -276,7 +276,7 @@ def test_grouped_by_project_lists_the_reachable_projects_by_name(curator):
     a_project = ProjectFactory(name="A project", members=[curator])
     other = ProjectFactory(name="Other")
     for project, name in [(b_project, "z"), (b_project, "k"), (other, "hidden")]:
-        visit_services.pipeline_create(project=project, name=name)
+        visit_pipelines.pipeline_create(project=project, name=name)
 
     groups = grouped_by_project(curator, VisitPipeline.objects.all(), "pipelines")
 
@@ -325,25 +325,25 @@ def test_the_job_grid_shows_each_kinds_newest_job_with_the_pages_own_section(
     client, curator, project
 ):
     # given a VisIT-Bench pipeline and a VLind-Bench bench with jobs of two kinds
-    from curation.recipes.vlind import services as vlind_services
+    from curation.recipes.vlind import benches as vlind_benches
 
     client.force_login(curator)
-    pipeline = visit_services.pipeline_create(project=project, name="Mine")
-    bench = vlind_services.bench_create(project=project, name="Bench")
-    old = Job.objects.create(kind=visit_services.DRAFT_JOB, params={"pipeline_id": pipeline.pk})
+    pipeline = visit_pipelines.pipeline_create(project=project, name="Mine")
+    bench = vlind_benches.bench_create(project=project, name="Bench")
+    old = Job.objects.create(kind=visit_pipelines.DRAFT_JOB, params={"pipeline_id": pipeline.pk})
     draft = Job.objects.create(
-        kind=visit_services.DRAFT_JOB,
+        kind=visit_pipelines.DRAFT_JOB,
         params={"pipeline_id": pipeline.pk},
         status=Job.Status.RUNNING,
         done=1,
         total=4,
     )
     fetch = Job.objects.create(
-        kind=visit_services.FETCH_JOB,
+        kind=visit_pipelines.FETCH_JOB,
         params={"pipeline_id": pipeline.pk},
         status=Job.Status.SUCCEEDED,
     )
-    nouns = Job.objects.create(kind=vlind_services.NOUNS_JOB, params={"bench_id": bench.pk})
+    nouns = Job.objects.create(kind=vlind_benches.NOUNS_JOB, params={"bench_id": bench.pk})
 
     # when the pages are shown
     visit_page = client.get(reverse("curator-visit-pipeline", args=[pipeline.pk]))

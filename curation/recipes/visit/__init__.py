@@ -2,8 +2,6 @@
 instructions and instruction-conditioned captions, LLM references people verify, forced-choice
 A/B ratings fed to the evaluation app, and a living leaderboard judged by the LLM judge.
 
-Importing the package registers the outcome handlers, the offline reference rule and the Celery
-jobs (``curation.apps`` imports ``curation.recipes``, which imports every recipe).
+``recipe.py`` declares it on the recipe framework (``curation.recipes.load`` imports it);
+``models.py`` holds its tables. Nothing is imported here: models load before apps are ready.
 """
-
-from . import jobs, outcomes, prompts  # noqa: F401

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -15,8 +16,10 @@ from annotator.platform.api import ApiView, ErrorOut
 from annotator.platform.edge import FormParser, JSONParser, MultiPartParser
 from annotator.platform.roles import CURATOR, RESEARCHER
 
-from ...models.visit import VisitSubmission
-from . import selectors, services
+from . import selectors
+from .models import VisitSubmission
+from .pipelines import upload_text
+from .submissions import submission_create
 
 READERS = (CURATOR, RESEARCHER)
 ERRORS = {
@@ -121,11 +124,11 @@ class SubmissionsApi(ApiView):
         data = self.valid(SubmissionIn).validated_data
         upload = data.get("file")
         if upload is not None:
-            content = services.upload_text(upload)
+            content = upload_text(upload)
             filename = PurePosixPath(upload.name or "").name
         else:
             content, filename = data["content"], data.get("filename", "")
-        submission = services.submission_create(
+        submission = submission_create(
             pipeline=pipeline,
             model_name=data["model"],
             content=content,
@@ -154,8 +157,6 @@ class SubmissionDetailApi(ApiView):
             .first()
         )
         if submission is None:
-            from django.http import Http404
-
             raise Http404
         return Response(SubmissionOut(submission, context={"players": _players(pipeline)}).data)
 

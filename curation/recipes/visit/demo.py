@@ -25,10 +25,14 @@ from annotator.platform import roles
 from annotator.platform.files import media_url
 from annotator.platform.models import Project
 from annotator.services import annotation_submit, assignment_claim, assignment_skip
+from evaluation import importers
+from evaluation import services as eval_services
+from evaluation.families.visit import parse as visit_parse
 
 from ...gateway import provider_offline
-from ...models.visit import VisitPipeline, VisitReference
-from . import prompts, services
+from . import dataset, families, pipelines, prompts, ratings, references, submissions
+from .models import VisitPipeline, VisitReference
+from .publish import version_publish
 
 NAME = "VisIT-Bench demo (offline drafter and judge)"
 RATERS = ("visit-demo-rater-1", "visit-demo-rater-2", "visit-demo-rater-3")
@@ -95,7 +99,7 @@ def _prefer_reference_then_longer(assignment) -> dict:
         left, right = right, left
 
     def score(c: dict) -> tuple:
-        return (c["id"] == services.REFERENCE, len(c["text"].split()))
+        return (c["id"] == pipelines.REFERENCE, len(c["text"].split()))
 
     return {"choice": "left" if score(left) >= score(right) else "right"}
 
@@ -110,11 +114,8 @@ def visit_demo(*, project: Project, curator) -> VisitPipeline:
 
 
 def _build(project: Project, curator) -> VisitPipeline:
-    from evaluation import importers
-    from evaluation import services as eval_services
-
     offline = provider_offline()
-    pipeline = services.pipeline_create(
+    pipeline = pipelines.pipeline_create(
         project=project,
         name=NAME,
         description="Twelve real VisIT-Bench instances and two real models' responses. No LLM is "
@@ -123,28 +124,45 @@ def _build(project: Project, curator) -> VisitPipeline:
         "reference, else the longer response).",
         created_by=curator,
     )
-    services.pipeline_settings(pipeline=pipeline, provider=offline, votes_per_pair=VOTES)
-    reviewer, second, third = _raters(project)
+    pipelines.pipeline_settings(pipeline=pipeline, provider=offline, votes_per_pair=VOTES)
+    raters = _raters(project)
+    _references_reviewed(pipeline, curator, raters[0])
+    kept = _published_with_models(pipeline, project, curator)
+    _tuples_rated(pipeline, curator, raters)
+    # The leaderboard: both models judged offline, seeded, in both orders.
+    submissions.leaderboard_judge_existing(
+        pipeline=pipeline, seed=0, reference_pairs=len(kept), provider=offline, created_by=curator
+    )
+    _work_left(pipeline, curator, raters[1])
+    pipeline.refresh_from_db()
+    return pipeline
 
-    # References: drafted for every captioned instance, then verified by a simulated reviewer.
-    services.instances_import_captioned(
+
+def _key(row: dict) -> str:
+    return visit_parse.visit_key(row["image_url"], row["instruction"])
+
+
+def _references_reviewed(pipeline: VisitPipeline, curator, reviewer) -> None:
+    """References drafted for every captioned instance, then verified by a simulated reviewer
+    (one rejected, a few left in review)."""
+    dataset.instances_import_captioned(
         pipeline=pipeline,
         rows=[
-            services.CaptionedRow(
+            dataset.CaptionedRow(
                 category=row["category"],
                 instruction=row["instruction"],
                 caption=row["caption"],
                 urls=[row["image_url"]],
-                external_id=importers.visit_key(row["image_url"], row["instruction"]),
+                external_id=_key(row),
             )
             for row in ROWS
         ],
         created_by=curator,
     )
-    services.references_draft(pipeline=pipeline, created_by=curator)
+    references.references_draft(pipeline=pipeline, created_by=curator)
     pipeline.refresh_from_db()
-    references = VisitReference.objects.filter(instance__pipeline=pipeline)
-    by_task = {r.task_id: k for k, r in enumerate(references.order_by("instance__position"))}
+    drafted = VisitReference.objects.filter(instance__pipeline=pipeline)
+    by_task = {r.task_id: k for k, r in enumerate(drafted.order_by("instance__position"))}
     last = len(by_task)
 
     def review(assignment) -> dict | None:
@@ -157,8 +175,10 @@ def _build(project: Project, curator) -> VisitPipeline:
 
     _work(pipeline.review_queue, reviewer, review)
 
-    # Publish, import the two models' real responses, rate sampled tuples.
-    version = services.version_publish(
+
+def _published_with_models(pipeline: VisitPipeline, project: Project, curator) -> set[str]:
+    """Publish, then import the two models' real responses; the kept item ids."""
+    version = version_publish(
         pipeline=pipeline,
         label="demo-v1",
         benchmark_name=f"VisIT-Bench demo ({project.slug})",
@@ -170,21 +190,23 @@ def _build(project: Project, curator) -> VisitPipeline:
             version=version,
             model_name=model,
             rows=[
-                importers.PredictionRow(
-                    item_id=importers.visit_key(row["image_url"], row["instruction"]),
-                    raw_output=row[column],
-                    line=k,
-                )
+                importers.PredictionRow(item_id=_key(row), raw_output=row[column], line=k)
                 for k, row in enumerate(ROWS, start=1)
-                if importers.visit_key(row["image_url"], row["instruction"]) in kept
+                if _key(row) in kept
             ],
             prompt_settings={"source_file": "annotator/demo/visit_bench.py", "column": column},
             created_by=curator,
         )
-    services.pairs_sample(pipeline=pipeline, n=PAIRS, seed=0, votes=VOTES, created_by=curator)
+    return kept
+
+
+def _tuples_rated(pipeline: VisitPipeline, curator, raters: list) -> None:
+    """Sampled tuples rated by the three simulated raters, a few votes left open."""
+    ratings.pairs_sample(pipeline=pipeline, n=PAIRS, seed=0, votes=VOTES, created_by=curator)
     pipeline.refresh_from_db()
     open_ids = set(sorted(pipeline.pairs.values_list("task_id", flat=True))[-LEFT_TO_RATE:])
-    _work(pipeline.rating_queue, reviewer, _prefer_reference_then_longer)
+    first, second, third = raters
+    _work(pipeline.rating_queue, first, _prefer_reference_then_longer)
     _work(pipeline.rating_queue, second, _prefer_reference_then_longer)
     _work(
         pipeline.rating_queue,
@@ -192,21 +214,18 @@ def _build(project: Project, curator) -> VisitPipeline:
         lambda a: None if a.task_id in open_ids else _prefer_reference_then_longer(a),
     )
 
-    # The leaderboard: both models judged offline, seeded, in both orders.
-    services.leaderboard_judge_existing(
-        pipeline=pipeline, seed=0, reference_pairs=len(kept), provider=offline, created_by=curator
-    )
 
-    # Waiting for visitors: instruction tasks of an authored family, and a caption task of an
-    # instruction a simulated crowdworker wrote with an uploaded image.
-    family = services.family_create(
+def _work_left(pipeline: VisitPipeline, curator, writer) -> None:
+    """Waiting for visitors: instruction tasks of an authored family, and a caption task of an
+    instruction a simulated crowdworker wrote with an uploaded image."""
+    family = families.family_create(
         pipeline=pipeline,
         name="Counting (demo family)",
         description="Count objects, then reason about the count.",
         seed_instruction="How many apples would be left if I ate one of them?",
         seed_response="There are three apples on the plate, so two would be left.",
         seed_images=[
-            services.SeedImage(
+            families.SeedImage(
                 data=_png("apples-3"),
                 name="apples-3.png",
                 licence="CC0 (Blindspot demo drawing)",
@@ -215,7 +234,7 @@ def _build(project: Project, curator) -> VisitPipeline:
         ],
         created_by=curator,
     )
-    services.instruction_tasks_create(family=family, count=3, created_by=curator)
+    families.instruction_tasks_create(family=family, count=3, created_by=curator)
     pipeline.refresh_from_db()
     answered = []
 
@@ -233,6 +252,4 @@ def _build(project: Project, curator) -> VisitPipeline:
             "image": media_url(upload),
         }
 
-    _work(pipeline.instruction_queue, second, write)
-    pipeline.refresh_from_db()
-    return pipeline
+    _work(pipeline.instruction_queue, writer, write)

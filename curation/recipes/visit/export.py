@@ -10,14 +10,15 @@ import io
 import json
 from typing import IO
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
 from annotator.models import Annotation
 from annotator.platform.errors import Invalid
-from annotator.platform.jobs import job_enqueue
-from annotator.platform.models import Job
 
 from ...export_files import Progress, export_store, progress_for
-from ...models.visit import VisitPair, VisitPipeline
-from . import services
+from .models import VisitPair, VisitPipeline
+from .publish import version_of
 
 DATASET_COLUMNS = (
     "instruction_category",
@@ -122,14 +123,14 @@ def _check_format(fmt: str) -> None:
 def dataset_export(*, pipeline: VisitPipeline, fmt: str) -> str:
     """The pipeline's current version in the published layout."""
     _check_format(fmt)
-    version = services.version_of(pipeline)
+    version = version_of(pipeline)
     return _text(dataset_records(version, fmt=fmt), fmt=fmt)
 
 
 def preference_records(pipeline: VisitPipeline) -> list[dict]:
     """One row per crowd vote on the current version's tuples, the model chosen flagged TRUE
     (the kind recorded the winner with the sides un-swapped)."""
-    version = services.version_of(pipeline)
+    version = version_of(pipeline)
     pairs = {
         p.task_id: p
         for p in VisitPair.objects.filter(
@@ -174,6 +175,11 @@ def preferences_export(*, pipeline: VisitPipeline) -> str:
 # Export jobs: the file is written by a job and stored (curation/export_files.py)
 # --------------------------------------------------------------------------------------------
 EXPORTS = (("dataset", "csv"), ("dataset", "jsonl"), ("preferences", "csv"))
+EXPORT_LABELS = {
+    ("dataset", "csv"): gettext_lazy("Dataset (CSV)"),
+    ("dataset", "jsonl"): gettext_lazy("Dataset (JSONL)"),
+    ("preferences", "csv"): gettext_lazy("Human preferences (CSV)"),
+}
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 
 
@@ -184,21 +190,28 @@ def export_filename(pipeline: VisitPipeline, what: str, fmt: str) -> str:
 def _check_export(pipeline: VisitPipeline, what: str, fmt: str):
     if (what, fmt) not in EXPORTS:
         raise Invalid("Unknown export: choose the dataset as CSV or JSONL, or the preferences CSV.")
-    return services.version_of(pipeline)
+    return version_of(pipeline)
 
 
-def export_start(*, pipeline: VisitPipeline, what: str, fmt: str, created_by=None) -> Job:
-    """Check the export and that a version is published, then enqueue the export job."""
-    _check_export(pipeline, what, fmt)
-    return job_enqueue(
-        kind=services.EXPORT_JOB,
-        params={"pipeline_id": pipeline.pk, "what": what, "fmt": fmt},
-        created_by=created_by,
-        project=pipeline.project,
-    )
+def export_check(pipeline: VisitPipeline, params: dict) -> int:
+    """Before the export job: a known export of a published version."""
+    _check_export(pipeline, params["what"], params["fmt"])
+    return 0
 
 
-def export_run(*, pipeline: VisitPipeline, what: str, fmt: str, job_id: int) -> dict:
+def export_unknown(params: dict) -> str:
+    return "" if (params.get("what"), params.get("fmt")) in EXPORTS else _("Unknown export.")
+
+
+def export_what(params: dict) -> str:
+    return str(EXPORT_LABELS.get((params.get("what"), params.get("fmt")), "?"))
+
+
+def export_label(params: dict) -> str:
+    return _("Export: %(what)s") % {"what": export_what(params)}
+
+
+def export_run(pipeline: VisitPipeline, *, what: str, fmt: str, job_id: int, **_kw) -> dict:
     """The body of the export job: write the records (counted) and store the file."""
     version = _check_export(pipeline, what, fmt)
     if what == "dataset":
@@ -227,28 +240,3 @@ def export_run(*, pipeline: VisitPipeline, what: str, fmt: str, job_id: int) -> 
         "version_id": version.pk,
         "records": len(records),
     }
-
-
-def export_jobs(pipeline: VisitPipeline):
-    return (
-        Job.objects.select_related("created_by")
-        .filter(kind=services.EXPORT_JOB, params__pipeline_id=pipeline.pk)
-        .order_by("-created_at", "-id")
-    )
-
-
-def latest_exports(pipeline: VisitPipeline) -> list[Job]:
-    """The newest export job of each export (one query)."""
-    newest: dict[tuple, Job] = {}
-    for job in export_jobs(pipeline)[:20]:
-        newest.setdefault((job.params.get("what"), job.params.get("fmt")), job)
-    return [newest[key] for key in EXPORTS if key in newest]
-
-
-def newest_finished_export(pipeline: VisitPipeline, what: str, fmt: str) -> Job | None:
-    return (
-        export_jobs(pipeline)
-        .filter(status=Job.Status.SUCCEEDED, params__what=what, params__fmt=fmt)
-        .order_by("-finished_at", "-id")
-        .first()
-    )

@@ -1,6 +1,6 @@
 """Texts of the VisIT-Bench recipe: the reference prompt (Sec. 2.1) as editable templates with their
 offline rule, the guidance each task shows (App. C, Figs. 11–15), and the parser of the
-instruction-generation form. No Django import at module level.
+instruction-generation form.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ... import gateway
 from ...gateway.offline import OfflineRuleError, rule
 
 REFERENCE_TEMPLATE = "visit-reference"
@@ -39,8 +40,6 @@ TEMPLATES = {
 
 def templates_ensure() -> dict:
     """Seed both reference templates (idempotent; a curator's edit stays current)."""
-    from ... import gateway
-
     return {
         name: gateway.template_ensure(name=name, output_schema=None, **spec)
         for name, spec in TEMPLATES.items()

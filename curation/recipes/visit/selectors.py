@@ -12,10 +12,13 @@ from django.utils.translation import gettext as _
 
 from annotator.models import Annotation
 from annotator.platform import roles
-from annotator.platform.models import Job
 from annotator.platform.scoping import projects_for
+from evaluation import plots
+from evaluation.families.visit import pairwise
+from evaluation.models import JudgmentSet
 
-from ...models.visit import (
+from . import stats
+from .models import (
     VisitFamily,
     VisitImage,
     VisitInstance,
@@ -24,7 +27,8 @@ from ...models.visit import (
     VisitReference,
     VisitSubmission,
 )
-from . import services, stats
+from .publish import current_version
+from .submissions import leaderboard_label
 
 
 def pipelines_for(user, *, manage: bool = True) -> QuerySet[VisitPipeline]:
@@ -114,9 +118,7 @@ def funnel(pipeline: VisitPipeline) -> dict:
         "pairs_rated": pair_counts["rated"],
         "submissions": pipeline.submissions.count(),
         "ranked": len(
-            ratings_table(
-                judgment_set(pipeline.version_id, label=services.leaderboard_label(pipeline))
-            )
+            ratings_table(judgment_set(pipeline.version_id, label=leaderboard_label(pipeline)))
         ),
         "images": images,
         "max_bar": max(instances, 1),
@@ -174,15 +176,6 @@ def sample_instances(pipeline: VisitPipeline, limit: int = 4) -> list[VisitInsta
     return picked
 
 
-def latest_jobs(pipeline: VisitPipeline) -> dict[str, Job]:
-    jobs: dict[str, Job] = {}
-    for job in Job.objects.filter(
-        kind__in=services.JOB_KINDS, params__pipeline_id=pipeline.pk
-    ).order_by("-created_at", "-id")[:40]:
-        jobs.setdefault(job.kind, job)
-    return jobs
-
-
 def position_bias(pipeline: VisitPipeline) -> list[dict]:
     """Each rater's share of "left" choices in the forced-choice queue (Sec. 4.2)."""
     if not pipeline.rating_queue_id:
@@ -194,8 +187,6 @@ def position_bias(pipeline: VisitPipeline) -> list[dict]:
 
 
 def judgment_set(version_id: int | None, *, pk: int | None = None, label: str = ""):
-    from evaluation.models import JudgmentSet
-
     if not version_id:
         return None
     qs = JudgmentSet.objects.filter(version_id=version_id)
@@ -214,14 +205,8 @@ def ratings_table(judgment_set) -> list[dict]:
 
 def leaderboard(pipeline: VisitPipeline) -> dict:
     """The living leaderboard: the LLM judge's set of the current version, and the submissions."""
-    from evaluation.models import BenchmarkVersion
-
-    version = (
-        BenchmarkVersion.objects.select_related("benchmark").filter(pk=pipeline.version_id).first()
-        if pipeline.version_id
-        else None
-    )
-    judge_set = judgment_set(pipeline.version_id, label=services.leaderboard_label(pipeline))
+    version = current_version(pipeline)
+    judge_set = judgment_set(pipeline.version_id, label=leaderboard_label(pipeline))
     human_set = judgment_set(pipeline.version_id, pk=pipeline.human_set_id)
     submissions = list(
         VisitSubmission.objects.filter(pipeline=pipeline)
@@ -242,9 +227,6 @@ def leaderboard(pipeline: VisitPipeline) -> dict:
 
 def _fig8_panel(judgment_set, title: str) -> dict | None:
     """One set's per-category win-rate vs the reference: the table and its SVG bar chart."""
-    from evaluation import plots
-    from evaluation.families.visit import pairwise
-
     if judgment_set is None:
         return None
     rows = judgment_set.judgments.order_by("position").values_list(

@@ -2,8 +2,6 @@
 three reviewers per triple and per image, counterfactual and factual images, VP nouns, and the
 CK / VP / CB / LP test set in the published ``data.json`` layout.
 
-Importing the package registers the outcome handlers, the offline drafter rules and the Celery
-jobs (``curation.apps`` imports ``curation.recipes``, which imports every recipe).
+``recipe.py`` declares it on the recipe framework (``curation.recipes.load`` imports it);
+``models.py`` holds its tables. Nothing is imported here: models load before apps are ready.
 """
-
-from . import jobs, outcomes, prompts  # noqa: F401

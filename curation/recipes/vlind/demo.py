@@ -21,8 +21,8 @@ from annotator.platform import roles
 from annotator.platform.models import Project
 
 from ... import assets, gateway
-from ...models.vlind import VLindBench, VLindImage, VLindTriple
-from . import export, prompts, services
+from . import benches, export, images, nouns, prompts, triples
+from .models import VLindBench, VLindImage, VLindTriple
 
 DEMO_NAME = "VLind-Bench demo"
 REVIEWER_NAMES = ("vlind-reviewer-1", "vlind-reviewer-2", "vlind-reviewer-3")
@@ -129,7 +129,7 @@ def _add_images(triples: list[VLindTriple], curator) -> list[VLindImage]:
         for style in prompts.STYLES:
             slot = prompts.STYLE_BASE[style]
             rows.append(
-                services.image_record(
+                images.image_record(
                     triple=triple,
                     slot=slot,
                     image=_placeholder_image(triple, slot, curator),
@@ -145,7 +145,7 @@ def vlind_demo(*, project: Project, curator) -> VLindBench:
     bench = VLindBench.objects.filter(project=project, name=DEMO_NAME).first()
     if bench is not None:
         return bench
-    bench = services.bench_create(
+    bench = benches.bench_create(
         project=project,
         name=DEMO_NAME,
         description=(
@@ -160,13 +160,35 @@ def vlind_demo(*, project: Project, curator) -> VLindBench:
     people = _reviewers(project)
 
     # Round 1: twelve triples, decided by the simulated reviewers (some rejected).
-    services.triples_draft(
+    triples.triples_draft(
         bench=bench,
         concept_ids=[concepts[n].pk for n in ("color", "habitat", "landmark")],
         count=4,
         provider=offline,
         created_by=curator,
     )
+    kept = _triples_reviewed(bench, people)
+    reviewed, waiting = _images_reviewed(bench, kept, people, curator)
+    _factual_and_nouns(bench, kept, offline, curator)
+    assets.thumbnails_make(
+        image_ids=[r.image_id for r in [*reviewed, *waiting]]
+        + [t.factual_image_id for t in bench.triples.exclude(factual_image=None)]
+    )
+    export.dataset_publish(bench=bench, label="demo-v1", created_by=curator)
+
+    # Round 2: six more triples left waiting for the demo's crowdworkers.
+    triples.triples_draft(
+        bench=bench,
+        concept_ids=[concepts[n].pk for n in ("size", "weight")],
+        count=3,
+        provider=offline,
+        created_by=curator,
+    )
+    return bench
+
+
+def _triples_reviewed(bench: VLindBench, people: list) -> list[VLindTriple]:
+    """The first round's triples answered by the simulated reviewers; the kept ones."""
     first = list(bench.triples.order_by("concept__position", "context_id"))
     wanted = {t.task_id: TRIPLE_ACCEPTS[k % len(TRIPLE_ACCEPTS)] for k, t in enumerate(first)}
     bench.refresh_from_db()
@@ -178,20 +200,25 @@ def vlind_demo(*, project: Project, curator) -> VLindBench:
     )
     for t in kept:
         t.bench = bench
+    return kept
 
-    # Images: six triples reviewed (one ends with no good image), two waiting, one with none.
+
+def _images_reviewed(bench: VLindBench, kept: list, people: list, curator):
+    """Images: six triples reviewed (one ends with no good image), two waiting, one with none."""
     reviewed = _add_images(kept[:6], curator)
     image_wanted = {row.task_id: IMAGE_ACCEPTS[k // 3][k % 3] for k, row in enumerate(reviewed)}
     bench.refresh_from_db()
     _answer(bench.image_queue, people, lambda task_id: image_wanted.get(task_id, 3))
-    waiting = _add_images(kept[6:8], curator)
+    return reviewed, _add_images(kept[6:8], curator)
 
-    # Factual images and nouns: three instances assembled, others one step short.
+
+def _factual_and_nouns(bench: VLindBench, kept: list, offline, curator) -> None:
+    """Factual images and nouns: three instances assembled, others one step short."""
     with_good = [t for t in kept[:6] if t.images.filter(status=VLindImage.Status.GOOD).exists()]
     for t in with_good[:4]:
-        services.factual_upload(
+        images.factual_upload(
             triple=t,
-            upload=services.Upload(
+            upload=images.Upload(
                 name=f"factual-{t.pk}.png",
                 data=placeholder_png(
                     text=t.factual_context or t.false_statement,
@@ -202,27 +229,12 @@ def vlind_demo(*, project: Project, curator) -> VLindBench:
             ),
             created_by=curator,
         )
-    services.nouns_draft(bench=bench, provider=offline, created_by=curator)
+    nouns.nouns_draft(bench=bench, provider=offline, created_by=curator)
     for t in with_good[:3]:
         t.refresh_from_db()
         candidates = t.noun_candidates
-        services.nouns_pick(
+        nouns.nouns_pick(
             triple=t,
             existent=candidates["nouns"][0],
             non_existent=candidates["non-existent_nouns"][0],
         )
-    assets.thumbnails_make(
-        image_ids=[r.image_id for r in [*reviewed, *waiting]]
-        + [t.factual_image_id for t in bench.triples.exclude(factual_image=None)]
-    )
-    export.dataset_publish(bench=bench, label="demo-v1", created_by=curator)
-
-    # Round 2: six more triples left waiting for the demo's crowdworkers.
-    services.triples_draft(
-        bench=bench,
-        concept_ids=[concepts[n].pk for n in ("size", "weight")],
-        count=3,
-        provider=offline,
-        created_by=curator,
-    )
-    return bench

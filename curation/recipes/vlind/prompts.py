@@ -8,7 +8,7 @@ offline drafter's rules for them, and the pure checks of what an LLM returns.
 - ``vlind-image-counterfactual`` / ``vlind-image-factual``: what an image endpoint is sent (Sec. 4:
   the context itself, in one of three styles; the factual image from s_fact).
 
-Importing this module registers the offline rules. No Django import at module level.
+Importing this module registers the offline rules.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import random
 import re
 from typing import Any
 
-from curation.gateway.offline import OfflineRuleError, rule
-
+from ... import gateway
+from ...gateway.offline import OfflineRuleError, rule
 from . import concepts as concept_specs
 
 TRIPLES_TEMPLATE = "vlind-triples"
@@ -129,8 +129,6 @@ TEMPLATES: dict[str, dict[str, Any]] = {
 
 def templates_ensure() -> None:
     """Seed the four templates (idempotent; a curator's edit stays current)."""
-    from curation import gateway
-
     for name, spec in TEMPLATES.items():
         gateway.template_ensure(name=name, **spec)
 

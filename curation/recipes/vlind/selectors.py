@@ -8,12 +8,11 @@ from collections import Counter, defaultdict
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
 
-from annotator.platform import roles
-from annotator.platform.models import Job
-from annotator.platform.scoping import projects_for
-
-from ...models.vlind import VLindBench, VLindImage, VLindTriple
-from . import export, services
+from ..framework.registry import recipe_of
+from ..framework.selectors import object_or_404, objects_for
+from . import export
+from .images import best_of
+from .models import VLindBench, VLindImage, VLindTriple
 
 # Where a triple stands, in funnel order.
 STAGES = (
@@ -28,19 +27,8 @@ STAGES = (
 STAGE_LABELS = dict(STAGES)
 
 
-def benches_for(user) -> QuerySet[VLindBench]:
-    if not roles.has_role(user, [roles.CURATOR]):
-        return VLindBench.objects.none()
-    return VLindBench.objects.select_related(
-        "project", "triple_queue", "image_queue", "image_provider"
-    ).filter(project__in=projects_for(user))
-
-
 def bench_or_404(user, pk: int) -> VLindBench:
-    bench = benches_for(user).filter(pk=pk).first()
-    if bench is None:
-        raise Http404
-    return bench
+    return object_or_404(recipe_of("vlind"), user, pk)
 
 
 def triple_or_404(bench: VLindBench, pk: int) -> VLindTriple:
@@ -69,7 +57,7 @@ def concept_or_404(bench: VLindBench, pk: int):
 
 
 def benches_with_counts(user) -> QuerySet[VLindBench]:
-    return benches_for(user).annotate(
+    return objects_for(recipe_of("vlind"), user).annotate(
         n_triples=Count("triples", distinct=True),
         n_kept=Count("triples", filter=Q(triples__status=VLindTriple.Status.KEPT), distinct=True),
     )
@@ -216,21 +204,11 @@ def triples_page(
         images = list(triple.images.all())
         triple.stage = stage_of(triple, images)
         triple.stage_label = STAGE_LABELS[triple.stage]
-        triple.best = services.best_of(triple, images)
+        triple.best = best_of(triple, images)
         triple.image_list = images
         if not stage or triple.stage == stage:
             out.append(triple)
     return out
-
-
-def latest_jobs(bench: VLindBench) -> dict[str, Job]:
-    """The newest job of each recipe kind for this bench (one query)."""
-    jobs: dict[str, Job] = {}
-    for job in Job.objects.filter(kind__in=services.JOB_KINDS, params__bench_id=bench.pk).order_by(
-        "-created_at", "-id"
-    )[:30]:
-        jobs.setdefault(job.kind, job)
-    return jobs
 
 
 def sample_triples(bench: VLindBench, *, limit: int = 4) -> list[VLindTriple]:

@@ -8,16 +8,18 @@ import pytest
 from django.urls import reverse
 
 from annotator.models import Annotation, Assignment, Task
-from curation.models import VisitPipeline
-from curation.recipes.visit import selectors, services, stats
-from evaluation import pairwise
+from curation.recipes.framework.queues import queue_ensure
+from curation.recipes.visit import pipelines, selectors, stats, submissions
+from curation.recipes.visit.models import VisitPipeline
+from evaluation.families.visit import pairwise
 from evaluation.models import Benchmark, BenchmarkItem, BenchmarkVersion, JudgmentSet, PairJudgment
-from tests.curation.test_visit_helpers import answer_all, media, pipeline, workers
+from tests.curation.recipes.visit.helpers import answer_all, workers
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.curation.test_visit_helpers")]
-__all__ = ["media", "pipeline"]
+pytestmark = [
+    pytest.mark.django_db,
+]
 
-REF = services.REFERENCE
+REF = pipelines.REFERENCE
 
 
 @pytest.fixture
@@ -67,7 +69,7 @@ def judged(pipeline, curator):
     judge = _set(
         version,
         JudgmentSet.Kind.LLM,
-        services.leaderboard_label(pipeline),
+        submissions.leaderboard_label(pipeline),
         [
             (i1, "M1", REF, "M1", 0, 0),
             (i2, REF, "M1", REF, 0, 0),
@@ -176,7 +178,7 @@ def test_position_bias_share_and_binomial_test():
 
 def test_position_bias_counts_the_side_shown_not_the_unswapped_winner(pipeline, project):
     # given a forced-choice queue of 6 tuples, sides shuffled per assignment
-    queue = services.queue_ensure(pipeline=pipeline, stage=services.STAGE_RATING)
+    queue = queue_ensure(pipeline, pipelines.RATING_QUEUE)
     for k in range(6):
         Task.objects.create(
             queue=queue,
@@ -215,7 +217,7 @@ def test_pipeline_page_shows_the_plot_the_tables_and_bias(
 ):
     # given the judged sets and one rater's forced choices
     pipeline, _, _ = judged
-    queue = services.queue_ensure(pipeline=pipeline, stage=services.STAGE_RATING)
+    queue = queue_ensure(pipeline, pipelines.RATING_QUEUE)
     for k in range(3):
         Task.objects.create(
             queue=queue,

@@ -7,15 +7,13 @@ import pytest
 
 from annotator.models import Task
 from annotator.platform.errors import Invalid
-from curation.models import Generation, LLMProvider, VLindTriple
-from curation.recipes.vlind import concepts, prompts, services
-from tests.curation import test_vlind_helpers as helpers
-from tests.curation.test_vlind_helpers import draft_offline, review_triples, reviewers
+from curation.models import Generation, LLMProvider
+from curation.recipes.vlind import benches, concepts, prompts, triples
+from curation.recipes.vlind.models import VLindTriple
+from tests.curation.recipes.vlind.helpers import draft_offline, review_triples, reviewers
 from tests.fake_openai import malformed, reply
 
 pytestmark = pytest.mark.django_db
-media = helpers.media
-bench = helpers.bench
 
 GOOD_COLOR = [
     {
@@ -58,21 +56,40 @@ def _provider(project, fake):
     )
 
 
+TABLE_1 = (
+    "climate",
+    "color",
+    "diet",
+    "folklore",
+    "habitat",
+    "history",
+    "landmark",
+    "location",
+    "size",
+    "time",
+    "weight",
+)
+
+
+def _triple(context: str, true: str, false: str) -> dict:
+    return {"context": context, "true_statement": true, "false_statement": false}
+
+
 def test_a_new_bench_has_the_papers_11_concepts_with_three_examples_each(bench):
     # given a bench just created
     rows = list(bench.concepts.order_by("position"))
     # then it holds the paper's concepts in Table 1's order, each with 3 usable examples
-    assert [c.name for c in rows] == list(concepts.NAMES)
+    assert [c.name for c in rows] == list(TABLE_1) == list(concepts.names())
     assert len(rows) == 11
     for concept in rows:
         usable, problems = prompts.triples_check(concept.examples)
         assert (len(usable), problems) == (3, []), concept.name
         assert concept.image_hint.startswith("an image of")
     # and every concept's offline bank is six more triples, none repeating an example
-    for name in concepts.NAMES:
-        spec = concepts.SPECS[name]
+    for spec in concepts.default_concepts():
+        name = spec["name"]
         usable, problems = prompts.triples_check(
-            concepts.offline_bank(name), examples=[concepts.triple(*e) for e in spec.examples]
+            concepts.offline_bank(name), examples=spec["examples"]
         )
         assert (len(usable), problems) == (6, []), name
 
@@ -116,7 +133,7 @@ def test_fake_llm_good_then_malformed_then_good(bench, fake_openai):
     )
     ids = list(bench.concepts.filter(name__in=["color", "diet"]).values_list("pk", flat=True))
     # when two triples per concept are drafted
-    result = services.triples_draft(bench=bench, concept_ids=ids, count=2)
+    result = triples.triples_draft(bench=bench, concept_ids=ids, count=2)
     # then four triples are in review, each with its generation (provenance)
     assert result["drafted"] == 4 and result["concepts"] == {"color": 2, "diet": 2}
     assert result["failed_calls"] == 0 and result["errors"] == []
@@ -158,7 +175,7 @@ def test_an_llm_that_never_answers_json_leaves_the_concept_with_the_error(bench,
     _provider(bench.project, fake_openai)
     fake_openai.default = malformed("I cannot help with that.")
     concept = bench.concepts.get(name="color")
-    result = services.triples_draft(bench=bench, concept_ids=[concept.pk], count=2)
+    result = triples.triples_draft(bench=bench, concept_ids=[concept.pk], count=2)
     assert result["drafted"] == 0 and result["failed_calls"] == 1
     assert result["errors"][0].startswith("color: Failed after 3 attempts")
     assert VLindTriple.objects.count() == 0
@@ -181,7 +198,7 @@ def test_unusable_triples_are_dropped_and_counted(bench, fake_openai):
         )
     )
     # when drafted
-    result = services.triples_draft(bench=bench, concept_ids=[color.pk], count=1)
+    result = triples.triples_draft(bench=bench, concept_ids=[color.pk], count=1)
     # then only the good one is stored, the four others are counted as unusable
     assert (result["invalid"], result["drafted"], len(fake_openai.chat_requests)) == (4, 1, 1)
     assert list(bench.triples.values_list("context", flat=True)) == [GOOD_COLOR[0]["context"]]
@@ -225,7 +242,7 @@ def test_concept_edit_checks_examples_and_keeps_nothing_on_error(bench):
     bad = [dict(e) for e in before]
     bad[1]["false_statement"] = bad[1]["true_statement"]
     with pytest.raises(Invalid) as exc:
-        services.concept_update(
+        benches.concept_update(
             concept=concept, description="x", image_hint="an image of x", examples=bad
         )
     assert exc.value.errors == [
@@ -233,20 +250,20 @@ def test_concept_edit_checks_examples_and_keeps_nothing_on_error(bench):
     ]
     concept.refresh_from_db()
     assert concept.examples == before
-    new = services.concept_add(
+    new = benches.concept_add(
         bench=bench,
         name="Sound",
         description="What things sound like.",
         image_hint="an image of a cat barking",
         examples=[
-            concepts.triple("A cat barks at the mailman.", "The cat barks.", "The cat meows."),
-            concepts.triple("A lion chirps.", "The lion chirps.", "The lion roars."),
-            concepts.triple("A cow quacks.", "The cow quacks.", "The cow moos."),
+            _triple("A cat barks at the mailman.", "The cat barks.", "The cat meows."),
+            _triple("A lion chirps.", "The lion chirps.", "The lion roars."),
+            _triple("A cow quacks.", "The cow quacks.", "The cow moos."),
         ],
     )
     assert (new.name, new.position) == ("sound", 11)
     # the offline drafter knows only the paper's concepts and says so
-    result = services.triples_draft(
+    result = triples.triples_draft(
         bench=bench,
         concept_ids=[new.pk],
         count=2,

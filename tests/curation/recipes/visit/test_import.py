@@ -12,23 +12,21 @@ import json
 import pytest
 from django.db.models import Count
 
-from curation.models import VisitFamily, VisitImage, VisitInstance, VisitReference
-from curation.recipes.visit import export, selectors, services
+from annotator.platform.errors import Invalid
+from curation.recipes.visit import dataset, export, publish, selectors
+from curation.recipes.visit.models import VisitFamily, VisitImage, VisitInstance, VisitReference
 from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import ModelRun
-from tests.curation.test_visit_helpers import DATASET, MODEL_FILES, media, pipeline, read
+from tests.curation.recipes.visit.helpers import DATASET, MODEL_FILES, read
 from tests.paths import VISIT_BENCH, needs
 
 pytestmark = [pytest.mark.django_db, needs(VISIT_BENCH)]
-__all__ = ["media", "pipeline"]
 
 
 @pytest.fixture
 def imported(pipeline):
-    result = services.dataset_import(
-        pipeline=pipeline, content=read(DATASET), filename=DATASET.name
-    )
+    result = dataset.dataset_import(pipeline=pipeline, content=read(DATASET), filename=DATASET.name)
     return pipeline, result
 
 
@@ -63,7 +61,7 @@ def test_real_csv_becomes_families_and_instances_with_table_2(imported):
 def test_published_version_keeps_529_of_578_and_matches_the_model_files(imported, curator):
     pipeline, _ = imported
     # when the pipeline is published
-    version = services.version_publish(pipeline=pipeline, label="v1", created_by=curator)
+    version = publish.version_publish(pipeline=pipeline, label="v1", created_by=curator)
     # then the evaluation app holds 578 items, 529 counting on leaderboards, with the ids its
     # own parser gives the published file
     assert (version.item_count, version.kept_count) == (578, 529)
@@ -87,14 +85,14 @@ def test_published_version_keeps_529_of_578_and_matches_the_model_files(imported
     )
     assert counts == {"LLaVA (13B)": 577, "InstructBLIP (13B)": 578, "PandaGPT (13B)": 578}
     # so every verified instance has the reference and up to three models to pair
-    responses = services.responses_of(version)
+    responses = publish.responses_of(version)
     assert len(responses) == 529
     assert sum(len(r) for r in responses.values()) == 529 * 4 - 1
 
 
 def test_dataset_export_reads_back_through_the_evaluation_parser(imported, curator):
     pipeline, _ = imported
-    services.version_publish(pipeline=pipeline, label="v1", created_by=curator)
+    publish.version_publish(pipeline=pipeline, label="v1", created_by=curator)
     # when the version is exported as CSV and JSONL
     text = export.dataset_export(pipeline=pipeline, fmt="csv")
     lines = export.dataset_export(pipeline=pipeline, fmt="jsonl").splitlines()
@@ -115,8 +113,8 @@ def test_dataset_export_reads_back_through_the_evaluation_parser(imported, curat
 
 def test_importing_the_same_file_twice_is_refused_with_line_numbers(imported):
     pipeline, _ = imported
-    with pytest.raises(services.Invalid) as exc:
-        services.dataset_import(pipeline=pipeline, content=read(DATASET), filename=DATASET.name)
+    with pytest.raises(Invalid) as exc:
+        dataset.dataset_import(pipeline=pipeline, content=read(DATASET), filename=DATASET.name)
     assert exc.value.errors[0]["line"] == 2
     assert "already in this pipeline" in exc.value.errors[0]["error"]
     assert VisitInstance.objects.filter(pipeline=pipeline).count() == 578
@@ -144,8 +142,8 @@ def test_importing_the_same_file_twice_is_refused_with_line_numbers(imported):
     ],
 )
 def test_bad_dataset_rows_are_refused_with_their_line(pipeline, content, line, error):
-    with pytest.raises(services.Invalid) as exc:
-        services.dataset_import(pipeline=pipeline, content=content, filename="bad.csv")
+    with pytest.raises(Invalid) as exc:
+        dataset.dataset_import(pipeline=pipeline, content=content, filename="bad.csv")
     assert exc.value.errors[0]["line"] == line
     assert error in exc.value.errors[0]["error"]
     assert not VisitInstance.objects.exists()

@@ -8,8 +8,7 @@ LLM draft, or the published GPT-4 response, and its verification verdict, Table 
 (instance, model A, model B) tuple rated by people, Sec. 4.2) → VisitSubmission (a new model's
 responses, judged by the LLM judge in both orders, App. F).
 
-The evaluation app's objects (benchmark version, runs, judgment sets) are referenced by plain ids:
-curation does not depend on evaluation.
+The evaluation app's objects (benchmark version, runs, judgment sets) are referenced by ids.
 """
 
 from __future__ import annotations
@@ -18,6 +17,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
+
+from ..framework.models import RecipePipeline
 
 __all__ = [
     "VisitFamily",
@@ -31,13 +32,12 @@ __all__ = [
 ]
 
 
-class VisitPipeline(models.Model):
+class VisitPipeline(RecipePipeline):
     """One VisIT-Bench collection in a project: its queues, settings and published version."""
 
     project = models.ForeignKey(
         "annotator.Project", on_delete=models.CASCADE, related_name="visit_pipelines"
     )
-    name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     caption_min_length = models.PositiveSmallIntegerField(
         default=80, help_text=_("Shortest instruction-conditioned caption accepted (characters).")
@@ -73,13 +73,8 @@ class VisitPipeline(models.Model):
     # published from this pipeline), and the crowd-vote JudgmentSet this pipeline feeds.
     version_id = models.PositiveBigIntegerField(null=True, blank=True)
     human_set_id = models.PositiveBigIntegerField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(RecipePipeline.Meta):
         constraints = [
             models.UniqueConstraint(fields=["project", "name"], name="visitpipeline_name_uniq"),
             models.CheckConstraint(
@@ -89,9 +84,6 @@ class VisitPipeline(models.Model):
                 condition=Q(caption_min_length__gte=1), name="visitpipeline_caption_min_gte_1"
             ),
         ]
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class VisitFamily(models.Model):

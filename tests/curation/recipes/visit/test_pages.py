@@ -16,21 +16,16 @@ from django.urls import reverse
 from annotator.models import Task
 from annotator.platform import roles
 from annotator.platform.models import Job
-from curation.models import VisitFamily, VisitImage, VisitInstance, VisitPipeline
-from curation.recipes.visit import export, services
-from tests.curation.test_visit_helpers import (
-    DATASET,
-    media,
-    pipeline,
-    png_bytes,
-    read,
-    seed_family,
-)
+from curation.recipes.visit import dataset, export, families, fetch, pipelines, publish
+from curation.recipes.visit.models import VisitFamily, VisitImage, VisitInstance, VisitPipeline
+from tests.curation.recipes.common import png_bytes
+from tests.curation.recipes.visit.helpers import DATASET, read, seed_family
 from tests.factories import ProjectFactory, UserFactory
 from tests.paths import VISIT_BENCH, needs
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.curation.test_visit_helpers")]
-__all__ = ["media", "pipeline"]
+pytestmark = [
+    pytest.mark.django_db,
+]
 
 
 def _head(n: int) -> str:
@@ -49,7 +44,7 @@ def curator_client(client, curator):
 
 @pytest.fixture
 def small(pipeline):
-    services.dataset_import(pipeline=pipeline, content=_head(12), filename="head.csv")
+    dataset.dataset_import(pipeline=pipeline, content=_head(12), filename="head.csv")
     return pipeline
 
 
@@ -157,7 +152,7 @@ def test_bad_dataset_upload_is_refused_with_line_numbers_and_nothing_stored(
     html = response.content.decode()
     assert '<td class="num">3</td><td><code>empty instruction</code>' in html
     assert not VisitInstance.objects.exists()
-    assert not Job.objects.filter(kind=services.IMPORT_JOB).exists()
+    assert not Job.objects.filter(kind=pipelines.IMPORT_JOB).exists()
 
 
 @needs(VISIT_BENCH)
@@ -177,7 +172,7 @@ def test_good_dataset_upload_is_checked_then_imported_by_a_job(
     finally:
         current_app.conf.task_always_eager = False
     assert response.status_code == 302
-    job = Job.objects.get(kind=services.IMPORT_JOB)
+    job = Job.objects.get(kind=pipelines.IMPORT_JOB)
     assert (job.status, job.result["instances"]) == ("succeeded", 5)
     assert VisitInstance.objects.filter(pipeline=pipeline).count() == 5
 
@@ -185,7 +180,7 @@ def test_good_dataset_upload_is_checked_then_imported_by_a_job(
 def _export(client, pipeline, what, fmt, capture):
     with capture(execute=True):
         response = client.post(reverse("curator-visit-export", args=[pipeline.pk, what, fmt]))
-    job = Job.objects.filter(kind=services.EXPORT_JOB).order_by("-id").first()
+    job = Job.objects.filter(kind=pipelines.EXPORT_JOB).order_by("-id").first()
     job.refresh_from_db()
     return response, job
 
@@ -195,7 +190,7 @@ def test_export_jobs_write_the_published_layout(
     curator_client, small, curator, eager, django_capture_on_commit_callbacks
 ):
     # given a published version and no export yet
-    services.version_publish(pipeline=small, label="v1", created_by=curator)
+    publish.version_publish(pipeline=small, label="v1", created_by=curator)
     url = reverse("curator-visit-export", args=[small.pk, "dataset", "csv"])
     response = curator_client.get(url, follow=True)
     assert "No finished Dataset (CSV) export yet: start an export" in response.content.decode()
@@ -250,7 +245,7 @@ def test_export_refusals_say_why_and_start_nothing(curator_client, pipeline):
     assert curator_client.get(bad).status_code == 302
     assert not Job.objects.exists()
     # a job that is not this pipeline's export: 404 saying so
-    other = Job.objects.create(kind=services.IMPORT_JOB, params={"pipeline_id": pipeline.pk})
+    other = Job.objects.create(kind=pipelines.IMPORT_JOB, params={"pipeline_id": pipeline.pk})
     response = curator_client.get(
         reverse("curator-visit-export-file", args=[pipeline.pk, other.pk])
     )
@@ -265,13 +260,13 @@ def test_remote_images_stay_links_when_the_network_is_down(small, monkeypatch):
 
     def unreachable(url, **kwargs):
         calls.append(url)
-        raise services.FetchFailed("not reachable (Name or service not known)", unreachable=True)
+        raise fetch.FetchFailed("not reachable (Name or service not known)", unreachable=True)
 
-    monkeypatch.setattr(services, "fetch_remote", unreachable)
+    monkeypatch.setattr(fetch, "fetch_remote", unreachable)
     # when the fetch job runs
-    result = services.images_fetch(pipeline=small)
+    result = fetch.images_fetch(pipeline=small)
     # then it gives up after five in a row, and those keep their links and the reason
-    assert len(calls) == services.FETCH_GIVE_UP_AFTER
+    assert len(calls) == fetch.FETCH_GIVE_UP_AFTER
     assert result["fetched"] == 0
     assert result["stopped"].startswith("Stopped after 5 unreachable images in a row")
     assert VisitImage.objects.filter(instance__pipeline=small, image__isnull=True).count() == 12
@@ -283,9 +278,9 @@ def test_remote_images_stay_links_when_the_network_is_down(small, monkeypatch):
 def test_reachable_remote_image_is_stored_with_its_licence(small, monkeypatch):
     # given every host answers (a different picture per URL)
     seeds = iter(range(100, 200))
-    monkeypatch.setattr(services, "fetch_remote", lambda url, **kw: png_bytes(next(seeds)))
+    monkeypatch.setattr(fetch, "fetch_remote", lambda url, **kw: png_bytes(next(seeds)))
     # when the fetch job runs
-    result = services.images_fetch(pipeline=small)
+    result = fetch.images_fetch(pipeline=small)
     # then all are stored, each with its URL as the source and the published licence and author
     assert result == {"fetched": 12, "failed": 0, "stopped": ""}
     images = VisitImage.objects.filter(instance__pipeline=small).order_by("instance__position")
@@ -305,8 +300,8 @@ def test_reachable_remote_image_is_stored_with_its_licence(small, monkeypatch):
     ],
 )
 def test_fetch_refuses_local_addresses_without_a_request(url, reason):
-    with pytest.raises(services.FetchFailed) as exc:
-        services.fetch_remote(url)
+    with pytest.raises(fetch.FetchFailed) as exc:
+        fetch.fetch_remote(url)
     assert exc.value.reason == reason
 
 
@@ -385,7 +380,7 @@ def test_crowdworker_writes_an_instruction_in_the_workspace_with_an_upload(
 ):
     # given an instruction task, opened in the workspace (which shows the family's example)
     family = seed_family(pipeline, curator)
-    services.instruction_tasks_create(family=family, count=1, created_by=curator)
+    families.instruction_tasks_create(family=family, count=1, created_by=curator)
     pipeline.refresh_from_db()
     client.force_login(crowdworker)
     page = client.get(reverse("work", args=[pipeline.instruction_queue.pk]))

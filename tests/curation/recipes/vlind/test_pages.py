@@ -15,16 +15,17 @@ from django.urls import reverse
 from annotator.models import Task
 from annotator.platform import roles
 from annotator.platform.models import Job
-from curation.models import Image, VLindBench, VLindConcept, VLindImage, VLindTriple
-from curation.recipes.vlind import demo, export, selectors, services
+from curation.models import Image
+from curation.recipes.vlind import benches, demo, export, selectors
+from curation.recipes.vlind.models import VLindBench, VLindConcept, VLindImage, VLindTriple
 from evaluation.models import BenchmarkVersion
-from tests.curation import test_vlind_helpers as helpers
-from tests.curation.test_vlind_helpers import draft_offline, kept, png_bytes, review_triples
+from tests.curation.recipes.vlind import helpers
+from tests.curation.recipes.vlind.helpers import draft_offline, kept, png_bytes, review_triples
 from tests.factories import ProjectFactory, UserFactory
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.curation.test_vlind_helpers")]
-media = helpers.media
-bench = helpers.bench
+pytestmark = [
+    pytest.mark.django_db,
+]
 
 
 @pytest.fixture
@@ -167,7 +168,7 @@ def test_nouns_and_best_image_forms(curator_client, bench):
 def _run_export(client, url, data, capture):
     with capture(execute=True):
         response = client.post(url, data)
-    job = Job.objects.filter(kind=services.EXPORT_JOB).order_by("-id").first()
+    job = Job.objects.filter(kind=benches.EXPORT_JOB).order_by("-id").first()
     job.refresh_from_db()
     return response, job
 
@@ -238,7 +239,7 @@ def test_export_refusals_and_a_job_of_another_bench_say_why(curator_client, benc
     # another bench's export job is not served here, nor an unfinished one
     other = VLindBench.objects.create(project=bench.project, name="Other")
     job = Job.objects.create(
-        kind=services.EXPORT_JOB, params={"bench_id": other.pk}, project=bench.project
+        kind=benches.EXPORT_JOB, params={"bench_id": other.pk}, project=bench.project
     )
     response = curator_client.get(reverse("curator-vlind-export-file", args=[bench.pk, job.pk]))
     assert response.status_code == 404

@@ -3,7 +3,7 @@ by three people, counterfactual images in three styles checked by three people, 
 and the visual-perception nouns of each triple.
 
 An instance of the published ``data.json`` is a kept triple with at least one good image, a
-factual image and both VP nouns; ``curation.recipes.vlind.export`` assembles it.
+factual image and both VP nouns; ``export`` assembles it.
 """
 
 from __future__ import annotations
@@ -13,19 +13,20 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from ..framework.models import RecipePipeline
+
 __all__ = ["VLindBench", "VLindConcept", "VLindImage", "VLindTriple"]
 
 # The published layout has four image ids per style (0–3, 4–7, 8–11): App. C, data.json.
 MAX_PER_STYLE = 4
 
 
-class VLindBench(models.Model):
+class VLindBench(RecipePipeline):
     """One VLind-Bench build of a project: its concepts, triples, images and review queues."""
 
     project = models.ForeignKey(
         "annotator.Project", on_delete=models.CASCADE, related_name="vlind_benches"
     )
-    name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     triples_per_concept = models.PositiveSmallIntegerField(
         default=50, help_text=_("Instance triples the LLM drafts per concept (Sec. 4: 50).")
@@ -45,13 +46,8 @@ class VLindBench(models.Model):
     )
     image_model = models.CharField(max_length=200, blank=True, default="dall-e-3")
     image_size = models.CharField(max_length=20, default="1024x1024")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(RecipePipeline.Meta):
         constraints = [
             models.UniqueConstraint(
                 fields=["project", "name"], name="vlindbench_project_name_uniq"
@@ -64,9 +60,6 @@ class VLindBench(models.Model):
                 condition=Q(triples_per_concept__gte=1), name="vlindbench_triples_gte_1"
             ),
         ]
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class VLindConcept(models.Model):

@@ -6,13 +6,11 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Task
-from curation.models import VisitInstance, VisitPair
 from curation.recipes.visit import demo, selectors
+from curation.recipes.visit.models import VisitInstance, VisitPair
 from evaluation.models import JudgmentSet
-from tests.curation.test_visit_helpers import media
 
 pytestmark = pytest.mark.django_db
-__all__ = ["media"]
 
 
 def _open(queue) -> int:

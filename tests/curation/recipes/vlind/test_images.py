@@ -13,10 +13,13 @@ import pytest
 
 from annotator.models import Task
 from annotator.platform.errors import Invalid
-from curation.models import Generation, Image, LLMProvider, VLindImage
-from curation.recipes.vlind import export, selectors, services
-from tests.curation import test_vlind_helpers as helpers
-from tests.curation.test_vlind_helpers import (
+from curation.models import Generation, Image, LLMProvider
+from curation.recipes.framework import stages
+from curation.recipes.framework.registry import recipe_of
+from curation.recipes.vlind import benches, export, generation, images, selectors
+from curation.recipes.vlind.models import VLindImage
+from tests.curation.recipes.vlind import helpers
+from tests.curation.recipes.vlind.helpers import (
     draft_offline,
     kept,
     png_bytes,
@@ -27,8 +30,6 @@ from tests.curation.test_vlind_helpers import (
 )
 
 pytestmark = pytest.mark.django_db
-media = helpers.media
-bench = helpers.bench
 
 
 @pytest.fixture
@@ -48,10 +49,10 @@ def _files(root) -> list[str]:
 
 def test_upload_fills_the_styles_slots_and_sends_each_image_to_review(one_kept):
     # when two photorealistic and one cartoon image are uploaded
-    rows = services.images_upload(
+    rows = images.images_upload(
         triple=one_kept, style="photorealistic", files=[upload(1), upload(2)]
     )
-    rows += services.images_upload(triple=one_kept, style="cartoon", files=[upload(3)])
+    rows += images.images_upload(triple=one_kept, style="cartoon", files=[upload(3)])
     # then they take image ids 0, 1 and 8 (the published layout), style recorded per image
     assert [(r.slot, r.style, r.origin, r.status) for r in rows] == [
         (0, "photorealistic", "upload", "review"),
@@ -102,12 +103,12 @@ def test_bad_uploads_are_refused_with_the_reason_and_nothing_is_stored(
     # given a kept triple and no stored image yet
     before, blobs = _stored(), _files(media) if media.exists() else []
     sent = [
-        services.Upload(name=name, data=png_bytes(7) if data == "png" else data)
+        images.Upload(name=name, data=png_bytes(7) if data == "png" else data)
         for name, data in files
     ]
     # when the batch holds a bad file
     with pytest.raises(Invalid) as exc:
-        services.images_upload(triple=one_kept, style="illustration", files=sent)
+        images.images_upload(triple=one_kept, style="illustration", files=sent)
     # then the message names the file and why; no image row, no blob, no task
     assert exc.value.message == message
     assert len(exc.value.errors) == len(errors)
@@ -119,9 +120,9 @@ def test_bad_uploads_are_refused_with_the_reason_and_nothing_is_stored(
 
 
 def test_more_files_than_free_slots_are_refused(one_kept):
-    services.images_upload(triple=one_kept, style="cartoon", files=[upload(1), upload(2)])
+    images.images_upload(triple=one_kept, style="cartoon", files=[upload(1), upload(2)])
     with pytest.raises(Invalid) as exc:
-        services.images_upload(
+        images.images_upload(
             triple=one_kept, style="cartoon", files=[upload(3), upload(4), upload(5)]
         )
     assert exc.value.message == (
@@ -130,7 +131,7 @@ def test_more_files_than_free_slots_are_refused(one_kept):
     assert VLindImage.objects.count() == 2
     # the same picture again for this triple is refused too
     with pytest.raises(Invalid) as exc:
-        services.images_upload(triple=one_kept, style="illustration", files=[upload(1)])
+        images.images_upload(triple=one_kept, style="illustration", files=[upload(1)])
     assert exc.value.errors[0]["error"] == "img1.png: already image 8 of this triple"
 
 
@@ -139,13 +140,13 @@ def test_a_triple_not_kept_gets_no_images(bench):
     triple = bench.triples.get()
     triple.bench = bench
     with pytest.raises(Invalid) as exc:
-        services.images_upload(triple=triple, style="cartoon", files=[upload(1)])
+        images.images_upload(triple=triple, style="cartoon", files=[upload(1)])
     assert exc.value.message == "Only a kept triple gets images: this one is in review."
     assert Image.objects.count() == 0
 
 
 def test_images_are_good_with_two_of_three_and_the_best_defaults_to_most_accepts(one_kept):
-    rows = services.images_upload(
+    rows = images.images_upload(
         triple=one_kept, style="photorealistic", files=[upload(k) for k in range(4)]
     )
     # when reviewed with 2, 3, 1 and 0 accepts
@@ -156,13 +157,13 @@ def test_images_are_good_with_two_of_three_and_the_best_defaults_to_most_accepts
     # then images 0 and 1 are good; the best is the one with most accepts (image 1)
     assert got == {0: ("good", 2), 1: ("good", 3), 2: ("bad", 1), 3: ("bad", 0)}
     one_kept.refresh_from_db()
-    images = list(one_kept.images.all())
-    assert services.best_of(one_kept, images).slot == 1
+    shown = list(one_kept.images.all())
+    assert images.best_of(one_kept, shown).slot == 1
     # when the curator picks image 0 it is the best; a rejected image cannot be picked
-    services.best_image_pick(triple=one_kept, image_id=rows[0].pk)
-    assert services.best_of(one_kept, images).slot == 0
+    images.best_image_pick(triple=one_kept, image_id=rows[0].pk)
+    assert images.best_of(one_kept, shown).slot == 0
     with pytest.raises(Invalid, match="Only a good image"):
-        services.best_image_pick(triple=one_kept, image_id=rows[2].pk)
+        images.best_image_pick(triple=one_kept, image_id=rows[2].pk)
 
 
 def test_a_context_with_no_good_image_leaves_the_set(bench):
@@ -184,14 +185,14 @@ def test_a_context_with_no_good_image_leaves_the_set(bench):
 
 
 def test_factual_upload_and_context(one_kept):
-    services.factual_upload(
+    images.factual_upload(
         triple=one_kept, upload=upload(5, "fact.png"), factual_context="  Bananas are  yellow. "
     )
     one_kept.refresh_from_db()
     assert one_kept.factual_context == "Bananas are yellow."
     assert one_kept.factual_image.original_name == "fact.png"
     with pytest.raises(Invalid) as exc:
-        services.factual_upload(triple=one_kept, upload=services.Upload("f.gif", b"GIF89a"))
+        images.factual_upload(triple=one_kept, upload=images.Upload("f.gif", b"GIF89a"))
     assert exc.value.errors[0]["error"].startswith("f.gif: ")
     one_kept.refresh_from_db()
     assert one_kept.factual_image.original_name == "fact.png"
@@ -255,10 +256,10 @@ def fake_images():
 
 
 def test_without_an_endpoint_the_page_and_the_service_say_what_to_configure(one_kept):
-    _endpoint, _model, problem = services.image_endpoint(one_kept.bench)
+    _endpoint, _model, problem = generation.image_endpoint(one_kept.bench)
     assert problem.startswith("No image endpoint is configured: choose an OpenAI-compatible")
     with pytest.raises(Invalid, match="No image endpoint is configured"):
-        services.images_generate_start(bench=one_kept.bench)
+        stages.stage_start(recipe_of("vlind"), "images", one_kept.bench)
 
 
 def test_generation_fills_three_styles_records_generations_and_the_factual_image(
@@ -269,12 +270,12 @@ def test_generation_fills_three_styles_records_generations_and_the_factual_image
     provider = LLMProvider.objects.create(
         name="images", base_url=fake_images.base_url, api_key="sk-x", model="x", max_retries=0
     )
-    services.bench_settings(
+    benches.bench_settings(
         bench=bench, images_per_style=1, image_provider=provider, image_model="dall-e-3"
     )
     fake_images.script = ["ok", "ok", 400, "ok"]
     # when images are generated
-    result = services.images_generate(bench=bench)
+    result = generation.images_generate(bench=bench)
     # then slots 0 and 4 are filled, the cartoon call failed (recorded), the factual image made
     assert result["images"] == 2 and result["factual"] == 1 and result["failed"] == 1
     rows = list(VLindImage.objects.order_by("slot"))
@@ -299,7 +300,7 @@ def test_generation_fills_three_styles_records_generations_and_the_factual_image
     assert one_kept.factual_image.sha256 == gens[3].output["image_sha256"]
     # and a re-run fills only the empty slot
     fake_images.script = ["ok"]
-    assert services.images_generate(bench=bench)["images"] == 1
+    assert generation.images_generate(bench=bench)["images"] == 1
     assert VLindImage.objects.get(slot=8).origin == "generated"
 
 
@@ -308,8 +309,8 @@ def test_generation_stops_after_three_failures_in_a_row(one_kept, fake_images):
     provider = LLMProvider.objects.create(
         name="images", base_url=fake_images.base_url, model="x", max_retries=0
     )
-    services.bench_settings(bench=bench, image_provider=provider, image_model="m")
-    result = services.images_generate(bench=bench)  # the fake answers 500 to everything
+    benches.bench_settings(bench=bench, image_provider=provider, image_model="m")
+    result = generation.images_generate(bench=bench)  # the fake answers 500 to everything
     assert (result["images"], result["failed"]) == (0, 3)
     assert result["errors"][-1] == "Stopped after 3 failed calls in a row."
     assert len(fake_images.requests) == 3

@@ -1,56 +1,24 @@
-"""Shared pieces of the VLind-Bench tests: small images, a bench with triples people reviewed,
-three reviewers, and the recipe's URLs mounted like curation/urls.py will mount them.
-
-Fixtures are imported by name into the test modules that use them.
-"""
+"""Shared pieces of the VLind-Bench tests: uploads, offline-drafted triples, three reviewers and
+their answers, an assembled instance."""
 
 from __future__ import annotations
 
-import io
-
-import numpy as np
-import pytest
-from django.urls import include, path
-from PIL import Image as PILImage
-
 from annotator import services as annotator_services
 from annotator.platform import roles
-from blindspot.urls import urlpatterns as project_urls
 from curation import gateway
-from curation.models import VLindImage, VLindTriple
-from curation.recipes.vlind import services
+from curation.recipes.vlind import images, nouns, triples
+from curation.recipes.vlind.models import VLindImage, VLindTriple
+from tests.curation.recipes.common import png_bytes
 from tests.factories import UserFactory
 
-# The recipe's pages under curate/, as the lead's include in curation/urls.py will mount them.
-urlpatterns = [path("curate/", include("curation.recipes.vlind.urls")), *project_urls]
 
-
-def png_bytes(seed: int, size: int = 24) -> bytes:
-    rng = np.random.default_rng(seed)
-    pixels = rng.integers(0, 256, size=(size, size, 3), dtype=np.uint8)
-    buf = io.BytesIO()
-    PILImage.fromarray(pixels).save(buf, "PNG")
-    return buf.getvalue()
-
-
-def upload(seed: int, name: str | None = None) -> services.Upload:
-    return services.Upload(name=name or f"img{seed}.png", data=png_bytes(seed))
-
-
-@pytest.fixture
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = str(tmp_path / "media")
-    return tmp_path / "media"
-
-
-@pytest.fixture
-def bench(project, curator, media):
-    return services.bench_create(project=project, name="VLind test", created_by=curator)
+def upload(seed: int, name: str | None = None) -> images.Upload:
+    return images.Upload(name=name or f"img{seed}.png", data=png_bytes(seed))
 
 
 def draft_offline(bench, names=("color",), count=3):
     ids = list(bench.concepts.filter(name__in=names).values_list("pk", flat=True))
-    return services.triples_draft(
+    return triples.triples_draft(
         bench=bench, concept_ids=ids, count=count, provider=gateway.provider_offline()
     )
 
@@ -100,10 +68,10 @@ def assemble(bench, triple, *, seed: int, accepts=(3, 2, 1), people=None) -> lis
     """Upload one image per style, review them with ``accepts``, add a factual image and nouns."""
     rows = []
     for k, style in enumerate(("photorealistic", "illustration", "cartoon")):
-        rows += services.images_upload(triple=triple, style=style, files=[upload(seed * 10 + k)])
+        rows += images.images_upload(triple=triple, style=style, files=[upload(seed * 10 + k)])
     review_images(
         bench, people or reviewers(), {r.pk: a for r, a in zip(rows, accepts, strict=True)}
     )
-    services.factual_upload(triple=triple, upload=upload(seed * 10 + 9, "factual.png"))
-    services.nouns_pick(triple=triple, existent="a banana", non_existent="a kite")
+    images.factual_upload(triple=triple, upload=upload(seed * 10 + 9, "factual.png"))
+    nouns.nouns_pick(triple=triple, existent="a banana", non_existent="a kite")
     return rows

@@ -17,29 +17,27 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotator.platform import roles
-from curation.models import VisitSubmission
-from curation.recipes.visit import sampling, services
-from evaluation import runners
+from curation.recipes.visit import dataset, pipelines, publish, ratings, sampling, submissions
+from curation.recipes.visit.models import VisitSubmission
 from evaluation import services as eval_services
+from evaluation.families.visit import judge
 from evaluation.models import JudgmentSet, ModelRun
-from tests.curation.test_visit_helpers import DATASET, MODEL_FILES, media, pipeline, read
+from tests.curation.recipes.visit.helpers import DATASET, MODEL_FILES, read
 from tests.factories import UserFactory
 from tests.paths import VISIT_BENCH, needs
 
 pytestmark = [
     pytest.mark.django_db,
-    pytest.mark.urls("tests.curation.test_visit_helpers"),
     needs(VISIT_BENCH),
 ]
-__all__ = ["media", "pipeline"]
 PANDA = "PandaGPT (13B)"
 
 
 @pytest.fixture
 def board(pipeline, curator):
     """The published dataset with LLaVA and InstructBLIP imported on its version."""
-    services.dataset_import(pipeline=pipeline, content=read(DATASET), filename=DATASET.name)
-    version = services.version_publish(pipeline=pipeline, label="v1", created_by=curator)
+    dataset.dataset_import(pipeline=pipeline, content=read(DATASET), filename=DATASET.name)
+    version = publish.version_publish(pipeline=pipeline, label="v1", created_by=curator)
     for name in ("LLaVA (13B)", "InstructBLIP (13B)"):
         path = MODEL_FILES[name]
         eval_services.import_run(
@@ -94,13 +92,13 @@ def test_submission_over_the_api_is_judged_and_rated(
     assert response.status_code == 201, response.content
     body = response.json()
     assert (body["model"], body["rows"], body["reference_pairs"]) == (PANDA, 578, 12)
-    expected = runners.judge_pairs_sample(version=version, model=PANDA, n=12, seed=7)
+    expected = judge.judge_pairs_sample(version=version, model=PANDA, n=12, seed=7)
     assert body["pairs"] == expected
     assert body["pair_count"] == 24
-    assert sum(p["b_model"] == services.REFERENCE for p in body["pairs"]) == 12
+    assert sum(p["b_model"] == pipelines.REFERENCE for p in body["pairs"]) == 12
     assert ModelRun.objects.get(version=version, model__name=PANDA).prediction_count == 578
     # and the offline judge judged every pair in both orders, then rated the version
-    judged = JudgmentSet.objects.get(version=version, label=services.leaderboard_label(pipeline))
+    judged = JudgmentSet.objects.get(version=version, label=submissions.leaderboard_label(pipeline))
     assert (judged.status, judged.pair_count) == ("succeeded", 24)
     assert judged.provenance["offline"] is True
     assert judged.provenance["pairing"] == {"model": PANDA, "instances": 12, "seed": 7, "drawn": 12}
@@ -114,24 +112,24 @@ def test_submission_over_the_api_is_judged_and_rated(
     assert rating["win_rate"]["n"] <= 12
     board_json = api.get(reverse("api-visit-leaderboard", args=[pipeline.pk])).json()
     assert board_json["judge"] == "Offline judge (length heuristic, not an LLM)"
-    assert {p["player"] for p in board_json["players"]} >= {PANDA, services.REFERENCE}
+    assert {p["player"] for p in board_json["players"]} >= {PANDA, pipelines.REFERENCE}
 
 
 def test_the_same_seed_gives_the_same_pairs(board):
     pipeline, version = board
-    responses = services.responses_of(version)
+    responses = publish.responses_of(version)
     # human tuples: the same seed, the same sample; another seed, another one
     first = sampling.rating_tuples(responses, n=30, seed=11)
     assert sampling.rating_tuples(dict(reversed(list(responses.items()))), n=30, seed=11) == first
     assert sampling.rating_tuples(responses, n=30, seed=12) != first
     assert len({(t.instance_id, sampling.pair_key(t.model_a, t.model_b)) for t in first}) == 30
     # and through the service: sampled tuples store their seed, new samples skip old tuples
-    assert services.pairs_sample(pipeline=pipeline, n=30, seed=11, votes=5) == 30
+    assert ratings.pairs_sample(pipeline=pipeline, n=30, seed=11, votes=5) == 30
     stored = list(
         pipeline.pairs.order_by("id").values_list("item_id", "model_a", "model_b", "seed")
     )
     assert stored == [(t.instance_id, t.model_a, t.model_b, 11) for t in first]
-    services.pairs_sample(pipeline=pipeline, n=30, seed=11)
+    ratings.pairs_sample(pipeline=pipeline, n=30, seed=11)
     assert pipeline.pairs.values("item_id", "pair_key").distinct().count() == 60
 
 

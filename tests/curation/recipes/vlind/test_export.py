@@ -13,16 +13,14 @@ from PIL import Image as PILImage
 
 from annotator.platform.errors import Invalid
 from curation import gateway
-from curation.recipes.vlind import export, prompts, services
+from curation.recipes.vlind import export, nouns, prompts
 from evaluation import importers
 from evaluation import services as evaluation_services
 from evaluation.metrics import vlind
-from tests.curation import test_vlind_helpers as helpers
-from tests.curation.test_vlind_helpers import draft_offline, kept, review_triples, reviewers
+from tests.curation.recipes.vlind import helpers
+from tests.curation.recipes.vlind.helpers import draft_offline, kept, review_triples, reviewers
 
 pytestmark = pytest.mark.django_db
-media = helpers.media
-bench = helpers.bench
 
 
 @pytest.fixture
@@ -35,7 +33,7 @@ def built(bench):
     helpers.assemble(bench, first, seed=1, accepts=(3, 1, 2), people=people)
     helpers.assemble(bench, second, seed=2, accepts=(2, 3, 0), people=people)
     helpers.assemble(bench, third, seed=3, accepts=(0, 1, 0), people=people)
-    services.nouns_pick(triple=second, existent="a fire truck", non_existent="a giraffe")
+    nouns.nouns_pick(triple=second, existent="a fire truck", non_existent="a giraffe")
     return bench
 
 
@@ -51,18 +49,18 @@ def test_vp_statements_follow_the_template():
 def test_nouns_are_picked_by_a_person_with_checks(built):
     triple = kept(built)[0]
     with pytest.raises(Invalid, match="must differ"):
-        services.nouns_pick(triple=triple, existent="Zebra", non_existent="zebra")
+        nouns.nouns_pick(triple=triple, existent="Zebra", non_existent="zebra")
     with pytest.raises(Invalid, match="but the context mentions station, truck"):
-        services.nouns_pick(triple=triple, existent="tree", non_existent="a truck station")
+        nouns.nouns_pick(triple=triple, existent="tree", non_existent="a truck station")
     with pytest.raises(Invalid, match="Pick \\(or type\\) both nouns"):
-        services.nouns_pick(triple=triple, existent=" ", non_existent="kite")
+        nouns.nouns_pick(triple=triple, existent=" ", non_existent="kite")
 
 
 def test_the_offline_noun_drafter_gives_two_of_each(bench):
     draft_offline(bench, names=("weight",), count=1)
     review_triples(bench, reviewers(), {})
     # (the first of the weight bank: "A balloon sinks to the floor and dents the wooden boards.")
-    result = services.nouns_draft(bench=bench, provider=gateway.provider_offline())
+    result = nouns.nouns_draft(bench=bench, provider=gateway.provider_offline())
     triple = bench.triples.get()
     assert result == {"drafted": 1, "failed": 0, "errors": []}
     assert triple.noun_candidates["nouns"] == ["balloon", "floor"]
@@ -202,7 +200,7 @@ def test_a_frozen_versions_archive_is_rebuilt_from_its_items(built):
     before = _zip(export.export_zip(bench=built)).read("data.json")
     # when the bench changes after freezing
     second = kept(built)[1]
-    services.nouns_pick(triple=second, existent="a truck", non_existent="a kite")
+    nouns.nouns_pick(triple=second, existent="a truck", non_existent="a kite")
     # then the version's archive still holds what was frozen
     frozen = _zip(export.version_zip(version))
     assert frozen.read("data.json") == before

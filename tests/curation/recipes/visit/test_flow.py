@@ -11,25 +11,25 @@ import pytest
 from annotator import services as annotator_services
 from annotator.models import Task
 from annotator.platform.errors import Invalid
-from curation.models import (
-    Image,
-    VisitImage,
-    VisitInstance,
-    VisitPair,
-    VisitReference,
+from curation.models import Image
+from curation.recipes.visit import (
+    families,
+    pipelines,
+    prompts,
+    publish,
+    ratings,
+    references,
+    sampling,
 )
-from curation.recipes.visit import prompts, services
+from curation.recipes.visit.models import VisitImage, VisitInstance, VisitPair, VisitReference
 from evaluation import importers
 from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import JudgmentSet, PairJudgment
-from tests.curation.test_visit_helpers import (
+from tests.curation.recipes.visit.helpers import (
     CAPTION_TEXT,
     INSTRUCTION_TEXT,
     answer_all,
-    llm,
-    media,
-    pipeline,
     seed_family,
     uploaded,
     workers,
@@ -37,14 +37,13 @@ from tests.curation.test_visit_helpers import (
 from tests.fake_openai import reply
 
 pytestmark = pytest.mark.django_db
-__all__ = ["llm", "media", "pipeline"]
 
 REFERENCE_TEXT = "Two red cubes would be left: there are four, and you take two away."
 
 
 def _write_instruction(pipeline, curator, crowdworker, text=INSTRUCTION_TEXT):
     family = seed_family(pipeline, curator)
-    services.instruction_tasks_create(family=family, count=1, created_by=curator)
+    families.instruction_tasks_create(family=family, count=1, created_by=curator)
     queue = pipeline.instruction_queue
     claim = annotator_services.assignment_claim(queue=queue, annotator=crowdworker)
     result = annotator_services.annotation_submit(
@@ -112,7 +111,7 @@ def test_instruction_without_licence_or_source_is_refused_and_nothing_kept(
 ):
     # given an instruction task
     family = seed_family(pipeline, curator)
-    services.instruction_tasks_create(family=family, count=1, created_by=curator)
+    families.instruction_tasks_create(family=family, count=1, created_by=curator)
     queue = pipeline.instruction_queue
     claim = annotator_services.assignment_claim(queue=queue, annotator=crowdworker)
     images_before = Image.objects.count()
@@ -142,7 +141,7 @@ def test_full_flow_to_crowd_elo_with_the_fake_llm(
 
     # when the LLM drafts the reference (the fake server answers)
     fake_openai.script(reply(REFERENCE_TEXT))
-    counts = services.references_draft(pipeline=pipeline)
+    counts = references.references_draft(pipeline=pipeline)
 
     # then it was asked with the paper's prompt, and the draft waits in review with provenance
     assert counts == {"drafted": 1, "failed": 0, "offline": 0}
@@ -165,7 +164,7 @@ def test_full_flow_to_crowd_elo_with_the_fake_llm(
     assert _review(pipeline, reviewer) == 1
     instance.refresh_from_db()
     assert instance.state == VisitInstance.State.VERIFIED
-    version = services.version_publish(pipeline=pipeline, label="v1", created_by=curator)
+    version = publish.version_publish(pipeline=pipeline, label="v1", created_by=curator)
     assert (version.item_count, version.kept_count) == (1, 1)
     item = version.items.get()
     assert item.data["reference"] == REFERENCE_TEXT
@@ -182,7 +181,7 @@ def test_full_flow_to_crowd_elo_with_the_fake_llm(
 
     # when every (instance, pair) tuple is sampled with 5 votes each and 5 people rate them:
     # the reference always wins, and model-x beats model-y 4 to 1
-    assert services.pairs_sample(pipeline=pipeline, n=10, seed=3, votes=5) == 3
+    assert ratings.pairs_sample(pipeline=pipeline, n=10, seed=3, votes=5) == 3
     raters = workers(project, 5)
 
     def prefer(rank):
@@ -194,7 +193,7 @@ def test_full_flow_to_crowd_elo_with_the_fake_llm(
 
         return respond
 
-    order = {services.REFERENCE: 0, "model-x": 1, "model-y": 2}
+    order = {pipelines.REFERENCE: 0, "model-x": 1, "model-y": 2}
     for k, rater in enumerate(raters):
         ranks = dict(order)
         if k == 0:
@@ -206,12 +205,12 @@ def test_full_flow_to_crowd_elo_with_the_fake_llm(
         p.pair_key: (p.model_a, p.votes_a, p.model_b, p.votes_b, p.winner)
         for p in VisitPair.objects.all()
     }
-    xy = votes[services.sampling.pair_key("model-x", "model-y")]
+    xy = votes[sampling.pair_key("model-x", "model-y")]
     assert sorted([(xy[0], xy[1]), (xy[2], xy[3])]) == [("model-x", 4), ("model-y", 1)]
     assert xy[4] == "model-x"
 
     # when the votes are given to the evaluation app
-    result = services.human_votes_sync(pipeline=pipeline, rounds=50, text_metrics=False)
+    result = ratings.human_votes_sync(pipeline=pipeline, rounds=50, text_metrics=False)
 
     # then one crowd-vote set holds the 3 tuples and 15 votes, rated with Elo and win-rate vs the
     # reference in the Table 3 layout
@@ -220,7 +219,7 @@ def test_full_flow_to_crowd_elo_with_the_fake_llm(
     assert (human.kind, human.pair_count, human.provenance["votes"]) == ("human", 3, 15)
     assert PairJudgment.objects.filter(judgment_set=human).count() == 3
     players = {p["player"]: p for p in human.results["players"]}
-    assert [p["player"] for p in human.results["players"]][0] == services.REFERENCE
+    assert [p["player"] for p in human.results["players"]][0] == pipelines.REFERENCE
     assert players["model-x"]["win_rate"]["wins"] == 0
     assert players["model-x"]["win_rate"]["n"] == 5
     assert players["model-x"]["matches"] == 10
@@ -228,7 +227,7 @@ def test_full_flow_to_crowd_elo_with_the_fake_llm(
     assert human.results["strata"] == {"5/5": 2, "4/5": 1}
 
     # and a second sync replaces the set instead of adding another
-    again = services.human_votes_sync(pipeline=pipeline, rounds=50, text_metrics=False)
+    again = ratings.human_votes_sync(pipeline=pipeline, rounds=50, text_metrics=False)
     assert JudgmentSet.objects.filter(version=version, kind="human").count() == 1
     assert JudgmentSet.objects.get(pk=again["judgment_set_id"]).label == human.label
 
@@ -237,10 +236,10 @@ def test_problem_in_the_caption_sends_the_caption_back_then_discards(
     pipeline, curator, crowdworker, project
 ):
     # given a drafted reference (offline drafter: no LLM configured) in review
-    services.pipeline_settings(pipeline=pipeline, max_caption_rounds=1)
+    pipelines.pipeline_settings(pipeline=pipeline, max_caption_rounds=1)
     _write_instruction(pipeline, curator, crowdworker)
     _caption(pipeline, crowdworker)
-    assert services.references_draft(pipeline=pipeline) == {
+    assert references.references_draft(pipeline=pipeline) == {
         "drafted": 1,
         "failed": 0,
         "offline": 1,
@@ -265,7 +264,7 @@ def test_problem_in_the_caption_sends_the_caption_back_then_discards(
 
     # when the caption is rewritten, drafted again and again rejected for the caption
     _caption(pipeline, crowdworker, CAPTION_TEXT + " The cubes are glossy.")
-    services.references_draft(pipeline=pipeline)
+    references.references_draft(pipeline=pipeline)
     _review(pipeline, reviewer, "reject", prompts.REASON_CAPTION)
 
     # then the rewrites are used up and the instance is discarded, both verdicts recorded
@@ -281,7 +280,7 @@ def test_problem_in_the_response_discards(pipeline, curator, crowdworker, projec
     # given a drafted reference in review
     _write_instruction(pipeline, curator, crowdworker)
     _caption(pipeline, crowdworker)
-    services.references_draft(pipeline=pipeline)
+    references.references_draft(pipeline=pipeline)
     # when the reviewer rejects it for a problem in the response
     _review(pipeline, workers(project, 1, "r")[0], "reject", prompts.REASON_RESPONSE)
     # then the instance is discarded and no caption task is made
@@ -294,7 +293,7 @@ def test_problem_in_the_response_discards(pipeline, curator, crowdworker, projec
 def test_multi_image_family_makes_one_caption_task_per_image(pipeline, curator, crowdworker):
     # given a multi-image family
     family = seed_family(pipeline, curator, name="Spot the difference", multi=True)
-    services.instruction_tasks_create(family=family, count=1, created_by=curator)
+    families.instruction_tasks_create(family=family, count=1, created_by=curator)
     claim = annotator_services.assignment_claim(
         queue=pipeline.instruction_queue, annotator=crowdworker
     )
@@ -327,7 +326,7 @@ def test_multi_image_family_makes_one_caption_task_per_image(pipeline, curator, 
 def test_an_image_url_of_another_upload_is_refused(pipeline, curator, crowdworker):
     # given two instruction tasks; the first one's upload exists
     family = seed_family(pipeline, curator)
-    services.instruction_tasks_create(family=family, count=2, created_by=curator)
+    families.instruction_tasks_create(family=family, count=2, created_by=curator)
     claim = annotator_services.assignment_claim(
         queue=pipeline.instruction_queue, annotator=crowdworker
     )

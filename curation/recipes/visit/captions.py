@@ -1,0 +1,115 @@
+"""VisIT-Bench instruction-conditioned captions (Sec. 2.1, Fig. 12): one caption task per image
+of an instance and round; when every image has its caption the instance waits for its reference
+draft, which one queued drafting job per pipeline picks up."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from annotator import services as annotator_services
+from annotator.models import Task
+from annotator.platform.files import media_url
+
+from ..framework.queues import queue_ensure
+from .models import VisitImage, VisitInstance, VisitTask
+from .pipelines import CAPTION_QUEUE, DRAFT_JOB, answers_of, job_once
+
+
+def _caption_payload(instance: VisitInstance, visit_image: VisitImage, n: int, note: str) -> dict:
+    which = f"image {visit_image.position + 1} of {n}" if n > 1 else "the image"
+    payload: dict[str, Any] = {
+        "prompt": (
+            f"Instruction: {instance.instruction}\n\nDescribe {which} so that someone who only "
+            "reads your caption could follow this instruction."
+        ),
+    }
+    if visit_image.image_id:
+        payload["images"] = [
+            {
+                "url": media_url(visit_image.image.file.name),
+                "alt": f"Image {visit_image.position + 1}",
+            }
+        ]
+    context = [f"Family: {instance.family.name}"]
+    if not visit_image.image_id:
+        context.append(f"The image is not stored here; open it at {visit_image.url}")
+    if note:
+        context.append(note)
+    payload["context"] = " · ".join(context)
+    if visit_image.caption:
+        payload["draft"] = visit_image.caption
+    return payload
+
+
+def caption_tasks_create(instance: VisitInstance, note: str = "") -> int:
+    """One caption task per image of the instance for its current round (Fig. 4)."""
+    pipeline = instance.pipeline
+    queue = queue_ensure(pipeline, CAPTION_QUEUE)
+    images = list(instance.images.select_related("image").order_by("position"))
+    rows = [
+        annotator_services.TaskRow(
+            payload=_caption_payload(instance, img, len(images), note),
+            external_id=f"visit-caption-{img.pk}-r{instance.caption_round}",
+        )
+        for img in images
+    ]
+    annotator_services.tasks_bulk_create(queue=queue, rows=rows)
+    tasks = {
+        t.external_id: t
+        for t in Task.objects.filter(queue=queue, external_id__in=[r.external_id for r in rows])
+    }
+    VisitTask.objects.bulk_create(
+        [
+            VisitTask(
+                task=tasks[row.external_id],
+                pipeline=pipeline,
+                stage=VisitTask.Stage.CAPTION,
+                image=img,
+                round=instance.caption_round,
+            )
+            for row, img in zip(rows, images, strict=True)
+        ]
+    )
+    return len(rows)
+
+
+def combined_caption(images: Sequence[VisitImage]) -> str:
+    """One caption per image, labelled for multi-image instances (Fig. 4)."""
+    if len(images) == 1:
+        return images[0].caption.strip()
+    return "\n".join(f"Image {k}: {img.caption.strip()}" for k, img in enumerate(images, start=1))
+
+
+def caption_record(*, task: Task, decision) -> VisitInstance | None:
+    """A caption task's outcome: store the caption; when every image of the instance has its
+    caption of this round, the instance waits for its reference draft (a job drafts it)."""
+    link = (
+        VisitTask.objects.select_related("image__instance__pipeline")
+        .filter(task_id=task.pk, stage=VisitTask.Stage.CAPTION)
+        .first()
+    )
+    answers = answers_of(task)
+    if link is None or not answers:
+        return None
+    instance = VisitInstance.objects.select_for_update().get(pk=link.image.instance_id)
+    if instance.state != VisitInstance.State.CAPTIONING or link.round != instance.caption_round:
+        return instance
+    text = (answers[-1].response or {}).get("text", "").strip()
+    VisitImage.objects.filter(pk=link.image_id).update(caption=text)
+    waiting = VisitTask.objects.filter(
+        stage=VisitTask.Stage.CAPTION,
+        image__instance=instance,
+        round=instance.caption_round,
+        task__state=Task.State.OPEN,
+    ).exclude(task_id=task.pk)
+    if waiting.exists():
+        return instance
+    images = list(instance.images.order_by("position"))
+    instance.caption = combined_caption(images)
+    instance.state = VisitInstance.State.DRAFTING
+    instance.draft_error = ""
+    instance.save(update_fields=["caption", "state", "draft_error"])
+    # One queued drafting job per pipeline picks up every captioned instance (after commit).
+    job_once(DRAFT_JOB, instance.pipeline)
+    return instance

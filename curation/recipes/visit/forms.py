@@ -1,0 +1,150 @@
+"""Forms of the VisIT-Bench pages: shape only; the services check the meaning."""
+
+from __future__ import annotations
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from evaluation import runners
+
+from ...models import LLMProvider
+from ..framework.forms import RecipeForm
+from ..framework.publish import PublishForm as LabelForm
+from . import pipelines
+
+
+def _area(rows: int) -> forms.Textarea:
+    return forms.Textarea(attrs={"rows": rows})
+
+
+class PipelineForm(RecipeForm):
+    name = forms.CharField(max_length=200, label=_("Name"))
+    description = forms.CharField(required=False, label=_("Description"), widget=_area(2))
+
+
+class SettingsForm(RecipeForm):
+    caption_min_length = forms.IntegerField(
+        min_value=1, max_value=2000, label=_("Shortest caption (characters)")
+    )
+    max_caption_rounds = forms.IntegerField(
+        min_value=0, max_value=5, label=_("Caption rewrites after a caption problem")
+    )
+    reviewers = forms.IntegerField(
+        min_value=1, max_value=pipelines.MAX_REVIEWERS, label=_("Reviewers per reference")
+    )
+    votes_per_pair = forms.IntegerField(
+        min_value=1, max_value=pipelines.MAX_VOTES, label=_("Votes per tuple")
+    )
+
+    @classmethod
+    def initial_for(cls, obj) -> dict:
+        return {
+            "caption_min_length": obj.caption_min_length,
+            "max_caption_rounds": obj.max_caption_rounds,
+            "reviewers": obj.review_queue.redundancy if obj.review_queue else 1,
+            "votes_per_pair": obj.votes_per_pair,
+        }
+
+
+class PublishForm(LabelForm):
+    benchmark = forms.CharField(
+        max_length=200,
+        required=False,
+        label=_("Benchmark name"),
+        help_text=_("Empty: the pipeline's name."),
+    )
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(
+        label=_("Published dataset CSV"),
+        help_text=_(
+            "single_image_full_dataset.csv layout: instruction_category, image, instruction, "
+            "image_dense_captions (or instruction_conditioned_caption), gpt4_prediction, "
+            "human_ratings_*, public_images_metadata."
+        ),
+        widget=forms.ClearableFileInput(attrs={"accept": ".csv"}),
+    )
+
+
+class FamilyForm(forms.Form):
+    name = forms.CharField(max_length=200, label=_("Family name"))
+    description = forms.CharField(
+        required=False,
+        label=_("Description"),
+        widget=_area(2),
+        help_text=_("The skill it tests, e.g. “Count objects and reason about them”."),
+    )
+    multi_image = forms.BooleanField(
+        required=False, label=_("Multi-image (instances have several images)")
+    )
+    seed_instruction = forms.CharField(label=_("Example instruction"), widget=_area(2))
+    seed_response = forms.CharField(label=_("Example response"), widget=_area(3))
+    images = forms.FileField(
+        required=False,
+        label=_("Example image(s)"),
+        widget=forms.ClearableFileInput(attrs={"accept": "image/*"}),
+    )
+    image_urls = forms.CharField(
+        required=False, label=_("…or image URLs, one per line"), widget=_area(2)
+    )
+    licence = forms.CharField(
+        required=False, max_length=200, label=_("Licence of the uploaded image(s)")
+    )
+    source = forms.CharField(
+        required=False, max_length=500, label=_("Source of the uploaded image(s)")
+    )
+
+
+class InstructionsForm(forms.Form):
+    count = forms.IntegerField(
+        min_value=1, max_value=pipelines.MAX_INSTRUCTION_TASKS, initial=10, label=_("N")
+    )
+
+
+class ProviderChoice(forms.ModelChoiceField):
+    def label_from_instance(self, obj: LLMProvider) -> str:
+        return runners.provider_label(obj)
+
+
+class GenerateForm(forms.Form):
+    provider = ProviderChoice(queryset=LLMProvider.objects.none(), label=_("Model"))
+    limit = forms.IntegerField(
+        required=False, min_value=1, label=_("Instances (empty: all verified)")
+    )
+
+    def __init__(self, *args, providers=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["provider"].queryset = providers
+
+
+class PairsForm(forms.Form):
+    n = forms.IntegerField(
+        min_value=1, max_value=pipelines.MAX_PAIRS_PER_CALL, initial=20, label=_("Tuples")
+    )
+    votes = forms.IntegerField(
+        min_value=1, max_value=pipelines.MAX_VOTES, initial=5, label=_("Votes each")
+    )
+    seed = forms.IntegerField(min_value=0, initial=0, label=_("Seed"))
+
+
+class JudgeForm(forms.Form):
+    reference_pairs = forms.IntegerField(
+        min_value=1, max_value=10000, initial=150, label=_("Instances per model")
+    )
+    seed = forms.IntegerField(min_value=0, initial=0, label=_("Seed"))
+
+
+class SubmissionForm(forms.Form):
+    model = forms.CharField(max_length=200, label=_("Model name"))
+    file = forms.FileField(
+        label=_("Responses (CSV or JSONL)"),
+        widget=forms.ClearableFileInput(attrs={"accept": ".csv,.jsonl,.ndjson,.json"}),
+    )
+    reference_pairs = forms.IntegerField(
+        min_value=1,
+        max_value=10000,
+        initial=150,
+        label=_("Instances judged against the reference"),
+    )
+    seed = forms.IntegerField(min_value=0, initial=0, label=_("Seed (pairing)"))

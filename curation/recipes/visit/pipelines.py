@@ -1,0 +1,250 @@
+"""VisIT-Bench pipelines (visit-bench.txt Sec. 2–4, App. C–F): the recipe's names (job kinds,
+outcome handlers, queue stages, limits), its pipelines and settings, its four queues, and the
+small helpers every stage shares. Keyword-only services, each write atomic.
+
+Flow: a pipeline's instruction families (``families``, or imported: ``dataset``) → people write
+new instructions with an image → instruction-conditioned captions (``captions``) → the LLM drafts
+a reference people verify (``references``) → the verified instances are published as an
+evaluation version (``publish``) → sampled (instance, model A, model B) tuples are rated by people
+and fed to the evaluation app as crowd votes (``ratings``) → new models are submitted to the
+living leaderboard and judged by the LLM judge in both orders (``submissions``).
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+from annotator import services as annotator_services
+from annotator.models import Annotation, Task
+from annotator.platform import edge
+from annotator.platform.errors import Invalid
+from annotator.platform.files import media_url
+from annotator.platform.jobs import job_enqueue
+from annotator.platform.models import Job, Project
+
+from ...models import LLMProvider
+from ..framework.declare import QueueSpec
+from ..framework.queues import queue_ensure
+from . import prompts, sampling
+from .models import VisitImage, VisitInstance, VisitPipeline
+
+IMPORT_JOB = "visit.import_dataset"
+FETCH_JOB = "visit.fetch_images"
+DRAFT_JOB = "visit.draft_references"
+SYNC_JOB = "visit.sync_human_votes"
+# The export job (export.py) has its own cards, newest per export, so it is not in JOB_KINDS.
+EXPORT_JOB = "visit.export"
+JOB_KINDS = (IMPORT_JOB, FETCH_JOB, DRAFT_JOB, SYNC_JOB)
+
+INSTRUCTION_HANDLER = "visit.instruction"
+CAPTION_HANDLER = "visit.caption"
+REVIEW_HANDLER = "visit.review"
+RATING_HANDLER = "visit.rating"
+
+REFERENCE = sampling.REFERENCE
+MAX_TEXT = 5000
+MAX_TABLE_BYTES = 50 * 1024 * 1024
+MAX_VOTES = 15
+MAX_REVIEWERS = 9
+MAX_INSTRUCTION_TASKS = 200
+MAX_PAIRS_PER_CALL = 5000
+FETCH_TIMEOUT_S = 3.0
+FETCH_GIVE_UP_AFTER = 5  # unreachable images in a row: the network is down, keep the links
+INSTRUCTION_MIN_LENGTH = 20
+
+
+def _title(what: str):
+    return lambda pipeline: f"VisIT-Bench · {what}: {pipeline.name}"
+
+
+INSTRUCTION_QUEUE = QueueSpec(
+    field="instruction_queue",
+    kind="write_text",
+    title=_title("New instructions"),
+    handler=INSTRUCTION_HANDLER,
+    instructions=prompts.INSTRUCTION_GUIDANCE,
+    config={"min_length": INSTRUCTION_MIN_LENGTH, "max_length": 3000, "require_image": True},
+    max_redundancy=1,
+)
+CAPTION_QUEUE = QueueSpec(
+    field="caption_queue",
+    kind="write_text",
+    title=_title("Instruction-conditioned captions"),
+    handler=CAPTION_HANDLER,
+    instructions=prompts.CAPTION_GUIDANCE,
+    config=lambda p: {"min_length": p.caption_min_length, "max_length": MAX_TEXT},
+    max_redundancy=1,
+)
+REVIEW_QUEUE = QueueSpec(
+    field="review_queue",
+    kind="review",
+    title=_title("Verify references"),
+    handler=REVIEW_HANDLER,
+    instructions=prompts.REVIEW_GUIDANCE,
+    config={"criteria": prompts.REVIEW_CRITERIA, "reason_codes": prompts.REVIEW_REASONS},
+    max_redundancy=1,
+)
+# "5 crowdworker judgements each" (Sec. 4.2): a fixed number, no escalation.
+RATING_QUEUE = QueueSpec(
+    field="rating_queue",
+    kind="forced_choice",
+    title=_title("Which response is better"),
+    handler=RATING_HANDLER,
+    instructions=prompts.RATING_GUIDANCE,
+    redundancy=lambda p: p.votes_per_pair,
+    max_redundancy=lambda p: p.votes_per_pair,
+)
+QUEUES = (INSTRUCTION_QUEUE, CAPTION_QUEUE, REVIEW_QUEUE, RATING_QUEUE)
+
+
+def clean_line(value: str, what: str, limit: int, *, required: bool = True) -> str:
+    value = " ".join((value or "").split())
+    if required and not value:
+        raise Invalid(f"Give the {what}.", [{"line": 0, "error": f"{what} is required"}])
+    if len(value) > limit:
+        raise Invalid(f"The {what} is longer than {limit} characters.")
+    return value
+
+
+def required_text(value: str, what: str, limit: int = MAX_TEXT) -> str:
+    value = (value or "").strip()
+    if not value:
+        raise Invalid(f"Give the {what}.", [{"line": 0, "error": f"{what} is required"}])
+    if len(value) > limit:
+        raise Invalid(f"The {what} is longer than {limit} characters.")
+    return value
+
+
+def image_url(visit_image: VisitImage) -> str:
+    """Where an instance image is shown from: the stored copy, else its remote URL."""
+    if visit_image.image_id and visit_image.image.file:
+        return media_url(visit_image.image.file.name)
+    return visit_image.url
+
+
+def payload_images(instance: VisitInstance) -> list[dict]:
+    """Stored images only: a remote URL may not load for the person (it is listed as a link)."""
+    out = []
+    for k, img in enumerate(instance.images.all(), start=1):
+        if img.image_id:
+            out.append({"url": media_url(img.image.file.name), "alt": f"Image {k}"})
+    return out
+
+
+def remote_links(instance: VisitInstance) -> list[str]:
+    return [img.url for img in instance.images.all() if not img.image_id and img.url]
+
+
+def with_tiebreak(n: int) -> int:
+    """An even number of reviewers can tie; a tie asks one more person."""
+    return n + 1 if n % 2 == 0 else n
+
+
+def pipeline_create(
+    *, project: Project, name: str, description: str = "", created_by=None
+) -> VisitPipeline:
+    name = clean_line(name, "pipeline name", 200)
+    try:
+        with transaction.atomic():
+            return VisitPipeline.objects.create(
+                project=project,
+                name=name,
+                description=(description or "").strip(),
+                created_by=created_by,
+            )
+    except IntegrityError:
+        raise Invalid(f"This project already has a VisIT-Bench pipeline “{name}”.") from None
+
+
+def pipeline_settings(
+    *,
+    pipeline: VisitPipeline,
+    caption_min_length: int | None = None,
+    max_caption_rounds: int | None = None,
+    votes_per_pair: int | None = None,
+    reviewers: int | None = None,
+    provider: LLMProvider | None | Any = ...,
+) -> VisitPipeline:
+    """Caption length, caption rewrites, votes per tuple, reviewers per reference, drafter."""
+    with transaction.atomic():
+        pipeline = VisitPipeline.objects.select_for_update().get(pk=pipeline.pk)
+        fields = []
+        if caption_min_length is not None:
+            if not 1 <= caption_min_length <= 2000:
+                raise Invalid("The minimum caption length must be between 1 and 2000 characters.")
+            pipeline.caption_min_length = caption_min_length
+            fields.append("caption_min_length")
+        if max_caption_rounds is not None:
+            if not 0 <= max_caption_rounds <= 5:
+                raise Invalid("Caption rewrites must be between 0 and 5.")
+            pipeline.max_caption_rounds = max_caption_rounds
+            fields.append("max_caption_rounds")
+        if votes_per_pair is not None:
+            if not 1 <= votes_per_pair <= MAX_VOTES:
+                raise Invalid(f"Votes per tuple must be between 1 and {MAX_VOTES}.")
+            pipeline.votes_per_pair = votes_per_pair
+            fields.append("votes_per_pair")
+        if provider is not ...:
+            pipeline.provider = provider
+            fields.append("provider")
+        if reviewers is not None and not 1 <= reviewers <= MAX_REVIEWERS:
+            raise Invalid(f"Reviewers per reference must be between 1 and {MAX_REVIEWERS}.")
+        if fields:
+            pipeline.save(update_fields=fields)
+        if caption_min_length is not None and pipeline.caption_queue_id:
+            queue = pipeline.caption_queue
+            annotator_services.queue_update(
+                queue=queue, config={**queue.config, "min_length": caption_min_length}
+            )
+        if votes_per_pair is not None and pipeline.rating_queue_id:
+            annotator_services.queue_update(
+                queue=pipeline.rating_queue,
+                redundancy=votes_per_pair,
+                max_redundancy=votes_per_pair,
+            )
+        if reviewers is not None:
+            queue = queue_ensure(pipeline, REVIEW_QUEUE)
+            annotator_services.queue_update(
+                queue=queue, redundancy=reviewers, max_redundancy=with_tiebreak(reviewers)
+            )
+    return pipeline
+
+
+def next_position(pipeline: VisitPipeline) -> int:
+    last = pipeline.instances.aggregate(n=Max("position"))["n"]
+    return 0 if last is None else last + 1
+
+
+def upload_text(upload) -> str:
+    if upload is None:
+        raise Invalid("Choose the file to upload.")
+    name = PurePosixPath(str(getattr(upload, "name", "") or "upload")).name
+    if upload.size > MAX_TABLE_BYTES:
+        raise Invalid(f"{name} is larger than {MAX_TABLE_BYTES // 2**20} MB.")
+    upload.seek(0)
+    try:
+        return edge.decode_utf8(upload.read())
+    except edge.NotUtf8 as exc:
+        raise Invalid(f"{name} is not UTF-8 text ({exc}).") from None
+
+
+def job_once(kind: str, pipeline: VisitPipeline) -> None:
+    """Enqueue a ``kind`` job for the pipeline unless one is queued already (it will pick up
+    whatever waits when it runs)."""
+    waiting = Job.objects.filter(
+        kind=kind, status=Job.Status.QUEUED, params__pipeline_id=pipeline.pk
+    )
+    if not waiting.exists():
+        job_enqueue(kind=kind, params={"pipeline_id": pipeline.pk}, project=pipeline.project)
+
+
+def answers_of(task: Task) -> list[Annotation]:
+    return list(
+        Annotation.objects.filter(task=task, is_gold=False)
+        .select_related("annotator")
+        .order_by("id")
+    )

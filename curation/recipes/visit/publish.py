@@ -1,0 +1,149 @@
+"""Publishing a VisIT-Bench pipeline: the instances with a final verdict frozen as a version of
+the evaluation app (items in the published layout; only verified ones count on leaderboards),
+and the players' responses of a version as the judge sees them."""
+
+from __future__ import annotations
+
+import json
+
+from django.db import transaction
+
+from annotator.platform.errors import Invalid
+from evaluation import importers
+from evaluation import services as eval_services
+from evaluation.families.visit import judge
+from evaluation.families.visit import parse as visit_parse
+from evaluation.models import BenchmarkVersion
+
+from .models import VisitInstance, VisitPipeline, VisitReference
+from .pipelines import clean_line, image_url
+
+
+def _source(pipeline: VisitPipeline) -> str:
+    return f"Blindspot VisIT-Bench pipeline #{pipeline.pk}"
+
+
+def published_versions(pipeline: VisitPipeline):
+    """Every version this pipeline published, newest first."""
+    versions = BenchmarkVersion.objects.filter(source=_source(pipeline))
+    return versions.select_related("benchmark").order_by("-created_at", "-id")
+
+
+def current_version(pipeline: VisitPipeline):
+    """The pipeline's current evaluation version (the latest it published), or None."""
+    if not pipeline.version_id:
+        return None
+    return (
+        BenchmarkVersion.objects.select_related("benchmark").filter(pk=pipeline.version_id).first()
+    )
+
+
+def version_of(pipeline: VisitPipeline):
+    """The pipeline's current evaluation version, or Invalid saying to publish first."""
+    version = current_version(pipeline)
+    if version is None:
+        raise Invalid("Publish the verified instances as a version first.")
+    return version
+
+
+def _image_column(urls: list[str]) -> str:
+    return urls[0] if len(urls) == 1 else json.dumps(urls)
+
+
+def version_rows(pipeline: VisitPipeline) -> list:
+    """Item rows of every instance with a final verdict, in the published layout (the evaluation
+    app's VisIT-Bench item data) and in pipeline order. Kept for leaderboards: correct only."""
+
+    instances = (
+        pipeline.instances.exclude(origin=VisitInstance.Origin.SEED)
+        .filter(state__in=[VisitInstance.State.VERIFIED, VisitInstance.State.DISCARDED])
+        .select_related("family")
+        .prefetch_related("images__image", "references")
+        .order_by("position", "id")
+    )
+    rows = []
+    used: set[str] = {x.external_id for x in instances if x.external_id}
+    for line, instance in enumerate(instances, start=1):
+        references = sorted(instance.references.all(), key=lambda r: r.round)
+        if not references or references[-1].verdict == VisitReference.Verdict.PENDING:
+            continue
+        reference = references[-1]
+        urls = [image_url(img) for img in instance.images.all()]
+        image = _image_column(urls)
+        item_id = instance.external_id
+        if not item_id:
+            # The evaluation app's id of (image, instruction); a repeat gets "~2", "~3".
+            key = visit_parse.visit_key(image, instance.instruction)
+            item_id, k = key, 1
+            while item_id in used:
+                k += 1
+                item_id = f"{key}~{k}"
+            used.add(item_id)
+        verdict = reference.verdict
+        metadata = instance.metadata or {}
+        data = {
+            "category": instance.family.name,
+            "image": image,
+            "images": urls,
+            "instruction": instance.instruction,
+            "caption": instance.caption,
+            "reference": reference.text,
+            "reference_output": metadata.get("reference_output", ""),
+            "gpt4_correct": verdict == VisitReference.Verdict.CORRECT,
+            "problem_in_caption": verdict == VisitReference.Verdict.CAPTION,
+            "problem_in_gpt4": verdict == VisitReference.Verdict.RESPONSE,
+            "public_images_metadata": metadata.get("public_images_metadata", {}),
+            "multi_image": len(urls) > 1,
+            "instance": instance.pk,
+            "reference_source": "offline drafter" if reference.offline else reference.source,
+        }
+        kept = verdict == VisitReference.Verdict.CORRECT
+        rows.append((instance, importers.ItemRow(item_id=item_id, data=data, line=line, kept=kept)))
+    return rows
+
+
+def version_publish(
+    *, pipeline: VisitPipeline, label: str, benchmark_name: str = "", created_by=None
+):
+    """Freeze the instances with a final verdict as a VisIT-Bench version of the evaluation app
+    (items in the published layout; only verified ones count on leaderboards). New instances
+    later go into a new version."""
+
+    rows = version_rows(pipeline)
+    if not rows:
+        raise Invalid("No instance has a verified (or rejected) reference yet: nothing to publish.")
+    # Benchmark names are unique per project: the pipeline's project's benchmark of this name
+    # gets the version, whatever other projects call theirs.
+    name = clean_line(benchmark_name or pipeline.name, "benchmark name", 200)
+    with transaction.atomic():
+        version = eval_services.benchmark_version_create(
+            family="visit",
+            name=name,
+            project=pipeline.project,
+            label=label,
+            rows=[row for _inst, row in rows],
+            publish=True,
+            source=_source(pipeline),
+            created_by=created_by,
+        )
+        for instance, row in rows:
+            if not instance.external_id:
+                VisitInstance.objects.filter(pk=instance.pk).update(external_id=row.item_id)
+        VisitPipeline.objects.filter(pk=pipeline.pk).update(
+            version_id=version.pk, human_set_id=None
+        )
+    pipeline.version_id, pipeline.human_set_id = version.pk, None
+    return version
+
+
+def responses_of(version) -> dict[str, dict[str, str]]:
+    """{item id: {player: response}} over the version's verified (kept) instances: the
+    reference and every run's answers, as the judge runner sees them (``judge_players``)."""
+
+    ids = dict(version.items.filter(kept=True).values_list("pk", "item_id"))
+    responses: dict[str, dict[str, str]] = {item_id: {} for item_id in ids.values()}
+    for player, answers in judge.judge_players(version).items():
+        for item_pk, text in answers.items():
+            if item_pk in ids:
+                responses[ids[item_pk]][player] = text
+    return responses

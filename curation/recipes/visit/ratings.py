@@ -1,0 +1,253 @@
+"""Human pairwise evaluation of VisIT-Bench (Sec. 4.2, Fig. 15): sampled (instance, model A,
+model B) tuples rated by people in a forced-choice queue, and their votes given to the evaluation
+app as one crowd-vote judgment set that it rates (Elo, win-rate vs the reference, agreement)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotator import services as annotator_services
+from annotator.models import Task
+from annotator.platform.errors import Invalid
+from annotator.platform.jobs import job_progress
+from annotator.platform.models import Job
+from evaluation import importers
+from evaluation import services as eval_services
+from evaluation.models import JudgmentSet
+
+from ..framework.queues import queue_ensure
+from . import sampling
+from .models import VisitInstance, VisitPair, VisitPipeline
+from .pipelines import (
+    MAX_PAIRS_PER_CALL,
+    RATING_QUEUE,
+    SYNC_JOB,
+    job_once,
+    payload_images,
+    pipeline_settings,
+    remote_links,
+)
+from .publish import responses_of, version_of
+
+
+def _rating_payload(instance: VisitInstance, item_data: dict, a: str, ra: str, b: str, rb: str):
+    payload: dict[str, Any] = {
+        "instruction": item_data.get("instruction") or instance.instruction,
+        "caption": item_data.get("caption") or instance.caption,
+        "category": item_data.get("category", ""),
+        "candidates": [{"id": a, "text": ra}, {"id": b, "text": rb}],
+    }
+    images = payload_images(instance)
+    if images:
+        payload["images"] = images
+    links = remote_links(instance)
+    if links:
+        payload["source_image"] = links[0]
+    return payload
+
+
+def pairs_sample(
+    *, pipeline: VisitPipeline, n: int, seed: int = 0, votes: int | None = None, created_by=None
+) -> int:
+    """Sample ``n`` new (instance, model A, model B) tuples among the version's verified
+    instances (the reference counts as a model) into the forced-choice queue, ``votes`` people
+    each, sides randomised per person by the queue (and un-swapped when recorded)."""
+    if not 1 <= n <= MAX_PAIRS_PER_CALL:
+        raise Invalid(f"Sample between 1 and {MAX_PAIRS_PER_CALL} tuples at a time.")
+    if votes is not None and votes != pipeline.votes_per_pair:
+        pipeline = pipeline_settings(pipeline=pipeline, votes_per_pair=votes)
+    version = version_of(pipeline)
+    responses = responses_of(version)
+    players = {p for r in responses.values() for p in r}
+    if len(players) < 2:
+        raise Invalid(
+            "Only the reference has responses: import at least one model's responses for this "
+            "version first."
+        )
+    exclude = set(
+        VisitPair.objects.filter(pipeline=pipeline, version_id=version.pk).values_list(
+            "item_id", "pair_key"
+        )
+    )
+    tuples = sampling.rating_tuples(responses, n=n, seed=seed, exclude=exclude)
+    if not tuples:
+        raise Invalid("Every (instance, pair of models) of this version is sampled already.")
+    queue = queue_ensure(pipeline, RATING_QUEUE)
+    items = {
+        item_id: data
+        for item_id, data in version.items.filter(
+            item_id__in=[t.instance_id for t in tuples]
+        ).values_list("item_id", "data")
+    }
+    instances = {
+        i.pk: i
+        for i in VisitInstance.objects.filter(
+            pk__in=[items[t.instance_id].get("instance") for t in tuples]
+        ).prefetch_related("images__image")
+    }
+    with transaction.atomic():
+        pairs = []
+        for t in tuples:
+            pairs.append(
+                VisitPair.objects.create(
+                    pipeline=pipeline,
+                    instance=instances[items[t.instance_id]["instance"]],
+                    version_id=version.pk,
+                    item_id=t.instance_id,
+                    model_a=t.model_a,
+                    model_b=t.model_b,
+                    pair_key=sampling.pair_key(t.model_a, t.model_b),
+                    response_a=responses[t.instance_id][t.model_a],
+                    response_b=responses[t.instance_id][t.model_b],
+                    seed=seed,
+                )
+            )
+        rows = [
+            annotator_services.TaskRow(
+                payload=_rating_payload(
+                    p.instance, items[p.item_id], p.model_a, p.response_a, p.model_b, p.response_b
+                ),
+                external_id=f"visit-pair-{p.pk}",
+            )
+            for p in pairs
+        ]
+        annotator_services.tasks_bulk_create(queue=queue, rows=rows)
+        tasks = dict(
+            Task.objects.filter(
+                queue=queue, external_id__in=[r.external_id for r in rows]
+            ).values_list("external_id", "pk")
+        )
+        for p in pairs:
+            VisitPair.objects.filter(pk=p.pk).update(task_id=tasks[f"visit-pair-{p.pk}"])
+    return len(pairs)
+
+
+def pair_rating_record(*, task: Task, decision) -> VisitPair | None:
+    """A rated tuple: votes per response (the kind un-swaps the sides), the majority winner, and
+    a sync of the crowd votes to the evaluation app (one queued job per pipeline)."""
+    pair = (
+        VisitPair.objects.select_for_update(of=("self",))
+        .select_related("pipeline__project")
+        .filter(task_id=task.pk)
+        .first()
+    )
+    if pair is None or pair.decided_at is not None:
+        return pair
+    counts = decision.counts or {}
+    pair.votes_a = int(counts.get(pair.model_a, 0))
+    pair.votes_b = int(counts.get(pair.model_b, 0))
+    if pair.votes_a == pair.votes_b:
+        pair.winner = "tie"
+    else:
+        pair.winner = pair.model_a if pair.votes_a > pair.votes_b else pair.model_b
+    pair.decided_at = timezone.now()
+    pair.save(update_fields=["votes_a", "votes_b", "winner", "decided_at"])
+    # One queued sync job per pipeline carries every vote decided until it runs.
+    job_once(SYNC_JOB, pair.pipeline)
+    return pair
+
+
+def human_set_label(pipeline: VisitPipeline) -> str:
+    return f"Crowd votes · {pipeline.name}"[:120]
+
+
+def _judgment_rows(pipeline: VisitPipeline, version) -> list:
+    """The decided tuples of the version as the evaluation app's judgment rows, in order."""
+    pairs = list(
+        VisitPair.objects.filter(
+            pipeline=pipeline, version_id=version.pk, decided_at__isnull=False
+        ).order_by("decided_at", "id")
+    )
+    items = dict(
+        version.items.filter(item_id__in={p.item_id for p in pairs}).values_list("item_id", "data")
+    )
+    return [
+        importers.JudgmentRow(
+            line=k,
+            image=items[p.item_id].get("image", ""),
+            instruction=items[p.item_id].get("instruction", ""),
+            model_a=p.model_a,
+            model_b=p.model_b,
+            response_a=p.response_a,
+            response_b=p.response_b,
+            votes_a=p.votes_a,
+            votes_b=p.votes_b,
+            winner=p.winner if p.winner in (p.model_a, p.model_b) else "tie",
+        )
+        for k, p in enumerate(pairs, start=1)
+    ]
+
+
+def _crowd_set_replace(pipeline: VisitPipeline, version, rows: list, job_id) -> JudgmentSet | None:
+    """The pipeline's crowd-vote set of the version, replaced by one holding ``rows`` (None
+    without rows); its label is kept."""
+    with transaction.atomic():
+        locked = VisitPipeline.objects.select_for_update().get(pk=pipeline.pk)
+        previous = JudgmentSet.objects.filter(pk=locked.human_set_id, version=version).first()
+        label = human_set_label(locked)
+        if previous is not None:
+            label = previous.label
+            # Replaced as a whole: the votes only grow, and the evaluation app has no append for
+            # crowd sets (judgment_record is the LLM judge's two-order record).
+            previous.delete()
+        elif JudgmentSet.objects.filter(version=version, label=label).exists():
+            label = f"{label} #{locked.pk}"[:120]
+        new_set = None
+        if rows:
+            new_set = eval_services.judgment_set_import(
+                version=version,
+                kind=JudgmentSet.Kind.HUMAN,
+                label=label,
+                parsed=importers.JudgmentFile(
+                    rows=rows, votes=sum(r.votes_a + r.votes_b for r in rows)
+                ),
+                judge="crowd (Blindspot forced choice)",
+                provenance={
+                    "pipeline_id": locked.pk,
+                    "rating_queue_id": locked.rating_queue_id,
+                    "source": "Blindspot VisIT-Bench pipeline (forced_choice queue)",
+                },
+                job=Job.objects.filter(pk=job_id).first() if job_id else None,
+            )
+        VisitPipeline.objects.filter(pk=locked.pk).update(
+            human_set_id=new_set.pk if new_set else None
+        )
+    return new_set
+
+
+def human_votes_sync(
+    *,
+    pipeline: VisitPipeline,
+    rounds: int | None = None,
+    text_metrics: bool = True,
+    job_id: int | None = None,
+) -> dict:
+    """Give the evaluation app this pipeline's rated tuples as one crowd-vote judgment set (the
+    published ``visit_bench_human_preferences`` semantics: votes per response, majority winner),
+    replacing the one it gave before, then rate every judgment set of the version: Elo and
+    win-rate vs the reference (Table 3) and each judge's agreement with the crowd by 5/5, 4/5,
+    3/5 stratum (Fig. 7) are computed by ``evaluation.services.judgments_compute``."""
+    version = version_of(pipeline)
+    rows = _judgment_rows(pipeline, version)
+    new_set = _crowd_set_replace(pipeline, version, rows, job_id)
+    pipeline.human_set_id = new_set.pk if new_set else None
+    job_progress(job_id=job_id, done=1, total=2, message=f"{len(rows)} rated tuples; rating")
+    results = {}
+    if rows:
+        results = eval_services.judgments_compute(
+            version=version,
+            rounds=rounds or int(getattr(settings, "BLINDSPOT_VISIT_ROUNDS", 1000)),
+            text_metrics=text_metrics,
+        )
+    return {"pairs": len(rows), "judgment_set_id": pipeline.human_set_id, "sets": len(results)}
+
+
+def sync_check(pipeline: VisitPipeline, params: dict) -> int:
+    version_of(pipeline)
+    if not VisitPair.objects.filter(pipeline=pipeline, decided_at__isnull=False).exists():
+        raise Invalid("No tuple has all its votes yet.")
+    return 2

@@ -1,0 +1,192 @@
+"""VisIT-Bench (visit-bench.txt Sec. 2–4, App. C–F) on the recipe framework: instruction
+families, crowd-written instructions and instruction-conditioned captions, LLM references
+people verify, forced-choice A/B ratings fed to the evaluation app, and a living leaderboard
+judged by the LLM judge.
+
+Importing this module registers the recipe (its jobs, outcome handlers and pages) and, through
+``prompts``, the offline reference rule.
+"""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from ..framework.declare import (
+    Export,
+    Publish,
+    Recipe,
+    RecipeTemplates,
+    RecipeUrlNames,
+    Stage,
+)
+from ..framework.registry import register
+from . import (
+    captions,
+    dataset,
+    demo,
+    export,
+    families,
+    fetch,
+    forms,
+    pipelines,
+    publish,
+    ratings,
+    references,
+    selectors,
+    views,
+)
+from .models import VisitPipeline
+
+
+def _import(pipeline, *, job_id, created_by, upload, filename="", **_kw) -> dict:
+    return dataset.dataset_import_run(
+        pipeline, upload=upload, filename=filename, created_by=created_by, job_id=job_id
+    )
+
+
+def _fetch(pipeline, *, job_id, created_by, retry_failed=False, **_kw) -> dict:
+    return fetch.images_fetch(pipeline=pipeline, job_id=job_id, retry_failed=bool(retry_failed))
+
+
+def _draft(pipeline, *, job_id, created_by, **_kw) -> dict:
+    return references.references_draft(pipeline=pipeline, job_id=job_id, created_by=created_by)
+
+
+def _sync(pipeline, *, job_id, created_by, **_kw) -> dict:
+    return ratings.human_votes_sync(pipeline=pipeline, job_id=job_id)
+
+
+def _outcome(record):
+    return lambda task, decision: record(task=task, decision=decision)
+
+
+def _publish(pipeline, *, label, created_by, benchmark=""):
+    return publish.version_publish(
+        pipeline=pipeline, label=label, benchmark_name=benchmark, created_by=created_by
+    )
+
+
+def _published(version) -> str:
+    return _("Published %(n)d instances (%(k)d verified) as %(v)s.") % {
+        "n": version.item_count,
+        "k": version.kept_count,
+        "v": version,
+    }
+
+
+RECIPE = register(
+    Recipe(
+        key="visit",
+        label="VisIT-Bench",
+        model=VisitPipeline,
+        slug="visit",
+        pk_kwarg="pipeline_id",
+        job_param="pipeline_id",
+        context_name="pipeline",
+        order=40,
+        names=RecipeUrlNames(
+            list="curator-visit-pipelines",
+            detail="curator-visit-pipeline",
+            new="curator-visit-new",
+            settings="curator-visit-settings",
+        ),
+        templates=RecipeTemplates(
+            list="curation/visit/pipelines.html",
+            detail="curation/visit/pipeline.html",
+            funnel="curation/visit/_funnel.html",
+            form="curation/visit/new.html",
+        ),
+        stages=(
+            Stage(
+                name="import",
+                label=gettext_lazy("Dataset import"),
+                job_kind=pipelines.IMPORT_JOB,
+                run=_import,
+                button=False,
+            ),
+            Stage(
+                name="fetch",
+                label=gettext_lazy("Image fetch"),
+                job_kind=pipelines.FETCH_JOB,
+                run=_fetch,
+                check=fetch.fetch_check,
+                url="fetch/",
+                url_name="curator-visit-fetch",
+                started=gettext_lazy("Fetching the remote images"),
+            ),
+            Stage(
+                name="draft",
+                label=gettext_lazy("Reference drafts"),
+                job_kind=pipelines.DRAFT_JOB,
+                run=_draft,
+                check=references.draft_check,
+                url="draft/",
+                url_name="curator-visit-draft",
+                started=gettext_lazy("Drafting references"),
+            ),
+            Stage(
+                name="sync",
+                label=gettext_lazy("Crowd votes → ratings"),
+                job_kind=pipelines.SYNC_JOB,
+                run=_sync,
+                check=ratings.sync_check,
+                url="sync/",
+                url_name="curator-visit-sync",
+                started=gettext_lazy("Rating the crowd votes"),
+                refused_at="ratings",
+            ),
+        ),
+        queues=pipelines.QUEUES,
+        outcomes={
+            pipelines.INSTRUCTION_HANDLER: _outcome(families.instruction_record),
+            pipelines.CAPTION_HANDLER: _outcome(captions.caption_record),
+            pipelines.REVIEW_HANDLER: _outcome(references.reference_review_record),
+            pipelines.RATING_HANDLER: _outcome(ratings.pair_rating_record),
+        },
+        exports=(
+            Export(
+                job_kind=pipelines.EXPORT_JOB,
+                run=export.export_run,
+                params=lambda pipeline, kwargs, data: {
+                    "what": kwargs["what"],
+                    "fmt": kwargs["fmt"],
+                },
+                check=export.export_check,
+                unknown=export.export_unknown,
+                label=export.export_label,
+                what=export.export_what,
+                variant=lambda p: (p.get("what"), p.get("fmt")),
+                variants=export.EXPORTS,
+                url="export/<str:what>.<str:fmt>",
+                url_name="curator-visit-export",
+                file_url_name="curator-visit-export-file",
+                anchor="export",
+                refused_at="export",
+            ),
+        ),
+        publishes=Publish(
+            family="visit",
+            publish=_publish,
+            done=_published,
+            versions=publish.published_versions,
+            form=forms.PublishForm,
+            initial=lambda pipeline: {"benchmark": pipeline.name},
+            url_name="curator-visit-publish",
+            back="publish",
+            then="responses",
+        ),
+        funnel=selectors.funnel,
+        select_related=("project", "provider"),
+        listing=selectors.pipelines_with_counts,
+        detail_context=views.detail_context,
+        create_form=forms.PipelineForm,
+        create=pipelines.pipeline_create,
+        created=gettext_lazy("Pipeline created."),
+        settings_form=forms.SettingsForm,
+        update=lambda pipeline, **data: pipelines.pipeline_settings(pipeline=pipeline, **data),
+        extra_urls=views.urls,
+        api_urls="curation.recipes.visit.api_urls",
+        demo=demo.visit_demo,
+    )
+)

@@ -1,0 +1,291 @@
+"""VLind-Bench benches and concepts (vlind-bench.txt Sec. 4, App. A): the recipe's names, a bench
+with the paper's 11 concepts and their 3-shot examples, its settings, and its two review queues
+(three reviewers; a triple or image is kept with at least two accepts)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+from annotator import services as annotator_services
+from annotator.models import Task, TaskQueue
+from annotator.platform.errors import Invalid
+from annotator.platform.models import Project
+
+from ...models import LLMProvider
+from ..framework.declare import QueueSpec
+from . import concepts as concept_specs
+from . import prompts
+from .models import VLindBench, VLindConcept
+
+DRAFT_JOB = "vlind.draft_triples"
+NOUNS_JOB = "vlind.draft_nouns"
+IMAGES_JOB = "vlind.generate_images"
+# The export job (export.py) has its own cards, newest per export, so it is not in JOB_KINDS.
+EXPORT_JOB = "vlind.export"
+JOB_KINDS = (DRAFT_JOB, IMAGES_JOB, NOUNS_JOB)
+
+TRIPLE_HANDLER = "vlind.triple_review"
+IMAGE_HANDLER = "vlind.image_review"
+TRIPLES_PURPOSE = "vlind.triples"
+NOUNS_PURPOSE = "vlind.vp_nouns"
+IMAGE_PURPOSE = "vlind.image"
+
+# App. A: "Each instance triple or image was reviewed by a total of three reviewers. Only those
+# … accepted by at least two reviewers were included." The published data.json's vote counts
+# are read with the same threshold, so both numbers are fixed here.
+REVIEWERS = 3
+MIN_ACCEPTS = 2
+MAX_TRIPLES_PER_CONCEPT = 500
+BATCH = 25  # triples asked for per LLM call
+MAX_IMAGE_FAILURES = 3  # consecutive failed image calls before a generation job gives up
+MAX_NOUN = 100
+
+TRIPLE_QUESTION = "Accept this instance triple for VLind-Bench?"
+TRIPLE_CRITERIA = [
+    "Decide on the text alone; do not think about how an image could be generated.",
+    "Reject if the true statement is not clearly true, or the false statement not clearly "
+    "false, in the context.",
+    "Reject if the context is not counterfactual.",
+    "Reject if a statement, even if true (false), does not address the counterfactual aspect "
+    "of the context.",
+    "Reject if the truth values of the statements cannot be inferred from the context.",
+    "You may search the internet to check the context and the statements.",
+]
+TRIPLE_REASONS = [
+    {"code": "unclear_truth", "label": "A statement is not clearly true/false"},
+    {"code": "not_counterfactual", "label": "The context is not counterfactual"},
+    {"code": "misses_aspect", "label": "Misses the counterfactual aspect"},
+    {"code": "not_inferable", "label": "Truth not inferable from the context"},
+]
+IMAGE_QUESTION = "Is this image good for VLind-Bench?"
+IMAGE_CRITERIA = [
+    "Reject if, looking at the image, the true statement is not clearly true or the false "
+    "statement not clearly false.",
+    "Accept the image if it is enough to decide the truth values of the statements, even if it "
+    "does not depict the context precisely.",
+    "Reject if the image is of significantly poor quality.",
+    "You may search the internet to check the image.",
+]
+IMAGE_REASONS = [
+    {"code": "unclear_truth", "label": "Statements not clearly true/false here"},
+    {"code": "poor_quality", "label": "Significantly poor quality"},
+    {"code": "wrong_content", "label": "Does not show the situation"},
+]
+
+
+def _clean_name(name: str, what: str, limit: int) -> str:
+    name = " ".join((name or "").split())
+    if not name:
+        raise Invalid(f"Give the {what} a name.", [{"line": 0, "error": "name is required"}])
+    if len(name) > limit:
+        raise Invalid(f"The {what} name is longer than {limit} characters.")
+    return name
+
+
+def check_counts(triples_per_concept: int | None, images_per_style: int | None) -> None:
+    if triples_per_concept is not None and not (
+        1 <= int(triples_per_concept) <= MAX_TRIPLES_PER_CONCEPT
+    ):
+        raise Invalid(f"Triples per concept must be between 1 and {MAX_TRIPLES_PER_CONCEPT}.")
+    if images_per_style is not None and not 1 <= int(images_per_style) <= prompts.PER_STYLE:
+        raise Invalid(
+            f"Images per style must be between 1 and {prompts.PER_STYLE}: the published layout "
+            "has four image ids per style (0–3, 4–7, 8–11)."
+        )
+
+
+def bench_create(
+    *,
+    project: Project,
+    name: str,
+    description: str = "",
+    triples_per_concept: int = 50,
+    images_per_style: int = prompts.PER_STYLE,
+    created_by=None,
+) -> VLindBench:
+    """A bench with the paper's 11 concepts and their 3-shot examples (editable afterwards)."""
+    name = _clean_name(name, "benchmark", 200)
+    check_counts(triples_per_concept, images_per_style)
+    try:
+        with transaction.atomic():
+            bench = VLindBench.objects.create(
+                project=project,
+                name=name,
+                description=description.strip(),
+                triples_per_concept=triples_per_concept,
+                images_per_style=images_per_style,
+                created_by=created_by,
+            )
+            VLindConcept.objects.bulk_create(
+                [VLindConcept(bench=bench, **row) for row in concept_specs.default_concepts()]
+            )
+    except IntegrityError:
+        raise Invalid(
+            f"This project already has a VLind-Bench “{name}”; choose another name."
+        ) from None
+    prompts.templates_ensure()
+    return bench
+
+
+_KEEP = object()
+
+
+def bench_settings(
+    *,
+    bench: VLindBench,
+    triples_per_concept: int | None = None,
+    images_per_style: int | None = None,
+    image_provider=_KEEP,
+    image_model: str | None = None,
+    image_size: str | None = None,
+) -> VLindBench:
+    """Counts per concept and style, and the image endpoint (an OpenAI-compatible provider)."""
+    check_counts(triples_per_concept, images_per_style)
+    fields = []
+    if triples_per_concept is not None:
+        bench.triples_per_concept = int(triples_per_concept)
+        fields.append("triples_per_concept")
+    if images_per_style is not None:
+        bench.images_per_style = int(images_per_style)
+        fields.append("images_per_style")
+    if image_provider is not _KEEP:
+        if image_provider is not None and image_provider.kind != LLMProvider.Kind.OPENAI:
+            raise Invalid("Choose an OpenAI-compatible provider for images, not the offline one.")
+        bench.image_provider = image_provider
+        fields.append("image_provider")
+    if image_model is not None:
+        bench.image_model = image_model.strip()[:200]
+        fields.append("image_model")
+    if image_size is not None:
+        if not re.fullmatch(r"\d{2,5}x\d{2,5}", image_size.strip()):
+            raise Invalid("Image size must look like 1024x1024.")
+        bench.image_size = image_size.strip()
+        fields.append("image_size")
+    if fields:
+        bench.save(update_fields=fields)
+    return bench
+
+
+def _check_examples(examples: Sequence[dict]) -> list[dict]:
+    cleaned, problems = prompts.triples_check(list(examples))
+    if problems:
+        raise Invalid(
+            "The examples are not usable.",
+            [{"line": 0, "error": p.replace("item", "example")} for p in problems],
+        )
+    if len(cleaned) != 3:
+        raise Invalid("Give exactly three examples (one is shown in prose, two as JSON).")
+    return cleaned
+
+
+def concept_update(
+    *,
+    concept: VLindConcept,
+    description: str,
+    image_hint: str,
+    examples: Sequence[dict],
+    active: bool = True,
+) -> VLindConcept:
+    """Edit a concept's guidance and its three hand-written examples (App. A's italic parts)."""
+    image_hint = " ".join((image_hint or "").split())
+    if not image_hint:
+        raise Invalid("Say how the first example would be depicted (“an image of …”).")
+    concept.description = " ".join((description or "").split())[:300]
+    concept.image_hint = image_hint[:300]
+    concept.examples = _check_examples(examples)
+    concept.active = bool(active)
+    concept.save(update_fields=["description", "image_hint", "examples", "active"])
+    return concept
+
+
+def concept_add(
+    *, bench: VLindBench, name: str, description: str, image_hint: str, examples: Sequence[dict]
+) -> VLindConcept:
+    """A concept of the curator's own (the offline drafter knows only the paper's 11)."""
+    name = " ".join((name or "").lower().split())
+    if not re.fullmatch(r"[a-z][a-z0-9 _-]{0,39}", name):
+        raise Invalid("A concept name is 1–40 lower-case letters, digits, spaces, - or _.")
+    if bench.concepts.filter(name=name).exists():
+        raise Invalid(f"This benchmark already has the concept “{name}”.")
+    concept = VLindConcept(
+        bench=bench,
+        name=name,
+        position=(bench.concepts.aggregate(n=Max("position"))["n"] or 0) + 1,
+    )
+    image_hint = " ".join((image_hint or "").split())
+    if not image_hint:
+        raise Invalid("Say how the first example would be depicted (“an image of …”).")
+    concept.description = " ".join((description or "").split())[:300]
+    concept.image_hint = image_hint[:300]
+    concept.examples = _check_examples(examples)
+    try:
+        with transaction.atomic():
+            concept.save()
+    except IntegrityError:
+        raise Invalid(f"This benchmark already has the concept “{name}”.") from None
+    return concept
+
+
+def _instructions(what: str, question: str, criteria: list[str]) -> str:
+    return (
+        f"{what}\n\n**{question}** Accept or reject it by these criteria (VLind-Bench App. A):\n\n"
+        + "\n".join(f"{i}. {c}" for i, c in enumerate(criteria, 1))
+    )
+
+
+TRIPLE_QUEUE = QueueSpec(
+    field="triple_queue",
+    kind="review",
+    title=lambda bench: f"VLind-Bench triples: {bench.name}",
+    handler=TRIPLE_HANDLER,
+    instructions=_instructions(
+        "Each item is an instance triple an LLM drafted: a counterfactual context, a statement "
+        "that is true in that context and one that is false in it (but true by common sense).",
+        TRIPLE_QUESTION,
+        TRIPLE_CRITERIA,
+    ),
+    config={"criteria": TRIPLE_CRITERIA, "reason_codes": TRIPLE_REASONS},
+    redundancy=REVIEWERS,
+    max_redundancy=REVIEWERS,
+)
+IMAGE_QUEUE = QueueSpec(
+    field="image_queue",
+    kind="review",
+    title=lambda bench: f"VLind-Bench images: {bench.name}",
+    handler=IMAGE_HANDLER,
+    instructions=_instructions(
+        "Each item is an image of a counterfactual context with its two statements.",
+        IMAGE_QUESTION,
+        IMAGE_CRITERIA,
+    ),
+    config={"criteria": IMAGE_CRITERIA, "reason_codes": IMAGE_REASONS},
+    redundancy=REVIEWERS,
+    max_redundancy=REVIEWERS,
+)
+
+
+def accepts_of(decision) -> tuple[int, dict]:
+    counts = {str(k): int(v) for k, v in (decision.counts or {}).items()}
+    return counts.get("accept", 0), counts
+
+
+def add_review_tasks(queue: TaskQueue, rows: list[tuple[object, dict, str]]) -> None:
+    """Create one review task per (object, payload, external id) and link it (same transaction)."""
+    if not rows:
+        return
+    annotator_services.tasks_bulk_create(
+        queue=queue,
+        rows=[annotator_services.TaskRow(payload=p, external_id=e) for _o, p, e in rows],
+    )
+    tasks = dict(
+        Task.objects.filter(queue=queue, external_id__in=[e for _o, _p, e in rows]).values_list(
+            "external_id", "pk"
+        )
+    )
+    for obj, _payload, external_id in rows:
+        type(obj).objects.filter(pk=obj.pk).update(task_id=tasks[external_id])
+        obj.task_id = tasks[external_id]

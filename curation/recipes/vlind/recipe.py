@@ -1,0 +1,148 @@
+"""VLind-Bench (vlind-bench.txt Sec. 3–4, App. A–C) on the recipe framework: LLM-drafted
+counterfactual triples, three reviewers per triple and per image, counterfactual and factual
+images, VP nouns, and the CK / VP / CB / LP test set in the published ``data.json`` layout.
+
+Importing this module registers the recipe (its jobs, outcome handlers and pages) and, through
+``prompts``, the offline drafter rules.
+"""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from ..framework.declare import (
+    Export,
+    Publish,
+    Recipe,
+    RecipeTemplates,
+    RecipeUrlNames,
+    Stage,
+)
+from ..framework.registry import register
+from . import benches, demo, export, forms, generation, images, nouns, selectors, triples, views
+from .models import VLindBench
+
+
+def _draft(bench, *, job_id, created_by, count=None, concept_ids=None, **_kw) -> dict:
+    return triples.triples_draft(
+        bench=bench,
+        concept_ids=concept_ids or None,
+        count=count,
+        job_id=job_id,
+        created_by=created_by,
+    )
+
+
+RECIPE = register(
+    Recipe(
+        key="vlind",
+        label="VLind-Bench",
+        model=VLindBench,
+        slug="vlind",
+        pk_kwarg="bench_id",
+        job_param="bench_id",
+        context_name="bench",
+        list_key="benches",
+        order=30,
+        names=RecipeUrlNames(
+            list="curator-vlind-benches",
+            detail="curator-vlind-bench",
+            new="curator-vlind-new",
+            settings="curator-vlind-settings",
+        ),
+        templates=RecipeTemplates(
+            list="curation/vlind/benches.html",
+            detail="curation/vlind/bench.html",
+            funnel="curation/vlind/_funnel.html",
+            form="curation/vlind/new.html",
+        ),
+        stages=(
+            Stage(
+                name="draft",
+                label=gettext_lazy("Triples"),
+                job_kind=benches.DRAFT_JOB,
+                run=_draft,
+                check=triples.draft_check,
+                form=forms.DraftForm,
+                url="draft/",
+                url_name="curator-vlind-draft",
+                started=gettext_lazy("Drafting triples"),
+            ),
+            Stage(
+                name="images",
+                label=gettext_lazy("Images"),
+                job_kind=benches.IMAGES_JOB,
+                run=lambda bench, *, job_id, created_by, **_kw: generation.images_generate(
+                    bench=bench, job_id=job_id, created_by=created_by
+                ),
+                check=generation.generate_check,
+                url="images/",
+                url_name="curator-vlind-generate",
+                started=gettext_lazy("Generating images"),
+            ),
+            Stage(
+                name="nouns",
+                label=gettext_lazy("VP nouns"),
+                job_kind=benches.NOUNS_JOB,
+                run=lambda bench, *, job_id, created_by, **_kw: nouns.nouns_draft(
+                    bench=bench, job_id=job_id, created_by=created_by
+                ),
+                check=nouns.nouns_check,
+                url="nouns/",
+                url_name="curator-vlind-nouns-draft",
+                started=gettext_lazy("Drafting VP nouns"),
+            ),
+        ),
+        queues=(benches.TRIPLE_QUEUE, benches.IMAGE_QUEUE),
+        outcomes={
+            benches.TRIPLE_HANDLER: lambda task, decision: triples.triple_review_record(
+                task=task, decision=decision
+            ),
+            benches.IMAGE_HANDLER: lambda task, decision: images.image_review_record(
+                task=task, decision=decision
+            ),
+        },
+        exports=(
+            Export(
+                job_kind=benches.EXPORT_JOB,
+                run=export.export_run,
+                params=export.export_params,
+                check=export.export_check,
+                label=export.export_label,
+                variant=lambda p: (p.get("version_id"), bool(p.get("appendix_b"))),
+                cards=4,
+                url="export/",
+                url_name="curator-vlind-export",
+                also=(("versions/<int:version_id>/export/", "curator-vlind-version-export"),),
+                file_url_name="curator-vlind-export-file",
+                refused_at="export-title",
+            ),
+        ),
+        publishes=Publish(
+            family="vlind",
+            publish=lambda bench, *, label, created_by: export.dataset_publish(
+                bench=bench, label=label, created_by=created_by
+            ),
+            done=lambda version: (
+                _("Froze %(n)d instances as version %(label)s.")
+                % {"n": version.item_count, "label": version.label}
+            ),
+            versions=export.published_versions,
+            url_name="curator-vlind-publish",
+        ),
+        funnel=selectors.funnel,
+        bar=lambda counts: counts["triples"],
+        select_related=("project", "triple_queue", "image_queue", "image_provider"),
+        listing=selectors.benches_with_counts,
+        detail_context=views.detail_context,
+        create_form=forms.BenchForm,
+        create=benches.bench_create,
+        created=gettext_lazy("VLind-Bench created with the paper's 11 concepts."),
+        settings_form=forms.SettingsForm,
+        update=lambda bench, **data: benches.bench_settings(bench=bench, **data),
+        refuse=views.refuse,
+        extra_urls=views.urls,
+        demo=demo.vlind_demo,
+    )
+)

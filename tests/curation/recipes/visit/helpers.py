@@ -1,0 +1,80 @@
+"""Shared pieces of the VisIT-Bench tests: the published files, people working the queues, an
+uploaded answer image, a family with its seed example."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+
+from annotator import services as annotator_services
+from annotator.platform import roles
+from curation.recipes.visit import families
+from tests.curation.recipes.common import png_bytes
+from tests.factories import UserFactory
+from tests.paths import VISIT_BENCH
+
+DATASET = VISIT_BENCH / "single_image_full_dataset.csv"
+MODEL_FILES = {
+    "LLaVA (13B)": VISIT_BENCH / "llava13b_output.csv",
+    "InstructBLIP (13B)": VISIT_BENCH / "instruct_blip_13b_out.csv",
+    "PandaGPT (13B)": VISIT_BENCH / "PandaGPT_13b_out.csv",
+}
+INSTRUCTION_TEXT = (
+    "Instruction: How many red cubes would be left if I took two away?\n"
+    "Image source: https://openverse.org/image/abc\n"
+    "Image licence: CC BY 2.0\n"
+)
+CAPTION_TEXT = (
+    "A white table holds seven small cubes: four red ones in a row on the left and three blue "
+    "ones stacked on the right."
+)
+
+
+def read(path: Path) -> str:
+    return path.read_text(encoding="utf-8-sig")
+
+
+def workers(project, n: int, prefix: str = "rater") -> list:
+    people = [UserFactory(username=f"{prefix}{k}", role=roles.CROWDWORKER) for k in range(n)]
+    project.members.add(*people)
+    return people
+
+
+def answer_all(queue, person, respond) -> int:
+    """Claim and answer as ``person`` until the queue is empty for them."""
+    answered = 0
+    while True:
+        queue.refresh_from_db()
+        claim = annotator_services.assignment_claim(queue=queue, annotator=person)
+        if claim.assignment is None:
+            return answered
+        annotator_services.annotation_submit(
+            task_id=claim.assignment.task_id, annotator=person, response=respond(claim.assignment)
+        )
+        answered += 1
+
+
+def uploaded(name: str, seed: int, task) -> str:
+    """An image stored where the workspace stores a task's uploads; its URL as the response
+    carries it."""
+    folder = f"uploads/{task.queue_id}/{task.pk}"
+    stored = default_storage.save(f"{folder}/{name}", ContentFile(png_bytes(seed)))
+    return default_storage.url(stored)
+
+
+def seed_family(pipeline, curator, name: str = "Counting", multi: bool = False):
+    images = [families.SeedImage(data=png_bytes(1), name="seed.png", licence="CC0", source="x")]
+    if multi:
+        images.append(families.SeedImage(data=png_bytes(2), name="seed2.png"))
+    return families.family_create(
+        pipeline=pipeline,
+        name=name,
+        description="Count objects in the image.",
+        multi_image=multi,
+        seed_instruction="How many apples are on the plate?",
+        seed_response="There are five apples on the plate.",
+        seed_images=images,
+        created_by=curator,
+    )
