@@ -42,6 +42,8 @@ class EvalVersionOut(serializers.ModelSerializer):
 
 
 class EvalBenchmarkOut(serializers.ModelSerializer):
+    # The registry's families (the model field has no choices), so the schema keeps its enum.
+    family = serializers.ChoiceField(choices=choices())
     versions = EvalVersionOut(many=True, read_only=True)
 
     class Meta:
