@@ -14,9 +14,9 @@ from django.urls import reverse
 
 from annotator.platform.models import Job
 from curation.export_files import exports_prune
-from curation.recipes.vhexpansion import case_import, export, negations
+from curation.recipes.vhexpansion import export, negations
 from tests.curation import test_vhx_helpers as helpers
-from tests.curation.test_vhx_helpers import archive_for, case_rows, jsonl, review, reviewers
+from tests.curation.test_vhx_helpers import review, reviewers
 
 pytestmark = [pytest.mark.django_db]
 media = helpers.media
@@ -36,17 +36,7 @@ def curator_client(client, curator):
 
 @pytest.fixture
 def other_set(project, curator, media):
-    from curation.corpora import MemorySource
-
-    rows = case_rows()
-    return case_import.case_set_import(
-        project=project,
-        name="MMVP sample, again",
-        content=jsonl(rows),
-        filename="cases.jsonl",
-        source=MemorySource(archive_for(rows)),
-        created_by=curator,
-    )
+    return helpers.import_cases(project, curator, "MMVP sample, again")
 
 
 def _accept_all(case_set):

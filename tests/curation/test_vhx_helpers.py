@@ -12,12 +12,12 @@ import zipfile
 
 import numpy as np
 import pytest
-from PIL import Image as PILImage
 
 from annotator import services as annotator_services
 from annotator.models import Task
 from curation import assets
 from curation.recipes.vhexpansion import case_import
+from tests.curation.recipes import common
 from tests.factories import UserFactory
 
 QUESTIONS = [
@@ -27,20 +27,16 @@ QUESTIONS = [
 ]
 
 
-def png_bytes(seed: int, size: int = 24) -> bytes:
-    rng = np.random.default_rng(seed)
-    pixels = rng.integers(0, 256, size=(size, size, 3), dtype=np.uint8)
-    buf = io.BytesIO()
-    PILImage.fromarray(pixels).save(buf, "PNG")
-    return buf.getvalue()
-
-
 def zip_bytes(files: dict[str, bytes]) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         for name, data in files.items():
             zf.writestr(name, data)
     return buf.getvalue()
+
+
+media = common.media  # the fixture, for the modules that import it from here
+png_bytes = common.png_bytes
 
 
 def jsonl(rows: list[dict]) -> str:
@@ -58,26 +54,24 @@ def archive_for(rows: list[dict]) -> dict[str, bytes]:
     return {r["image"]: png_bytes(k) for k, r in enumerate(rows)}
 
 
-@pytest.fixture
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = str(tmp_path / "media")
-    return tmp_path / "media"
-
-
-@pytest.fixture
-def case_set(project, curator, media):
+def import_cases(project, curator, name: str = "MMVP sample"):
     """Three cases with stored images, imported the way the job imports them."""
     from curation.corpora import MemorySource
 
     rows = case_rows()
     return case_import.case_set_import(
         project=project,
-        name="MMVP sample",
+        name=name,
         content=jsonl(rows),
         filename="cases.jsonl",
         source=MemorySource(archive_for(rows)),
         created_by=curator,
     )
+
+
+@pytest.fixture
+def case_set(project, curator, media):
+    return import_cases(project, curator)
 
 
 def reviewers(n: int) -> list:

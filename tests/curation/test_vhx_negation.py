@@ -38,6 +38,20 @@ def negations_of(case_set):
     }
 
 
+def fake_llm(case_set, fake_openai) -> LLMProvider:
+    """The project's default provider: the fake OpenAI-compatible server."""
+    return LLMProvider.objects.create(
+        project=case_set.project,
+        name="fake",
+        base_url=fake_openai.base_url,
+        api_key="sk-test",
+        model="fake-model",
+        max_retries=1,
+        timeout_s=5,
+        is_default=True,
+    )
+
+
 def test_offline_negator_drafts_flips_the_answer_and_queues_a_review(case_set):
     # given a set of three cases and no LLM configured (the offline drafter answers)
     # when negations are drafted
@@ -84,16 +98,7 @@ def test_drafting_twice_changes_nothing(case_set):
 
 def test_fake_llm_drafts_with_the_fig3_prompt(case_set, fake_openai):
     # given a project provider pointing at the fake OpenAI server that negates by a/an → no
-    LLMProvider.objects.create(
-        project=case_set.project,
-        name="fake",
-        base_url=fake_openai.base_url,
-        api_key="sk-test",
-        model="fake-model",
-        max_retries=1,
-        timeout_s=5,
-        is_default=True,
-    )
+    fake_llm(case_set, fake_openai)
     answers = {
         "Is there a cat in the image?": "Negated question: “Is there no cat in the image?”",
         "Is the cup on the table?": "Is it false that the cup is on the table?",
@@ -119,16 +124,7 @@ def test_fake_llm_drafts_with_the_fig3_prompt(case_set, fake_openai):
 
 
 def test_failing_llm_falls_back_to_the_offline_negator(case_set, fake_openai):
-    LLMProvider.objects.create(
-        project=case_set.project,
-        name="fake",
-        base_url=fake_openai.base_url,
-        api_key="sk-test",
-        model="fake-model",
-        max_retries=1,
-        timeout_s=5,
-        is_default=True,
-    )
+    fake_llm(case_set, fake_openai)
     fake_openai.default = status(400, {"error": {"message": "bad model", "type": "invalid"}})
     counts = negations.negations_draft(case_set=case_set)
     assert counts == {"drafted": 3, "in_review": 3, "discarded": 0, "failed": 0, "fallback": 3}
