@@ -17,6 +17,8 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from .kinds import REGISTRY
+
 # The platform's models belong to this app: importing them here registers them.
 from .platform.models import Invitation, Job, Project  # noqa: F401
 
@@ -83,8 +85,6 @@ class TaskQueue(models.Model):
     @property
     def kind_label(self) -> str:
         """The task kind's name for people, in the active language ("Skill tags")."""
-        from .kinds import REGISTRY
-
         kind = REGISTRY.get(self.kind)
         return gettext(kind.label) if kind else self.kind
 

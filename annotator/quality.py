@@ -171,24 +171,29 @@ def _decided_labels(queue_kinds: dict[int, Kind]) -> tuple[dict[int, Hashable], 
     return labels, per_queue
 
 
+def _add_row(
+    pool, kind, decided, task_id, annotator_id, response, duration_ms, is_gold, gold_correct
+):
+    """Add one annotation (a ``_ROW`` of values) to ``pool``."""
+    pool.add(
+        task_id=task_id,
+        annotator_id=annotator_id,
+        label=label_of(kind, response),
+        duration_ms=duration_ms,
+        is_gold=is_gold,
+        gold_correct=gold_correct,
+        decided=decided.get(task_id, NO_LABEL),
+    )
+
+
 def queue_quality(queue: TaskQueue) -> dict:
     """Every quality figure of one queue, with a row per annotator (4 queries)."""
     kind = get_kind(queue.kind)
     decided, per_queue = _decided_labels({queue.pk: kind})
     pool = _Pool(collect_only=kind.collect_only, decided_tasks=per_queue.get(queue.pk, 0))
     rows = Annotation.objects.filter(queue=queue).order_by().values_list(*_ROW)
-    for task_id, annotator_id, response, duration_ms, is_gold, gold_correct in rows.iterator(
-        chunk_size=5000
-    ):
-        pool.add(
-            task_id=task_id,
-            annotator_id=annotator_id,
-            label=label_of(kind, response),
-            duration_ms=duration_ms,
-            is_gold=is_gold,
-            gold_correct=gold_correct,
-            decided=decided.get(task_id, NO_LABEL),
-        )
+    for row in rows.iterator(chunk_size=5000):
+        _add_row(pool, kind, decided, *row)
     out = pool.figures()
 
     enrollments = {
@@ -245,25 +250,9 @@ def kind_quality(queues: QuerySet[TaskQueue] | Iterable[TaskQueue]) -> dict[str,
         .order_by()
         .values_list("queue_id", *_ROW)
     )
-    for (
-        queue_id,
-        task_id,
-        annotator_id,
-        response,
-        duration_ms,
-        is_gold,
-        gold_correct,
-    ) in rows.iterator(chunk_size=5000):
+    for queue_id, *row in rows.iterator(chunk_size=5000):
         kind = queue_kinds[queue_id]
-        pools[kind.name].add(
-            task_id=task_id,
-            annotator_id=annotator_id,
-            label=label_of(kind, response),
-            duration_ms=duration_ms,
-            is_gold=is_gold,
-            gold_correct=gold_correct,
-            decided=decided.get(task_id, NO_LABEL),
-        )
+        _add_row(pools[kind.name], kind, decided, *row)
     return {
         name: {"kind": name, "n_queues": queue_counts[name], **pool.figures()}
         for name, pool in sorted(pools.items())

@@ -1,3 +1,50 @@
-from .views import curator, workspace
+from django.urls import path
 
-urlpatterns = [*workspace.urlpatterns, *curator.urlpatterns]
+from .views import invites, jobs, projects, queues, tasks, workspace
+
+curator_urlpatterns = [
+    path("curate/", projects.projects, name="curator-projects"),
+    path("curate/projects/new/", projects.project_new, name="curator-project-new"),
+    path("curate/projects/<int:project_id>/", projects.project_detail, name="curator-project"),
+    path(
+        "curate/projects/<int:project_id>/queues/new/", queues.queue_new, name="curator-queue-new"
+    ),
+    path(
+        "curate/projects/<int:project_id>/people/",
+        projects.project_people,
+        name="curator-project-people",
+    ),
+    path(
+        "curate/projects/<int:project_id>/people/<int:user_id>/remove/",
+        projects.project_member_remove,
+        name="curator-project-member-remove",
+    ),
+    path("curate/queues/<int:queue_id>/", queues.queue_detail, name="curator-queue"),
+    path("curate/queues/<int:queue_id>/edit/", queues.queue_edit, name="curator-queue-edit"),
+    path("curate/queues/<int:queue_id>/status/", queues.queue_status, name="curator-queue-status"),
+    path("curate/queues/<int:queue_id>/upload/", queues.queue_upload, name="curator-queue-upload"),
+    path(
+        "curate/queues/<int:queue_id>/tasks/cancel/",
+        queues.queue_tasks_cancel,
+        name="curator-queue-tasks-cancel",
+    ),
+    path(
+        "curate/queues/<int:queue_id>/disagreements/",
+        tasks.queue_disagreements,
+        name="curator-queue-disagreements",
+    ),
+    path("curate/tasks/<int:task_id>/", tasks.task_detail, name="curator-task"),
+    path(
+        "curate/enrollments/<int:enrollment_id>/resume/",
+        queues.enrollment_resume,
+        name="curator-enrollment-resume",
+    ),
+    path("curate/invites/", invites.invites, name="curator-invites"),
+    path("invite/<str:token>/", invites.invite_accept, name="invite-accept"),
+    path("account/token/", invites.token, name="token"),
+    path("jobs/", jobs.jobs, name="curator-jobs"),
+    path("jobs/<int:job_id>/", jobs.job_detail, name="curator-job"),
+    path("jobs/<int:job_id>/retry/", jobs.job_retry, name="curator-job-retry"),
+]
+
+urlpatterns = [*workspace.urlpatterns, *curator_urlpatterns]

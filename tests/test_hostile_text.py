@@ -23,6 +23,7 @@ from annotator.models import Annotation, Assignment, Task
 from annotator.platform import edge
 from annotator.platform.models import Job
 from curation.models import Corpus
+from tests.annotator.helpers import session_api as api
 from tests.factories import QueueFactory, TaskFactory, vqa_payload
 
 SURROGATE = edge.SURROGATE
@@ -37,12 +38,6 @@ def written() -> tuple[int, int, int, int, int]:
         Job.objects.count(),
         Corpus.objects.count(),
     )
-
-
-def api(user) -> APIClient:
-    client = APIClient()
-    client.force_login(user)
-    return client
 
 
 def vqa_line(question: str) -> str:

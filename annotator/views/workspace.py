@@ -174,26 +174,28 @@ def _first(post, name: str) -> str | None:
     return value if value not in (None, "") else None
 
 
+# The kinds whose answer is one chosen value, and the field it is posted (and stored) as.
+_CHOSEN_FIELD = {
+    "pair_verify": "decision",
+    "vqa_choice": "answer",
+    "forced_choice": "choice",
+    "review": "verdict",
+}
+
+
 def response_from_form(kind_name: str, post) -> dict:
     """Turn posted form fields into the response JSON the kind validates.
 
     Missing fields stay missing so the kind's schema names them in its error message.
     """
     response: dict = {}
-    if kind_name == "pair_verify":
-        if (v := _first(post, "decision")) is not None:
-            response["decision"] = v
-    elif kind_name == "vqa_choice":
-        if (v := _first(post, "answer")) is not None:
-            response["answer"] = v
-    elif kind_name == "skill_tags":
+    field = _CHOSEN_FIELD.get(kind_name)
+    if field is not None:
+        if (v := _first(post, field)) is not None:
+            response[field] = v
+    if kind_name == "skill_tags":
         response["tags"] = post.getlist("tags")
-    elif kind_name == "forced_choice":
-        if (v := _first(post, "choice")) is not None:
-            response["choice"] = v
     elif kind_name == "review":
-        if (v := _first(post, "verdict")) is not None:
-            response["verdict"] = v
         checked = []
         for raw in post.getlist("checked"):
             try:
@@ -298,33 +300,40 @@ def work_submit(request: HttpRequest, task_id: int) -> HttpResponse:
     return _after(request, queue, result.next)
 
 
-@require_POST
-@roles_required(roles.CROWDWORKER)
-def work_skip(request: HttpRequest, task_id: int) -> HttpResponse:
+def _release_then_next(request: HttpRequest, task_id: int, release) -> HttpResponse:
+    """Give the task back (``release()``: skip or report), then show the person's next task."""
     assignment = _my_assignment(request, task_id)
     try:
-        services.assignment_skip(task_id=task_id, annotator=request.user)
+        release()
     except ServiceError as error:
         return _fail(request, error, assignment.queue_id)
     claim = services.assignment_claim(queue=assignment.queue, annotator=request.user)
     return _after(request, assignment.queue, claim)
+
+
+@require_POST
+@roles_required(roles.CROWDWORKER)
+def work_skip(request: HttpRequest, task_id: int) -> HttpResponse:
+    return _release_then_next(
+        request,
+        task_id,
+        lambda: services.assignment_skip(task_id=task_id, annotator=request.user),
+    )
 
 
 @require_POST
 @roles_required(roles.CROWDWORKER)
 def work_report(request: HttpRequest, task_id: int) -> HttpResponse:
-    assignment = _my_assignment(request, task_id)
-    try:
-        services.assignment_report(
+    return _release_then_next(
+        request,
+        task_id,
+        lambda: services.assignment_report(
             task_id=task_id,
             annotator=request.user,
             reason=request.POST.get("reason", ""),
             details=request.POST.get("details", ""),
-        )
-    except ServiceError as error:
-        return _fail(request, error, assignment.queue_id)
-    claim = services.assignment_claim(queue=assignment.queue, annotator=request.user)
-    return _after(request, assignment.queue, claim)
+        ),
+    )
 
 
 @require_POST

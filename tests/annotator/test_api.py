@@ -13,12 +13,6 @@ from annotator.platform.models import Job
 from tests.factories import QueueFactory, TaskFactory, vqa_payload
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    # The shared user fixtures set passwords; PBKDF2 makes each test's setup take seconds.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def client_for(user=None, *, token: bool = True) -> APIClient:
     client = APIClient()
     if user is not None:

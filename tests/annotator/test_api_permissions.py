@@ -20,11 +20,6 @@ from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFacto
 ANON, WORKER, CURATOR, RESEARCHER = "anonymous", "crowdworker", "curator", "researcher"
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def world(project, queue, crowdworker, other_worker, curator, researcher):
     """A queue with a task the crowdworker holds, one other worker's answer, a gold item, a job."""

@@ -8,22 +8,11 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from annotator import services
 from annotator.models import Annotation, Assignment, Enrollment, Task, TaskQueue
+from tests.annotator.helpers import session_api as as_user
 from tests.factories import TaskFactory, pair_payload, vqa_payload
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def as_user(user) -> APIClient:
-    client = APIClient()
-    client.force_login(user)
-    return client
 
 
 def counts() -> dict:

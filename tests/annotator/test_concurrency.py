@@ -22,6 +22,7 @@ from annotator import services
 from annotator.models import Annotation, Assignment, Task
 from annotator.platform import roles
 from annotator.platform.errors import Conflict
+from tests.annotator.helpers import committing_later
 from tests.factories import ProjectFactory, QueueFactory, vqa_payload
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -280,33 +281,14 @@ def test_lowering_redundancy_while_a_claim_commits_keeps_the_counts_valid():
     queue = make_queue(1)
     first, second = make_people("lowering", 2, queue)
     services.assignment_claim(queue=queue, annotator=first)
-    claimed, release = threading.Event(), threading.Event()
-    problems: list[BaseException] = []
 
-    def claim_and_hold():
-        try:
-            with transaction.atomic():
-                got = services.assignment_claim(queue=queue, annotator=second)
-                assert got.assignment is not None
-                claimed.set()
-                release.wait(30)
-        except BaseException as exc:  # noqa: BLE001 - reported to the main thread
-            problems.append(exc)
-            claimed.set()
-        finally:
-            connections.close_all()
+    def claim() -> None:
+        assert services.assignment_claim(queue=queue, annotator=second).assignment is not None
 
-    holder = threading.Thread(target=claim_and_hold, daemon=True)
-    holder.start()
-    assert claimed.wait(10)
     # When a curator lowers the redundancy to 1 meanwhile (the claim commits half a second
     # later, while the update waits for the row)
-    threading.Timer(0.5, release.set).start()
-    try:
+    with committing_later(claim) as problems:
         updated = services.queue_update(queue=queue, redundancy=1)
-    finally:
-        release.set()
-        holder.join(timeout=30)
     # Then the update counted the committed claim: both leases stand and no IntegrityError
     assert problems == []
     assert updated.redundancy == 1

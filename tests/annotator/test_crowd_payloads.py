@@ -15,12 +15,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils.html import escape
 from PIL import Image
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from annotator import services
 from annotator.kinds import get_kind
 from annotator.models import Annotation, Assignment
+from tests.annotator.helpers import token_api as api
 from tests.factories import QueueFactory, TaskFactory
 
 HIDDEN = [
@@ -159,12 +158,6 @@ CASES = {
         answer={"text": "OTHER-PERSON-TEXT"},
     ),
 }
-
-
-def api(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
-    return client
 
 
 def texts(value, *, with_keys=False) -> list[str]:

@@ -34,11 +34,6 @@ def queue_post(**overrides) -> dict:
     return data
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def curator_client(client, curator):
     client.force_login(curator)

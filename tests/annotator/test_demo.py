@@ -42,7 +42,6 @@ def media_root(tmp_path_factory):
 def demo_settings(settings, media_root):
     settings.MEDIA_ROOT = media_root
     settings.MEDIA_URL = "/media/"
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return settings
 
 

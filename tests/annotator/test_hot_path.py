@@ -13,12 +13,13 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotator import services
-from annotator.api import _claim_data
+from annotator.api.work import _claim_data
 from annotator.kinds import get_kind
 from annotator.models import Assignment
 from annotator.platform import roles
 from annotator.platform.auth import TokenAuthentication
 from annotator.serializers import ClaimOut
+from annotator.services import claiming
 from tests.factories import QueueFactory, TaskFactory, UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -256,7 +257,7 @@ def test_claim_and_standing_plans_hold_while_a_new_queue_is_unknown_to_statistic
     bulk_rows(new, 20_000, crowdworker)
     now = timezone.now()
     claim = explain(
-        services._PG_CLAIM,
+        claiming._PG_CLAIM,
         {
             "queue": new.pk,
             "person": crowdworker.pk,
@@ -266,7 +267,7 @@ def test_claim_and_standing_plans_hold_while_a_new_queue_is_unknown_to_statistic
         },
     )
     standing = explain(
-        services._STANDING_SQL, [new.pk, crowdworker.pk, crowdworker.pk, new.pk, now]
+        claiming._STANDING_SQL, [new.pk, crowdworker.pk, crowdworker.pk, new.pk, now]
     )
     # Then the claim still walks task_claim_idx in order (no sort of the whole queue), and the
     # standing check looks the lease up by queue and person together

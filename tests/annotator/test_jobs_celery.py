@@ -46,19 +46,24 @@ def curator_queue():
     return curator, queue
 
 
+def import_job(curator, queue, rows, *, total: int):
+    """Enqueue the import of ``rows`` into ``queue`` as the curator upload does."""
+    return job_enqueue(
+        kind="annotator.import_tasks",
+        params={"queue_id": queue.pk, "rows": rows},
+        created_by=curator,
+        project=queue.project,
+        total=total,
+    )
+
+
 def test_import_job_succeeds_with_progress(celery_worker, curator_queue):
     # Given 250 rows in the shape the curator upload sends
     curator, queue = curator_queue
     rows = [{"payload": vqa_payload(i), "gold": None, "id": f"item-{i}"} for i in range(250)]
     rows[7]["gold"] = {"answer": "No"}
     # When the import is enqueued through the service layer
-    job = job_enqueue(
-        kind="annotator.import_tasks",
-        params={"queue_id": queue.pk, "rows": rows},
-        created_by=curator,
-        project=queue.project,
-        total=len(rows),
-    )
+    job = import_job(curator, queue, rows, total=len(rows))
     assert job.status == Job.Status.QUEUED
     # Then the worker runs it to success with full progress
     job = finished(job, celery_worker)
@@ -85,13 +90,7 @@ def test_import_job_with_invalid_rows_fails_with_line_numbers(celery_worker, cur
     rows = [{"payload": vqa_payload(i)} for i in range(5)]
     rows[1]["payload"]["choices"] = ["Only one"]
     rows[3]["payload"].pop("question")
-    job = job_enqueue(
-        kind="annotator.import_tasks",
-        params={"queue_id": queue.pk, "rows": rows},
-        created_by=curator,
-        project=queue.project,
-        total=len(rows),
-    )
+    job = import_job(curator, queue, rows, total=len(rows))
     job = finished(job, celery_worker)
     assert job.status == Job.Status.FAILED
     lines = job.error.splitlines()
@@ -109,13 +108,7 @@ def test_import_job_with_malformed_jsonl_fails_with_line_numbers(celery_worker, 
     text = "\n".join(
         [json.dumps(vqa_payload(0)), json.dumps(vqa_payload(1)), "{not json", "[1, 2]"]
     )
-    job = job_enqueue(
-        kind="annotator.import_tasks",
-        params={"queue_id": queue.pk, "rows": text},
-        created_by=curator,
-        project=queue.project,
-        total=4,
-    )
+    job = import_job(curator, queue, text, total=4)
     job = finished(job, celery_worker)
     assert job.status == Job.Status.FAILED
     lines = job.error.splitlines()

@@ -17,11 +17,10 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from annotator import services
+from annotator import urls as annotator_urls
 from annotator.models import Annotation, Assignment, Enrollment, Task, TaskQueue
 from annotator.platform import roles
 from annotator.platform.models import Invitation, Job, Project
-from annotator.views import curator as curator_views
-from annotator.views import workspace as workspace_views
 from tests.factories import QueueFactory, TaskFactory, vqa_payload
 
 ROLES = ["anonymous", roles.CROWDWORKER, roles.CURATOR, roles.RESEARCHER]
@@ -95,7 +94,7 @@ VIEWS: dict[str, View] = {
     "curator-job": View(["job"], post={}),
     "curator-job-retry": View(["job"], get=False, post={}),
 }
-PATTERNS = {p.name: p for p in [*workspace_views.urlpatterns, *curator_views.urlpatterns]}
+PATTERNS = {p.name: p for p in annotator_urls.urlpatterns}
 
 
 @dataclass
@@ -108,11 +107,6 @@ class World:
     enrollment: int
     job: int
     token: str
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

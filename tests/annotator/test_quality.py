@@ -56,12 +56,6 @@ def work(queue, user, answers, gold=()):
     assert not gold
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    # PBKDF2 costs ~2 s per user on the CI box; these tests never log in.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def users(db):
     return [UserFactory(username=f"u{i}", role=roles.CROWDWORKER) for i in (1, 2, 3)]

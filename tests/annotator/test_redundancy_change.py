@@ -15,9 +15,10 @@ from rest_framework.test import APIClient
 from annotator import services
 from annotator.models import Assignment, Task
 from annotator.outcomes import outcome_handler
-from annotator.platform import roles
 from annotator.platform.models import Job
-from tests.factories import QueueFactory, TaskFactory, UserFactory
+from annotator.services import queues
+from tests.annotator.helpers import workers
+from tests.factories import QueueFactory, TaskFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -34,10 +35,6 @@ def _reset_calls():
     CALLS.clear()
     yield
     CALLS.clear()
-
-
-def workers(n: int) -> list:
-    return [UserFactory(role=roles.CROWDWORKER) for _ in range(n)]
 
 
 def holds(queue, person, task, now=None) -> Assignment:
@@ -324,7 +321,7 @@ def test_tasks_settle_works_in_batches_and_is_idempotent(queue3):
 def test_many_tasks_are_settled_by_a_job_after_commit(
     queue3, curator, eager, monkeypatch, django_capture_on_commit_callbacks
 ):
-    monkeypatch.setattr(services, "SETTLE_INLINE_MAX", 2)
+    monkeypatch.setattr(queues, "SETTLE_INLINE_MAX", 2)
     # Given more complete tasks than are settled in a request
     tasks = complete_tasks(queue3, 3)
     # When the redundancy is lowered

@@ -2,20 +2,13 @@
 
 import pytest
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from annotator import services
 from annotator.platform.errors import Invalid
+from tests.annotator.helpers import token_api as api
 from tests.factories import QueueFactory, TaskFactory
 
 HX = {"HTTP_HX_REQUEST": "true"}
-
-
-def api(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
-    return client
 
 
 @pytest.fixture

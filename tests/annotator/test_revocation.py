@@ -10,13 +10,12 @@ user's groups or a project's members in the Django admin have the same effect.
 import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from annotator import services
 from annotator.models import Annotation, Assignment, Task
 from annotator.platform import roles
 from annotator.platform.errors import NotFound
+from tests.annotator.helpers import token_api as api
 from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
 
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -27,13 +26,6 @@ BODIES = {
     "heartbeat": None,
 }
 FORMS = {"submit": {"answer": "Yes"}, "skip": {}, "report": {"reason": "unclear"}, "heartbeat": {}}
-
-
-def api(user) -> APIClient:
-    client = APIClient()
-    key = Token.objects.get_or_create(user=user)[0].key
-    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
-    return client
 
 
 def post(client, path: str, task_id: int):

@@ -13,6 +13,7 @@ from annotator.models import Annotation, Assignment, Enrollment, Task, TaskQueue
 from annotator.outcomes import outcome_handler
 from annotator.platform import roles
 from annotator.platform.errors import Conflict, Invalid, NotFound
+from tests.annotator.helpers import workers
 from tests.factories import QueueFactory, TaskFactory, UserFactory
 
 TTL = timedelta(minutes=10)
@@ -30,12 +31,6 @@ def record_outcome(task, decision):
 
 
 @pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    # Users are made in nearly every test; the production hasher would dominate the run time.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
 def _reset_calls():
     CALLS.clear()
     yield
@@ -43,10 +38,6 @@ def _reset_calls():
 
 
 # --- helpers ------------------------------------------------------------------------------------
-def workers(n: int) -> list:
-    return [UserFactory(role=roles.CROWDWORKER) for _ in range(n)]
-
-
 def claim(queue, person, now=None) -> services.ClaimResult:
     queue.refresh_from_db()
     queue.project.members.add(person)  # people work in their projects only

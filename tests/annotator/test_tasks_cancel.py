@@ -5,19 +5,19 @@ cancelled tasks look like afterwards: claims, submits on a withdrawn lease, prog
 """
 
 import json
-import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from annotator import selectors, services
 from annotator.models import Annotation, Assignment, Enrollment, Task, TaskQueue
 from annotator.platform import roles
 from annotator.platform.errors import Invalid
+from tests.annotator.helpers import committing_later
+from tests.annotator.helpers import session_api as api
 from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
 
 pytestmark = pytest.mark.django_db
@@ -31,12 +31,6 @@ WITHDRAWN = (
 def reload(task: Task) -> Task:
     task.refresh_from_db()
     return task
-
-
-def api(user) -> APIClient:
-    client = APIClient()
-    client.force_login(user)
-    return client
 
 
 def snapshot() -> dict:
@@ -429,33 +423,13 @@ def test_a_cancel_waits_for_a_submit_in_flight_and_keeps_its_decision():
     person = UserFactory(role=roles.CROWDWORKER)
     queue.project.members.add(person)
     assert services.assignment_claim(queue=queue, annotator=person).task.pk == first.pk
-    submitted, release = threading.Event(), threading.Event()
-    problems: list[BaseException] = []
 
-    def submit_and_hold():
-        try:
-            with transaction.atomic():
-                services.annotation_submit(
-                    task_id=first.pk, annotator=person, response={"answer": "Yes"}
-                )
-                submitted.set()
-                release.wait(30)
-        except BaseException as exc:  # noqa: BLE001 - reported to the main thread
-            problems.append(exc)
-            submitted.set()
-        finally:
-            connections.close_all()
+    def submit() -> None:
+        services.annotation_submit(task_id=first.pk, annotator=person, response={"answer": "Yes"})
 
-    holder = threading.Thread(target=submit_and_hold, daemon=True)
-    holder.start()
-    assert submitted.wait(10)
     # When a curator cancels both tasks meanwhile (the submit commits half a second later)
-    threading.Timer(0.5, release.set).start()
-    try:
+    with committing_later(submit) as problems:
         result = services.tasks_cancel(queue=queue, task_ids=[first.pk, second.pk])
-    finally:
-        release.set()
-        holder.join(timeout=30)
     # Then the cancel waited: the decided task keeps its decision, the one just claimed is
     # cancelled with its new lease ended, and the counters are exact
     assert problems == []

@@ -1,0 +1,70 @@
+"""Every change to annotation data goes through these functions; each is atomic.
+
+One module per noun: projects, queues, tasks (rows, bulk create, cancel), claiming (the hot path),
+leases (expiry, revocation, heartbeat, skip, report), decisions (deciding a task, gold,
+enrollments), submitting, invitations. This package re-exports their public API, so callers
+write ``from annotator import services`` and ``services.assignment_claim(...)``.
+"""
+
+from .claiming import ClaimResult, assignment_claim
+from .decisions import enrollment_resume, task_decide
+from .invitations import invitation_accept, invitation_create
+from .leases import (
+    annotator_leases_revoke,
+    assignment_heartbeat,
+    assignment_report,
+    assignment_skip,
+    leases_expire,
+    may_work,
+    report_reason_check,
+)
+from .projects import project_create, project_member_remove
+from .queues import (
+    QUEUE_FIELDS,
+    SETTLE_INLINE_MAX,
+    queue_create,
+    queue_set_status,
+    queue_update,
+    tasks_settle,
+)
+from .submitting import SubmitResult, annotation_submit
+from .tasks import (
+    CancelResult,
+    TaskRow,
+    parse_task_rows,
+    tasks_bulk_create,
+    tasks_cancel,
+    validate_task_rows,
+)
+
+__all__ = [
+    "CancelResult",
+    "ClaimResult",
+    "QUEUE_FIELDS",
+    "SETTLE_INLINE_MAX",
+    "SubmitResult",
+    "TaskRow",
+    "annotation_submit",
+    "annotator_leases_revoke",
+    "assignment_claim",
+    "assignment_heartbeat",
+    "assignment_report",
+    "assignment_skip",
+    "enrollment_resume",
+    "invitation_accept",
+    "invitation_create",
+    "leases_expire",
+    "may_work",
+    "parse_task_rows",
+    "project_create",
+    "project_member_remove",
+    "queue_create",
+    "queue_set_status",
+    "queue_update",
+    "report_reason_check",
+    "task_decide",
+    "tasks_bulk_create",
+    "tasks_cancel",
+    "tasks_settle",
+    "validate_task_rows",
+]

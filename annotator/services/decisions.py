@@ -1,0 +1,108 @@
+"""Deciding: a task's outcome once its answers are in, gold answers and the qualification they
+settle, enrollments."""
+
+from __future__ import annotations
+
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from ..kinds import get_kind
+from ..models import Annotation, Enrollment, Task, TaskQueue
+from ..outcomes import run_outcome_handler
+
+
+def _enrollment(queue: TaskQueue, annotator) -> Enrollment:
+    initial = Enrollment.State.QUALIFYING if queue.qualification_count else Enrollment.State.ACTIVE
+    enrollment, _created = Enrollment.objects.get_or_create(
+        queue=queue, annotator=annotator, defaults={"state": initial}
+    )
+    return enrollment
+
+
+def _settle_qualification(enrollment: Enrollment, queue: TaskQueue) -> None:
+    """Decide a qualifying annotator's standing once K gold items are answered (or none remain)."""
+    answered, correct = enrollment.gold_answered, enrollment.gold_correct
+    accuracy = correct / answered if answered else 1.0
+    if accuracy >= queue.qualification_min_accuracy:
+        enrollment.state = Enrollment.State.ACTIVE
+        enrollment.reason = ""
+    else:
+        enrollment.state = Enrollment.State.FAILED
+        enrollment.reason = _(
+            "You answered %(c)d of %(n)d qualification items correctly (%(acc)d%%); "
+            "this queue asks for %(min)d%%."
+        ) % {
+            "c": correct,
+            "n": answered,
+            "acc": round(100 * accuracy),
+            "min": round(100 * queue.qualification_min_accuracy),
+        }
+    enrollment.save(update_fields=["state", "reason", "updated_at"])
+
+
+def _record_gold(queue: TaskQueue, annotator, correct: bool) -> Enrollment:
+    enrollment = _enrollment(queue, annotator)
+    enrollment = Enrollment.objects.select_for_update().get(pk=enrollment.pk)
+    enrollment.gold_answered += 1
+    enrollment.gold_correct += int(correct)
+    enrollment.save(update_fields=["gold_answered", "gold_correct", "updated_at"])
+    accuracy = enrollment.gold_correct / enrollment.gold_answered
+    if (
+        enrollment.state == Enrollment.State.QUALIFYING
+        and enrollment.gold_answered >= queue.qualification_count
+    ):
+        _settle_qualification(enrollment, queue)
+    elif (
+        enrollment.state == Enrollment.State.ACTIVE
+        and queue.gold_pause_below is not None
+        and enrollment.gold_answered >= queue.gold_pause_min_answers
+        and accuracy < queue.gold_pause_below
+    ):
+        enrollment.state = Enrollment.State.PAUSED
+        enrollment.reason = _(
+            "Paused automatically: you answered %(c)d of %(n)d check items correctly "
+            "(%(acc)d%%), below this queue's %(min)d%%. A curator will review and can resume you."
+        ) % {
+            "c": enrollment.gold_correct,
+            "n": enrollment.gold_answered,
+            "acc": round(100 * accuracy),
+            "min": round(100 * queue.gold_pause_below),
+        }
+        enrollment.save(update_fields=["state", "reason", "updated_at"])
+    return enrollment
+
+
+def task_decide(*, task: Task, now=None) -> None:
+    """Aggregate a task's responses by its queue's rule; escalate or finish; call the handler.
+
+    The caller holds the task's row lock.
+    """
+    now = now or timezone.now()
+    queue = task.queue
+    kind = get_kind(queue.kind)
+    responses = list(
+        Annotation.objects.filter(task=task, is_gold=False)
+        .order_by("id")
+        .values_list("response", flat=True)
+    )
+    decision = kind.aggregate(responses, queue.rule)
+    task.agreement = decision.agreement
+    if not decision.decided and task.required < queue.max_redundancy:
+        task.required += 1
+        task.escalations += 1
+        task.save(update_fields=["required", "escalations", "agreement"])
+        return
+    task.state = Task.State.DECIDED if decision.decided else Task.State.UNDECIDED
+    task.outcome = kind.outcome(decision, responses)
+    task.decided_at = now
+    task.save(update_fields=["state", "outcome", "agreement", "decided_at"])
+    run_outcome_handler(task, decision)
+
+
+def enrollment_resume(*, enrollment: Enrollment) -> Enrollment:
+    """A curator lets a paused or failed annotator work again."""
+    Enrollment.objects.filter(pk=enrollment.pk).update(
+        state=Enrollment.State.ACTIVE, reason="", updated_at=timezone.now()
+    )
+    enrollment.refresh_from_db()
+    return enrollment

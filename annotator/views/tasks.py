@@ -1,0 +1,113 @@
+"""Curator pages: a queue's disagreements and one task with its answers."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.paginator import Paginator
+from django.db.models import Prefetch, Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from .. import selectors
+from ..models import Annotation, Task
+from ..platform import roles
+from ..platform.scoping import (
+    get_or_404,
+)
+from .base import STAFF
+
+
+def _response_summary(response) -> str:
+    """A short human reading of any kind's response, for side-by-side tables."""
+    if not isinstance(response, dict):
+        return json.dumps(response, ensure_ascii=False)
+    for key in ("decision", "answer", "winner", "verdict"):
+        if key in response:
+            text = str(response[key])
+            if key == "verdict" and response.get("reason"):
+                text += f" ({response['reason']})"
+            if key == "winner" and "choice" in response:
+                text += f" ({response['choice']})"
+            return text
+    if "tags" in response:
+        return ", ".join(response["tags"])
+    if "text" in response:
+        return response["text"]
+    return json.dumps(response, ensure_ascii=False)
+
+
+def _payload_parts(payload) -> dict:
+    """Pull images and text fields out of any payload for a read-only view."""
+    images: list[dict] = []
+    texts: list[tuple[str, str]] = []
+
+    def walk(value, label: str) -> None:
+        if isinstance(value, dict):
+            if isinstance(value.get("url"), str):
+                images.append(value)
+                return
+            for k, v in value.items():
+                walk(v, f"{label}.{k}" if label else k)
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, f"{label}[{i}]")
+        elif value is not None:
+            texts.append((label, str(value)))
+
+    walk(payload, "")
+    return {"images": images, "texts": texts}
+
+
+@roles.roles_required(*STAFF)
+def queue_disagreements(request: HttpRequest, queue_id: int) -> HttpResponse:
+    queue = get_or_404(selectors.queues_for(request.user), pk=queue_id)
+    tasks = (
+        selectors.tasks_for(request.user)
+        .filter(queue=queue, is_gold=False)
+        .filter(Q(state=Task.State.UNDECIDED) | Q(escalations__gt=0) | Q(agreement__lt=1))
+        .exclude(state=Task.State.CANCELLED)
+        .order_by("agreement", "-escalations", "id")
+        .prefetch_related(
+            Prefetch(
+                "annotations",
+                queryset=Annotation.objects.filter(is_gold=False)
+                .select_related("annotator")
+                .order_by("id"),
+            )
+        )
+    )
+    page = Paginator(tasks, 20).get_page(request.GET.get("page"))
+    for task in page.object_list:
+        task.parts = _payload_parts(task.payload)
+        for a in task.annotations.all():
+            a.summary = _response_summary(a.response)
+    return render(request, "annotator/curator/disagreements.html", {"queue": queue, "page": page})
+
+
+@roles.roles_required(*STAFF)
+def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
+    task = get_or_404(
+        selectors.tasks_for(request.user).select_related("queue", "queue__project"), pk=task_id
+    )
+    annotations = list(task.annotations.select_related("annotator").order_by("id"))
+    for a in annotations:
+        a.summary = _response_summary(a.response)
+    return render(
+        request,
+        "annotator/curator/task.html",
+        {
+            "task": task,
+            "queue": task.queue,
+            "parts": _payload_parts(task.payload),
+            "payload_json": json.dumps(task.payload, indent=2, ensure_ascii=False),
+            "gold_json": json.dumps(task.gold, indent=2, ensure_ascii=False)
+            if task.gold is not None
+            else "",
+            "outcome_json": json.dumps(task.outcome, indent=2, ensure_ascii=False)
+            if task.outcome is not None
+            else "",
+            "assignments": task.assignments.select_related("annotator").order_by("leased_at"),
+            "annotations": annotations,
+        },
+    )
