@@ -244,8 +244,9 @@ def service_annotator(queue_ids, user_id, think, seed, window, out) -> None:
             if began >= record_from:
                 parts[kwargs["queue"].pk]["claims"].append(time.perf_counter() - t)
 
-    # annotation_submit looks the name up at call time, so its next-task claim is timed too.
-    services.assignment_claim = timed_claim
+    # annotation_submit looks claiming.assignment_claim up at call time, so its next-task claim
+    # is timed too.
+    services.assignment_claim = services.claiming.assignment_claim = timed_claim
     try:
         queues = list(TaskQueue.objects.filter(pk__in=queue_ids).order_by("pk"))
         rng.shuffle(queues)  # half the annotators start on each queue
@@ -342,7 +343,7 @@ def explain_claim(queue, person) -> str:
         "presentation": "{}",
     }
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + services._PG_CLAIM, params)
+        cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + services.claiming._PG_CLAIM, params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
         transaction.set_rollback(True)
     return plan

@@ -15,7 +15,8 @@ from django.utils.translation import gettext as _
 from ..kinds import get_kind
 from ..models import Annotation, Assignment, Task
 from ..platform.errors import Conflict, Invalid, SchemaError
-from .claiming import ClaimResult, assignment_claim
+from . import claiming
+from .claiming import ClaimResult
 from .decisions import _record_gold, task_decide
 from .leases import _held_assignment, _lease_lost
 
@@ -149,5 +150,5 @@ def annotation_submit(
                     task_decide(task=task, now=now)
         # The next task is claimed in the same transaction: one commit (one WAL flush) per
         # submit. ``queue`` was read with the task in this transaction: its status is current.
-        following = assignment_claim(queue=queue, annotator=annotator, now=now)
+        following = claiming.assignment_claim(queue=queue, annotator=annotator, now=now)
     return SubmitResult(annotation, created, following)
