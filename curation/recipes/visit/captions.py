@@ -81,7 +81,7 @@ def combined_caption(images: Sequence[VisitImage]) -> str:
     return "\n".join(f"Image {k}: {img.caption.strip()}" for k, img in enumerate(images, start=1))
 
 
-def caption_record(*, task: Task, decision) -> VisitInstance | None:
+def caption_record(task: Task, decision) -> VisitInstance | None:
     """A caption task's outcome: store the caption; when every image of the instance has its
     caption of this round, the instance waits for its reference draft (a job drafts it)."""
     link = (

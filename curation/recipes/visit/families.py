@@ -231,7 +231,7 @@ def _upload_name(url: str, task: Task) -> str | None:
     return name if "/../" not in name and PurePosixPath(name).name else None
 
 
-def instruction_record(*, task: Task, decision) -> VisitInstance | None:
+def instruction_record(task: Task, decision) -> VisitInstance | None:
     """The instruction task's outcome (inside the submit's transaction): store the image with its
     licence and source, create the instance and its caption task(s). Anything missing refuses the
     submission with a message, so nothing half-done is kept."""

@@ -70,7 +70,11 @@ def _licence_of(instance: VisitInstance) -> tuple[str, str]:
 
 
 def images_fetch(
-    *, pipeline: VisitPipeline, job_id: int | None = None, retry_failed: bool = False
+    pipeline: VisitPipeline,
+    *,
+    job_id: int | None = None,
+    retry_failed: bool = False,
+    created_by=None,
 ) -> dict:
     """Fetch the remote images not stored yet. Stops after a few unreachable hosts in a row
     (no network: the rest stay links, each page says so). Idempotent: stored ones are skipped."""

@@ -8,7 +8,7 @@ LLM draft, or the published GPT-4 response, and its verification verdict, Table 
 (instance, model A, model B) tuple rated by people, Sec. 4.2) → VisitSubmission (a new model's
 responses, judged by the LLM judge in both orders, App. F).
 
-The evaluation app's objects (benchmark version, runs, judgment sets) are referenced by ids.
+The evaluation app's objects (benchmark version, runs, judgment sets) are foreign keys.
 """
 
 from __future__ import annotations
@@ -35,9 +35,6 @@ __all__ = [
 class VisitPipeline(RecipePipeline):
     """One VisIT-Bench collection in a project: its queues, settings and published version."""
 
-    project = models.ForeignKey(
-        "annotator.Project", on_delete=models.CASCADE, related_name="visit_pipelines"
-    )
     description = models.TextField(blank=True)
     caption_min_length = models.PositiveSmallIntegerField(
         default=80, help_text=_("Shortest instruction-conditioned caption accepted (characters).")
@@ -71,8 +68,16 @@ class VisitPipeline(RecipePipeline):
     )
     # evaluation.BenchmarkVersion the pairs, responses and judgments belong to (the latest one
     # published from this pipeline), and the crowd-vote JudgmentSet this pipeline feeds.
-    version_id = models.PositiveBigIntegerField(null=True, blank=True)
-    human_set_id = models.PositiveBigIntegerField(null=True, blank=True)
+    version = models.ForeignKey(
+        "evaluation.BenchmarkVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    human_set = models.ForeignKey(
+        "evaluation.JudgmentSet", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta(RecipePipeline.Meta):
         constraints = [
@@ -274,7 +279,9 @@ class VisitPair(models.Model):
 
     pipeline = models.ForeignKey(VisitPipeline, on_delete=models.CASCADE, related_name="pairs")
     instance = models.ForeignKey(VisitInstance, on_delete=models.CASCADE, related_name="+")
-    version_id = models.PositiveBigIntegerField()
+    version = models.ForeignKey(
+        "evaluation.BenchmarkVersion", on_delete=models.RESTRICT, related_name="+"
+    )
     item_id = models.CharField(max_length=200)
     model_a = models.CharField(max_length=200)
     model_b = models.CharField(max_length=200)
@@ -323,8 +330,12 @@ class VisitSubmission(models.Model):
     filename = models.CharField(max_length=255, blank=True)
     format = models.CharField(max_length=5)
     rows = models.PositiveIntegerField(default=0)
-    version_id = models.PositiveBigIntegerField()
-    run_id = models.PositiveBigIntegerField(null=True, blank=True)
+    version = models.ForeignKey(
+        "evaluation.BenchmarkVersion", on_delete=models.RESTRICT, related_name="+"
+    )
+    run = models.ForeignKey(
+        "evaluation.ModelRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     judgment_set_label = models.CharField(max_length=120)
     judge_job = models.ForeignKey(
         "annotator.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -161,8 +161,8 @@ def pipeline_create(
 
 
 def pipeline_settings(
-    *,
     pipeline: VisitPipeline,
+    *,
     caption_min_length: int | None = None,
     max_caption_rounds: int | None = None,
     votes_per_pair: int | None = None,

@@ -126,7 +126,7 @@ def pairs_sample(
     return len(pairs)
 
 
-def pair_rating_record(*, task: Task, decision) -> VisitPair | None:
+def pair_rating_record(task: Task, decision) -> VisitPair | None:
     """A rated tuple: votes per response (the kind un-swaps the sides), the majority winner, and
     a sync of the crowd votes to the evaluation app (one queued job per pipeline)."""
     pair = (
@@ -220,11 +220,12 @@ def _crowd_set_replace(pipeline: VisitPipeline, version, rows: list, job_id) -> 
 
 
 def human_votes_sync(
-    *,
     pipeline: VisitPipeline,
+    *,
     rounds: int | None = None,
     text_metrics: bool = True,
     job_id: int | None = None,
+    created_by=None,
 ) -> dict:
     """Give the evaluation app this pipeline's rated tuples as one crowd-vote judgment set (the
     published ``visit_bench_human_preferences`` semantics: votes per response, majority winner),

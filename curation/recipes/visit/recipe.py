@@ -39,28 +39,6 @@ from . import (
 from .models import VisitPipeline
 
 
-def _import(pipeline, *, job_id, created_by, upload, filename="", **_kw) -> dict:
-    return dataset.dataset_import_run(
-        pipeline, upload=upload, filename=filename, created_by=created_by, job_id=job_id
-    )
-
-
-def _fetch(pipeline, *, job_id, created_by, retry_failed=False, **_kw) -> dict:
-    return fetch.images_fetch(pipeline=pipeline, job_id=job_id, retry_failed=bool(retry_failed))
-
-
-def _draft(pipeline, *, job_id, created_by, **_kw) -> dict:
-    return references.references_draft(pipeline=pipeline, job_id=job_id, created_by=created_by)
-
-
-def _sync(pipeline, *, job_id, created_by, **_kw) -> dict:
-    return ratings.human_votes_sync(pipeline=pipeline, job_id=job_id)
-
-
-def _outcome(record):
-    return lambda task, decision: record(task=task, decision=decision)
-
-
 def _publish(pipeline, *, label, created_by, benchmark=""):
     return publish.version_publish(
         pipeline=pipeline, label=label, benchmark_name=benchmark, created_by=created_by
@@ -102,14 +80,14 @@ RECIPE = register(
                 name="import",
                 label=gettext_lazy("Dataset import"),
                 job_kind=pipelines.IMPORT_JOB,
-                run=_import,
+                run=dataset.dataset_import_run,
                 button=False,
             ),
             Stage(
                 name="fetch",
                 label=gettext_lazy("Image fetch"),
                 job_kind=pipelines.FETCH_JOB,
-                run=_fetch,
+                run=fetch.images_fetch,
                 check=fetch.fetch_check,
                 url="fetch/",
                 url_name="curator-visit-fetch",
@@ -119,7 +97,7 @@ RECIPE = register(
                 name="draft",
                 label=gettext_lazy("Reference drafts"),
                 job_kind=pipelines.DRAFT_JOB,
-                run=_draft,
+                run=references.references_draft,
                 check=references.draft_check,
                 url="draft/",
                 url_name="curator-visit-draft",
@@ -129,7 +107,7 @@ RECIPE = register(
                 name="sync",
                 label=gettext_lazy("Crowd votes → ratings"),
                 job_kind=pipelines.SYNC_JOB,
-                run=_sync,
+                run=ratings.human_votes_sync,
                 check=ratings.sync_check,
                 url="sync/",
                 url_name="curator-visit-sync",
@@ -139,10 +117,10 @@ RECIPE = register(
         ),
         queues=pipelines.QUEUES,
         outcomes={
-            pipelines.INSTRUCTION_HANDLER: _outcome(families.instruction_record),
-            pipelines.CAPTION_HANDLER: _outcome(captions.caption_record),
-            pipelines.REVIEW_HANDLER: _outcome(references.reference_review_record),
-            pipelines.RATING_HANDLER: _outcome(ratings.pair_rating_record),
+            pipelines.INSTRUCTION_HANDLER: families.instruction_record,
+            pipelines.CAPTION_HANDLER: captions.caption_record,
+            pipelines.REVIEW_HANDLER: references.reference_review_record,
+            pipelines.RATING_HANDLER: ratings.pair_rating_record,
         },
         exports=(
             Export(
@@ -184,7 +162,7 @@ RECIPE = register(
         create=pipelines.pipeline_create,
         created=gettext_lazy("Pipeline created."),
         settings_form=forms.SettingsForm,
-        update=lambda pipeline, **data: pipelines.pipeline_settings(pipeline=pipeline, **data),
+        update=pipelines.pipeline_settings,
         extra_urls=views.urls,
         api_urls="curation.recipes.visit.api_urls",
         demo=demo.visit_demo,

@@ -127,8 +127,8 @@ def reference_record(
 
 
 def references_draft(
-    *,
     pipeline: VisitPipeline,
+    *,
     provider: LLMProvider | None = None,
     job_id: int | None = None,
     created_by=None,
@@ -187,7 +187,7 @@ def _review_verdict(decision, answers: Sequence[Annotation]) -> str:
     }.get(best[0], VisitReference.Verdict.INCORRECT)
 
 
-def reference_review_record(*, task: Task, decision) -> VisitReference | None:
+def reference_review_record(task: Task, decision) -> VisitReference | None:
     """The review queue's outcome: correct → verified; problem in the response (or no reason) →
     discarded; problem in the caption → the caption task again (with the old caption as the
     draft and the reviewers' comments), or discarded when the rewrites are used up."""

@@ -135,8 +135,8 @@ _KEEP = object()
 
 
 def bench_settings(
-    *,
     bench: VLindBench,
+    *,
     triples_per_concept: int | None = None,
     images_per_style: int | None = None,
     image_provider=_KEEP,

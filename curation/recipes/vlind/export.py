@@ -147,7 +147,7 @@ def benchmark_name(bench: VLindBench) -> str:
     return f"{bench.name} · {bench.project.slug}"[:200]
 
 
-def dataset_publish(*, bench: VLindBench, label: str, created_by=None):
+def dataset_publish(bench: VLindBench, *, label: str, created_by=None):
     """Freeze the assembled instances as a published evaluation version (family vlind), parsed
     from the very data.json an export holds by ``evaluation.importers``."""
     rows = rows_of(bench)

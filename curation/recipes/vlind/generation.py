@@ -157,8 +157,8 @@ def image_generate_one(
 
 
 def images_generate(
-    *,
     bench: VLindBench,
+    *,
     triple_ids: Sequence[int] | None = None,
     factual: bool = True,
     job_id: int | None = None,

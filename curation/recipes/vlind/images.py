@@ -157,7 +157,7 @@ def images_upload(
     return rows
 
 
-def image_review_record(*, task: Task, decision) -> VLindImage | None:
+def image_review_record(task: Task, decision) -> VLindImage | None:
     """The image queue's outcome: good with ≥ 2 accepts; the accept count is the published
     ``aggregated_human_label_good_images`` value of this image id."""
     row = VLindImage.objects.select_for_update().filter(task_id=task.pk).first()

@@ -24,9 +24,6 @@ MAX_PER_STYLE = 4
 class VLindBench(RecipePipeline):
     """One VLind-Bench build of a project: its concepts, triples, images and review queues."""
 
-    project = models.ForeignKey(
-        "annotator.Project", on_delete=models.CASCADE, related_name="vlind_benches"
-    )
     description = models.TextField(blank=True)
     triples_per_concept = models.PositiveSmallIntegerField(
         default=50, help_text=_("Instance triples the LLM drafts per concept (Sec. 4: 50).")

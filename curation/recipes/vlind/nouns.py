@@ -27,8 +27,8 @@ def _noun_list(value, limit: int = 2) -> list[str]:
 
 
 def nouns_draft(
-    *,
     bench: VLindBench,
+    *,
     triple_ids: Sequence[int] | None = None,
     provider: LLMProvider | None = None,
     job_id: int | None = None,

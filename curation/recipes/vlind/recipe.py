@@ -73,9 +73,7 @@ RECIPE = register(
                 name="images",
                 label=gettext_lazy("Images"),
                 job_kind=benches.IMAGES_JOB,
-                run=lambda bench, *, job_id, created_by, **_kw: generation.images_generate(
-                    bench=bench, job_id=job_id, created_by=created_by
-                ),
+                run=generation.images_generate,
                 check=generation.generate_check,
                 url="images/",
                 url_name="curator-vlind-generate",
@@ -85,9 +83,7 @@ RECIPE = register(
                 name="nouns",
                 label=gettext_lazy("VP nouns"),
                 job_kind=benches.NOUNS_JOB,
-                run=lambda bench, *, job_id, created_by, **_kw: nouns.nouns_draft(
-                    bench=bench, job_id=job_id, created_by=created_by
-                ),
+                run=nouns.nouns_draft,
                 check=nouns.nouns_check,
                 url="nouns/",
                 url_name="curator-vlind-nouns-draft",
@@ -96,12 +92,8 @@ RECIPE = register(
         ),
         queues=(benches.TRIPLE_QUEUE, benches.IMAGE_QUEUE),
         outcomes={
-            benches.TRIPLE_HANDLER: lambda task, decision: triples.triple_review_record(
-                task=task, decision=decision
-            ),
-            benches.IMAGE_HANDLER: lambda task, decision: images.image_review_record(
-                task=task, decision=decision
-            ),
+            benches.TRIPLE_HANDLER: triples.triple_review_record,
+            benches.IMAGE_HANDLER: images.image_review_record,
         },
         exports=(
             Export(
@@ -121,9 +113,7 @@ RECIPE = register(
         ),
         publishes=Publish(
             family="vlind",
-            publish=lambda bench, *, label, created_by: export.dataset_publish(
-                bench=bench, label=label, created_by=created_by
-            ),
+            publish=export.dataset_publish,
             done=lambda version: (
                 _("Froze %(n)d instances as version %(label)s.")
                 % {"n": version.item_count, "label": version.label}
@@ -140,7 +130,7 @@ RECIPE = register(
         create=benches.bench_create,
         created=gettext_lazy("VLind-Bench created with the paper's 11 concepts."),
         settings_form=forms.SettingsForm,
-        update=lambda bench, **data: benches.bench_settings(bench=bench, **data),
+        update=benches.bench_settings,
         refuse=views.refuse,
         extra_urls=views.urls,
         demo=demo.vlind_demo,

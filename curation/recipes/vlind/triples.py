@@ -159,7 +159,7 @@ def draft_check(bench: VLindBench, params: dict) -> int:
     return concepts.count()
 
 
-def triple_review_record(*, task: Task, decision) -> VLindTriple | None:
+def triple_review_record(task: Task, decision) -> VLindTriple | None:
     """The triple queue's outcome (inside the submit's transaction): kept with ≥ 2 accepts."""
     triple = VLindTriple.objects.select_for_update().filter(task_id=task.pk).first()
     if triple is None or triple.status != VLindTriple.Status.REVIEW:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from curation.models import LLMProvider
 from curation.recipes.visit import pipelines
-from tests.curation.recipes.common import media  # noqa: F401  (a fixture)
+from tests.curation.recipes.common import fake_provider, media  # noqa: F401  (media: a fixture)
 
 
 @pytest.fixture(autouse=True)
@@ -23,14 +22,4 @@ def pipeline(project, curator, media):  # noqa: F811
 
 @pytest.fixture
 def llm(fake_openai, project):
-    """The project's default LLM: the fake OpenAI-compatible server."""
-    return LLMProvider.objects.create(
-        project=project,
-        name="fake",
-        base_url=fake_openai.base_url,
-        api_key="sk-test",
-        model="fake-gpt-4",
-        timeout_s=2.0,
-        max_retries=1,
-        is_default=True,
-    )
+    return fake_provider(project, fake_openai)

@@ -11,6 +11,7 @@ from django.core.files.storage import default_storage
 from annotator import services as annotator_services
 from annotator.platform import roles
 from curation.recipes.visit import families
+from evaluation import services as eval_services
 from tests.curation.recipes.common import png_bytes
 from tests.factories import UserFactory
 from tests.paths import VISIT_BENCH
@@ -77,4 +78,20 @@ def seed_family(pipeline, curator, name: str = "Counting", multi: bool = False):
         seed_response="There are five apples on the plate.",
         seed_images=images,
         created_by=curator,
+    )
+
+
+def import_model(version, name: str) -> None:
+    """One of the published model output files, imported as a run of ``version``."""
+    path = MODEL_FILES[name]
+    eval_services.import_run(
+        {
+            "target": "predictions",
+            "family": "visit",
+            "version_id": version.pk,
+            "model": name,
+            "filename": path.name,
+            "content": read(path),
+            "compute": False,
+        }
     )

@@ -15,10 +15,9 @@ from django.db.models import Count
 from annotator.platform.errors import Invalid
 from curation.recipes.visit import dataset, export, publish, selectors
 from curation.recipes.visit.models import VisitFamily, VisitImage, VisitInstance, VisitReference
-from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import ModelRun
-from tests.curation.recipes.visit.helpers import DATASET, MODEL_FILES, read
+from tests.curation.recipes.visit.helpers import DATASET, MODEL_FILES, import_model, read
 from tests.paths import VISIT_BENCH, needs
 
 pytestmark = [pytest.mark.django_db, needs(VISIT_BENCH)]
@@ -68,18 +67,8 @@ def test_published_version_keeps_529_of_578_and_matches_the_model_files(imported
     expected = [r.item_id for r in visit_parse.parse_items(read(DATASET))]
     assert list(version.items.order_by("position").values_list("item_id", flat=True)) == expected
     # and each real model output file imports against it through the evaluation app
-    for name, path in MODEL_FILES.items():
-        eval_services.import_run(
-            {
-                "target": "predictions",
-                "family": "visit",
-                "version_id": version.pk,
-                "model": name,
-                "filename": path.name,
-                "content": read(path),
-                "compute": False,
-            }
-        )
+    for name in MODEL_FILES:
+        import_model(version, name)
     counts = dict(
         ModelRun.objects.filter(version=version).values_list("model__name", "prediction_count")
     )

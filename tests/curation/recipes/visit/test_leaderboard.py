@@ -19,10 +19,9 @@ from rest_framework.test import APIClient
 from annotator.platform import roles
 from curation.recipes.visit import dataset, pipelines, publish, ratings, sampling, submissions
 from curation.recipes.visit.models import VisitSubmission
-from evaluation import services as eval_services
 from evaluation.families.visit import judge
 from evaluation.models import JudgmentSet, ModelRun
-from tests.curation.recipes.visit.helpers import DATASET, MODEL_FILES, read
+from tests.curation.recipes.visit.helpers import DATASET, MODEL_FILES, import_model, read
 from tests.factories import UserFactory
 from tests.paths import VISIT_BENCH, needs
 
@@ -39,18 +38,7 @@ def board(pipeline, curator):
     dataset.dataset_import(pipeline=pipeline, content=read(DATASET), filename=DATASET.name)
     version = publish.version_publish(pipeline=pipeline, label="v1", created_by=curator)
     for name in ("LLaVA (13B)", "InstructBLIP (13B)"):
-        path = MODEL_FILES[name]
-        eval_services.import_run(
-            {
-                "target": "predictions",
-                "family": "visit",
-                "version_id": version.pk,
-                "model": name,
-                "filename": path.name,
-                "content": read(path),
-                "compute": False,
-            }
-        )
+        import_model(version, name)
     pipeline.refresh_from_db()
     return pipeline, version
 

@@ -7,9 +7,11 @@ import pytest
 
 from annotator.models import Task
 from annotator.platform.errors import Invalid
-from curation.models import Generation, LLMProvider
+from curation import gateway
+from curation.models import Generation
 from curation.recipes.vlind import benches, concepts, prompts, triples
 from curation.recipes.vlind.models import VLindTriple
+from tests.curation.recipes.common import fake_provider
 from tests.curation.recipes.vlind.helpers import draft_offline, review_triples, reviewers
 from tests.fake_openai import malformed, reply
 
@@ -44,16 +46,7 @@ GOOD_DIET = [
 
 
 def _provider(project, fake):
-    return LLMProvider.objects.create(
-        project=project,
-        name="fake",
-        base_url=fake.base_url,
-        api_key="sk-test",
-        model="fake-model",
-        max_retries=2,
-        timeout_s=5,
-        is_default=True,
-    )
+    return fake_provider(project, fake, model="fake-model", max_retries=2, timeout_s=5)
 
 
 TABLE_1 = (
@@ -267,7 +260,7 @@ def test_concept_edit_checks_examples_and_keeps_nothing_on_error(bench):
         bench=bench,
         concept_ids=[new.pk],
         count=2,
-        provider=__import__("curation").gateway.provider_offline(),
+        provider=gateway.provider_offline(),
     )
     assert result["drafted"] == 0
     assert "no hand-written triples for the concept 'sound'" in result["errors"][0]
