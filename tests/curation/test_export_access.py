@@ -20,7 +20,7 @@ from annotator.platform.models import Job
 from curation.export_files import export_store
 from curation.recipes.naturalbench.models import NaturalBenchVersion
 from curation.recipes.vlind import benches as vlind_benches
-from tests.curation.test_nb_helpers import make_corpus, make_pipeline
+from tests.curation.recipes.naturalbench.helpers import make_corpus, make_pipeline
 from tests.factories import ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -387,13 +387,18 @@ def version_export(
 
 
 def _evaluation_version(pipeline, *, label: str, sha256: str, jsonl: str, created_by=None):
-    """A published BenchmarkVersion of family naturalbench, read through the importer."""
+    """A published BenchmarkVersion of the pipeline's benchmark (family naturalbench, made on the
+    first export as "<project slug> · <pipeline name>"), read through the importer."""
     rows = importers.parse_items("naturalbench", jsonl, JSONL_NAME)
     try:
-        return evaluation_services.benchmark_version_create(
+        benchmark = pipeline.benchmark or evaluation_services.benchmark_get_or_create(
             family="naturalbench",
             name=f"{pipeline.project.slug} · {pipeline.name}"[:200],
             project=pipeline.project,
+            created_by=created_by,
+        )
+        version = evaluation_services.version_create(
+            benchmark=benchmark,
             label=label,
             rows=rows,
             publish=True,
@@ -402,6 +407,10 @@ def _evaluation_version(pipeline, *, label: str, sha256: str, jsonl: str, create
         )
     except ServiceError as exc:
         raise Invalid(f"The evaluation version could not be made: {exc.message}") from exc
+    if pipeline.benchmark_id != benchmark.pk:
+        NaturalBenchPipeline.objects.filter(pk=pipeline.pk).update(benchmark=benchmark)
+        pipeline.benchmark = benchmark
+    return version
 
 
 def version_export_run(pipeline, *, job_id=None, created_by=None, label=None, **_params) -> dict:

@@ -10,21 +10,15 @@ from django.utils.translation import gettext_lazy
 from curation.models import Corpus, LLMProvider, Scorer
 from curation.recipes.framework.forms import RecipeForm, StageForm
 
-from .models import NaturalBenchPipeline
+from .models import NaturalBenchPipeline, QuestionType
 from .pipelines import (
     MAX_PEOPLE,
     MAX_REGENERATIONS,
     MIN_CAPTION_CHARS,
     MINING_FIELDS,
-    MULTIPLE_CHOICE,
     YES_NO,
     settings_of,
 )
-
-TYPE_CHOICES = [
-    (YES_NO, gettext_lazy("Yes-or-No")),
-    (MULTIPLE_CHOICE, gettext_lazy("Multiple-Choice")),
-]
 
 
 class PipelineForm(RecipeForm):
@@ -63,7 +57,7 @@ class PipelineForm(RecipeForm):
         ),
     )
     question_types = forms.MultipleChoiceField(
-        choices=TYPE_CHOICES,
+        choices=QuestionType.choices,
         initial=[YES_NO],
         widget=forms.CheckboxSelectMultiple,
         label=gettext_lazy("Question types"),

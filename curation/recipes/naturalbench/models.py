@@ -40,9 +40,6 @@ class NaturalBenchPipeline(RecipePipeline):
         EQ1 = "eq1", _("Mismatches of every selected scorer (Eq. 1)")
         RANDOM = "random", _("Random pairs (Flickr-Random baseline, Table 6)")
 
-    project = models.ForeignKey(
-        "annotator.Project", on_delete=models.CASCADE, related_name="naturalbench_pipelines"
-    )
     corpus = models.ForeignKey("curation.Corpus", on_delete=models.PROTECT, related_name="+")
     scorers = models.ManyToManyField("curation.Scorer", blank=True, related_name="+")
     method = models.CharField(max_length=8, choices=Method.choices, default=Method.EQ1)
@@ -310,8 +307,8 @@ class NaturalBenchVersion(models.Model):
     """A frozen, content-hashed export of a pipeline's samples: never edited after it is made.
 
     ``sha256`` is the hash of the JSONL records (images referenced by their own SHA-256), so two
-    exports of the same content have the same hash. ``benchmark_version_id`` is the evaluation
-    app's BenchmarkVersion made from it (a plain id: curation does not depend on evaluation)."""
+    exports of the same content have the same hash. ``benchmark_version`` is the evaluation
+    app's BenchmarkVersion made from it."""
 
     pipeline = models.ForeignKey(
         NaturalBenchPipeline, on_delete=models.CASCADE, related_name="versions"
@@ -324,7 +321,13 @@ class NaturalBenchVersion(models.Model):
     archive_sha256 = models.CharField(max_length=64)
     parquet = models.FileField(upload_to=export_upload_to, max_length=255, blank=True)
     parquet_sha256 = models.CharField(max_length=64, blank=True)
-    benchmark_version_id = models.PositiveBigIntegerField(null=True, blank=True)
+    benchmark_version = models.ForeignKey(
+        "evaluation.BenchmarkVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
     job = models.ForeignKey(
         "annotator.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

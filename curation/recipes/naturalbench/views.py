@@ -22,8 +22,13 @@ from curation.recipes.framework.registry import recipe_of
 from curation.recipes.framework.selectors import object_or_404
 
 from . import prompts, selectors, skills
-from .forms import TYPE_CHOICES
-from .models import ConfoundingPair, NaturalBenchPipeline, NaturalBenchSample, PairQuestionSet
+from .models import (
+    ConfoundingPair,
+    NaturalBenchPipeline,
+    NaturalBenchSample,
+    PairQuestionSet,
+    QuestionType,
+)
 
 PAGE_SIZE = 20
 
@@ -39,7 +44,9 @@ def detail_context(request: HttpRequest, pipeline: NaturalBenchPipeline, base: d
         "provider_label": provider.name if provider else _("the project's default"),
         "offline": bool(provider and provider.kind == LLMProvider.Kind.OFFLINE),
         "language_name": prompts.language_name(pipeline.language),
-        "type_labels": [label for value, label in TYPE_CHOICES if value in pipeline.question_types],
+        "type_labels": [
+            label for value, label in QuestionType.choices if value in pipeline.question_types
+        ],
         "skills_count": len(skills.TAGS),
     }
 

@@ -1,0 +1,165 @@
+"""Shared helpers of the NaturalBench tests: URLs (the recipe's pages mounted under curate/ like
+curation/urls.py will), fixtures and small builders. No tests here."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+
+import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from PIL import Image as PILImage
+
+from annotator.services import annotation_submit, assignment_claim
+from curation.models import Caption, Corpus, Image, LLMProvider, Sample
+from curation.recipes.naturalbench import mining, pairs, pipelines, questions, samples, tags
+from tests.factories import UserFactory
+
+COLOURS = ["red", "green", "blue", "yellow", "purple", "orange", "white", "black", "pink", "cyan"]
+SHAPES = ["circle", "square", "triangle", "star", "heart", "cross", "ring", "arrow", "moon", "leaf"]
+
+
+@pytest.fixture
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.BLINDSPOT_EMBEDDINGS_DIR = str(tmp_path / "embeddings")
+    return tmp_path
+
+
+def png_bytes(colour: str, size=(24, 18)) -> bytes:
+    buf = io.BytesIO()
+    PILImage.new("RGB", size, colour).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def make_image(colour: str) -> Image:
+    data = png_bytes(colour)
+    sha = hashlib.sha256(data).hexdigest()
+    existing = Image.objects.filter(sha256=sha).first()
+    if existing:
+        return existing
+    name = default_storage.save(f"images/{sha[:2]}/{sha}.png", ContentFile(data))
+    return Image.objects.create(
+        sha256=sha, file=name, width=24, height=18, format="PNG", byte_size=len(data)
+    )
+
+
+def make_corpus(project, n: int = 6, name: str = "Shapes", extra=None) -> Corpus:
+    """n samples, each a plain colour with the English caption "a <colour> <shape> …" (every
+    pair of captions has content words the other lacks, so the offline drafter can draft)."""
+    corpus = Corpus.objects.create(project=project, name=name, slug=name.lower())
+    for k in range(n):
+        sample = Sample.objects.create(
+            corpus=corpus, image=make_image(COLOURS[k]), source_id=f"s{k}", position=k
+        )
+        Caption.objects.create(
+            sample=sample, text=f"a {COLOURS[k]} {SHAPES[k]} on a plain background", position=0
+        )
+        for p, (language, text) in enumerate((extra or {}).get(k, []), start=1):
+            Caption.objects.create(sample=sample, text=text, language=language, position=p)
+    corpus.sample_count = n
+    corpus.caption_count = Caption.objects.filter(sample__corpus=corpus).count()
+    corpus.save()
+    return corpus
+
+
+def offline():
+    from curation.gateway import provider_offline
+
+    return provider_offline()
+
+
+def make_pipeline(project, corpus, **fields):
+    """A random-pairing pipeline (no scorer, so no embedding) drafted by the offline drafter."""
+    values = {
+        "name": "NB test",
+        "corpus": corpus,
+        "method": "random",
+        "question_types": ["yes_no"],
+        "provider": offline(),
+        "auto_regenerate": False,
+    }
+    values.update(fields)
+    return pipelines.pipeline_create(project=project, **values)
+
+
+def annotators(project, n: int = 3):
+    from annotator.platform import roles
+
+    users = [UserFactory(username=f"nb-worker-{k}", role=roles.CROWDWORKER) for k in range(n)]
+    project.members.add(*users)
+    return users
+
+
+def answer(queue, user, respond) -> int:
+    """``user`` answers every task the engine hands them in ``queue`` with ``respond(task)``."""
+    queue.refresh_from_db()
+    count = 0
+    claim = assignment_claim(queue=queue, annotator=user)
+    while claim.task is not None:
+        result = annotation_submit(
+            task_id=claim.task.pk, annotator=user, response=respond(claim.task)
+        )
+        count += 1
+        claim = result.next
+    return count
+
+
+def verify_all(pipeline, users, decision="keep"):
+    pairs.pairs_send_to_review(pipeline=pipeline)
+    pipeline.refresh_from_db()
+    for user in users[: pipeline.annotators_per_item]:
+        answer(pipeline.pair_queue, user, lambda task: {"decision": decision})
+
+
+def intended(pipeline):
+    from curation.recipes.naturalbench.models import VQAItem
+
+    def respond(task):
+        return {"answer": VQAItem.objects.get(task_id=task.pk).intended}
+
+    return respond
+
+
+def fake_provider(fake_openai, project) -> LLMProvider:
+    return LLMProvider.objects.create(
+        project=project,
+        name="fake",
+        base_url=fake_openai.base_url,
+        api_key="sk-test",
+        model="fake-model",
+        max_tokens=256,
+        timeout_s=5.0,
+        max_retries=0,
+    )
+
+
+TAGS = {0: {"tags": ["others", "shape", "color"]}, 1: {"tags": ["others", "logic"]}}
+
+
+def built_pipeline(project):
+    """Two verified pairs, both question types, every item answered as intended, assembled,
+    tagged the same way by its three taggers."""
+    pipeline = make_pipeline(
+        project,
+        make_corpus(project, n=6),
+        random_pairs=2,
+        question_types=["yes_no", "multiple_choice"],
+    )
+    mining.pairs_mine(pipeline=pipeline)
+    users = annotators(project)
+    verify_all(pipeline, users)
+    questions.questions_draft(pipeline=pipeline)
+    for user in users[:2]:
+        answer(pipeline.answer_queue, user, intended(pipeline))
+    samples.samples_assemble(pipeline=pipeline)
+    tags.skills_send_to_tagging(pipeline=pipeline)
+    pipeline.refresh_from_db()
+    by_task = {}
+    for sample in pipeline.samples.all():
+        by_task[sample.tag_task_0_id] = TAGS[0]
+        by_task[sample.tag_task_1_id] = TAGS[1]
+    for user in users:
+        answer(pipeline.tag_queue, user, lambda t: by_task[t.pk])
+    return pipeline

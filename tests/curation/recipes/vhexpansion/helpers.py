@@ -1,0 +1,111 @@
+"""Shared pieces of the VHExpansion tests: small images, an archive, a set whose negations people
+have reviewed, the recipe's URLs mounted like curation/urls.py will mount them.
+
+Fixtures are imported by name into the test modules that use them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+from annotator import services as annotator_services
+from annotator.models import Task
+from curation import assets
+from curation.recipes.vhexpansion import case_import
+from tests.curation.recipes import common
+from tests.factories import UserFactory
+
+QUESTIONS = [
+    ("c1", "Is there a cat in the image?", "yes"),
+    ("c2", "Is the cup on the table?", "no"),
+    ("c3", "Are the two dogs sleeping?", "yes"),
+]
+
+
+def zip_bytes(files: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+media = common.media  # the fixture, for the modules that import it from here
+png_bytes = common.png_bytes
+
+
+def jsonl(rows: list[dict]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+def case_rows(n: int = 3) -> list[dict]:
+    return [
+        {"id": cid, "image": f"img/{cid}.png", "question": q, "answer": a, "source": "MMVP"}
+        for cid, q, a in QUESTIONS[:n]
+    ]
+
+
+def archive_for(rows: list[dict]) -> dict[str, bytes]:
+    return {r["image"]: png_bytes(k) for k, r in enumerate(rows)}
+
+
+def import_cases(project, curator, name: str = "MMVP sample"):
+    """Three cases with stored images, imported the way the job imports them."""
+    from curation.corpora import MemorySource
+
+    rows = case_rows()
+    return case_import.case_set_import(
+        project=project,
+        name=name,
+        content=jsonl(rows),
+        filename="cases.jsonl",
+        source=MemorySource(archive_for(rows)),
+        created_by=curator,
+    )
+
+
+@pytest.fixture
+def case_set(project, curator, media):
+    return import_cases(project, curator)
+
+
+def reviewers(n: int) -> list:
+    from annotator.platform import roles
+
+    return [UserFactory(role=roles.CROWDWORKER) for _ in range(n)]
+
+
+def review(queue, people, verdicts: dict[str, str]) -> None:
+    """Each person answers every task they are handed: verdict by the negation's case id."""
+    from curation.recipes.vhexpansion.models import VHNegation
+
+    queue.project.members.add(*people)  # people work in their projects only
+    for person in people:
+        while True:
+            queue.refresh_from_db()
+            got = annotator_services.assignment_claim(queue=queue, annotator=person)
+            if got.assignment is None:
+                break
+            negation = VHNegation.objects.select_related("case").get(task_id=got.assignment.task_id)
+            verdict = verdicts[negation.case.external_id]
+            annotator_services.annotation_submit(
+                task_id=got.assignment.task_id,
+                annotator=person,
+                response={
+                    "verdict": verdict,
+                    **({"reason": "changed"} if verdict == "reject" else {}),
+                },
+            )
+
+
+def open_tasks(queue) -> int:
+    return Task.objects.filter(queue=queue, state=Task.State.OPEN).count()
+
+
+def stored_array(image) -> np.ndarray:
+    return assets.image_as_array(image)
