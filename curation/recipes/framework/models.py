@@ -1,10 +1,9 @@
 """The abstract pipeline every recipe's object extends: what all four share (a project, a name,
-who made it and when, newest first). Subclasses keep their own table, constraint names and
-other fields, and make no migration.
+who made it and when, newest first, and the evaluation benchmark it publishes to). Subclasses
+keep their own table, constraint names and other fields.
 
-The project foreign key's reverse name is ``+`` here; a subclass that still carries today's
-reverse name (``naturalbench_pipelines`` …) declares ``project`` again with it until migration
-0007 turns those names into ``+``.
+The project foreign key's reverse name is ``+`` (nothing reads it); ``benchmark`` is set by the
+object's first publish (migration curation 0007 filled it in for objects published before).
 """
 
 from __future__ import annotations
@@ -20,6 +19,10 @@ class RecipePipeline(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # The evaluation benchmark this pipeline publishes to (set by its first publish).
+    benchmark = models.ForeignKey(
+        "evaluation.Benchmark", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         abstract = True

@@ -20,9 +20,6 @@ __all__ = ["VHCase", "VHCaseSet", "VHNegation", "VHVariant"]
 class VHCaseSet(RecipePipeline):
     """A set of VH test cases imported together (an MMVP, VHTest or POPE sample, NaturalBench)."""
 
-    project = models.ForeignKey(
-        "annotator.Project", on_delete=models.CASCADE, related_name="vh_case_sets"
-    )
     description = models.TextField(blank=True)
     source = models.CharField(max_length=255, blank=True, help_text=_("File or benchmark."))
     review_queue = models.ForeignKey(
