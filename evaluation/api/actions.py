@@ -29,7 +29,6 @@ from .serializers import (
     RunModelOut,
     VersionImportIn,
     content_of,
-    option_owners,
 )
 
 
@@ -151,7 +150,7 @@ class RunModelApi(GenericAPIView):
         else:
             # The family's own options as given; another family's only when set (refused).
             own = runner.options.names if isinstance(runner, LLMRunner) else ()
-            names = [o.name for f in option_owners() for o in f.runner.options.fields]
+            names = [o.name for f in runners.option_owners() for o in f.runner.options.fields]
             job = runners.run_model_start(
                 provider=_provider(request, data.get("provider_id"), version.benchmark.project),
                 seed=data["seed"],

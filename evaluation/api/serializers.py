@@ -10,9 +10,9 @@ from rest_framework import serializers
 
 from annotator.platform.api import ErrorOut
 
-from .. import selectors
+from .. import runners, selectors
 from ..models import Benchmark, BenchmarkVersion, JudgmentSet, MetricResult, ModelRun
-from ..registry import LLMRunner, ScorerRunner, choices, families
+from ..registry import ScorerRunner, choices, families
 
 READ, EVALUATE, CURATE = selectors.READ, selectors.EVALUATE, selectors.CURATE
 ERRORS = {
@@ -210,10 +210,6 @@ def content_of(data: dict) -> tuple[str, str]:
     return data["content"], ""
 
 
-def option_owners() -> list:
-    return [f for f in families() if isinstance(f.runner, LLMRunner) and f.runner.options.fields]
-
-
 def _run_model_in() -> type[serializers.Serializer]:
     """The run request: common fields, then every family's yes/no run options (ignored, or
     refused when set, on the families they do not belong to)."""
@@ -237,7 +233,7 @@ def _run_model_in() -> type[serializers.Serializer]:
         "limit": serializers.IntegerField(required=False, allow_null=True, min_value=1),
         "seed": serializers.IntegerField(required=False, default=0),
     }
-    for family in option_owners():
+    for family in runners.option_owners():
         for option in family.runner.options.fields:
             fields[option.name] = serializers.BooleanField(required=False, default=False)
     return type("RunModelIn", (serializers.Serializer,), fields)

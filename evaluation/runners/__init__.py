@@ -20,7 +20,7 @@ from .common import (
     provider_label,
 )
 from .images import ImageMissing, ImageResolver, image_root, open_pil
-from .llm import item_prediction, run_model, run_model_start
+from .llm import item_prediction, option_owners, run_model, run_model_start
 from .pool import CallSpec, Outcome, outcome_text
 from .scorer import score_model_start
 
@@ -37,6 +37,7 @@ __all__ = [
     "image_root",
     "item_prediction",
     "open_pil",
+    "option_owners",
     "outcome_text",
     "provider_is_blind",
     "provider_label",

@@ -47,7 +47,8 @@ def _default_model_name(provider: LLMProvider) -> str:
     return (provider.model or provider.name)[:200]
 
 
-def _option_owners() -> list[Family]:
+def option_owners() -> list[Family]:
+    """The families whose model runs take yes/no options (form, API and CLI fields)."""
     return [f for f in families() if isinstance(f.runner, LLMRunner) and f.runner.options.fields]
 
 
@@ -55,7 +56,7 @@ def run_options(family: Family, options: dict | None) -> dict:
     """The run options stored on the run: the family's own, each a yes/no; options of another
     family, or unknown ones, are refused."""
     options = dict(options or {})
-    owners = _option_owners()
+    owners = option_owners()
     known = {o.name for f in owners for o in f.runner.options.fields}
     unknown = set(options) - known
     if unknown:
