@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,6 +170,37 @@ def index_of(obj: dict) -> str | None:
     return None
 
 
+def parse_indexed(
+    content: str,
+    filename: str,
+    build: Callable[[int, dict, str, LineErrors], Any],
+    *,
+    id_field: str,
+    what: str,
+    message: str,
+    check: Callable[[list, LineErrors], None] | None = None,
+) -> list:
+    """Rows of a JSONL/JSON/CSV table whose records carry an id ("Index", "index" or "id"):
+    ``build(line, record, id, errors)`` returns the row, or None after adding its problem. Ids
+    must be unique (``what`` names them in the error); ``check`` may then look at all rows.
+    Every problem is collected before the file is refused with ``message``."""
+    errors = LineErrors()
+    rows = []
+    for line, obj in read_table(content, errors, filename):
+        index = index_of(obj)
+        if index is None:
+            errors.add(line, f"missing field {id_field!r}")
+            continue
+        row = build(line, obj, index, errors)
+        if row is not None:
+            rows.append(row)
+    check_unique(rows, errors, what)
+    if check is not None:
+        check(rows, errors)
+    errors.raise_if_any(message)
+    return rows
+
+
 def float_list(value: Any, width: int) -> list[float] | None:
     if not isinstance(value, list) or len(value) != width:
         return None
@@ -179,7 +211,6 @@ def float_list(value: Any, width: int) -> list[float] | None:
 
 # --- Pairwise judgments: the pieces every judgment file shares ----------------------------------
 
-OFFICIAL_REFERENCE_PLAYER = "human_verified_reference"
 MAX_PLAYER_NAME = 200
 
 

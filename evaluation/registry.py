@@ -196,6 +196,44 @@ class Family:
         return {s.key: s for s in self.specs}
 
 
+def declare(
+    key: str,
+    label: str,
+    order: int,
+    *,
+    parse: Any,
+    rows: Any,
+    demo: Any = None,
+    runner: Any = None,
+    plots: Any = None,
+    **fields: Any,
+) -> Family:
+    """A family from its package's modules, by the convention of ``evaluation/families/<key>/``:
+    ``parse`` (parse_items, parse_predictions, FORMATS, optional parse_answer), ``rows`` (rows,
+    SPECS, PRIMARY, optional REFERENCE_ROWS and version_rows), ``demo`` (DEMO), ``runner``
+    (RUNNER), ``plots`` (plots, TEMPLATES). ``fields`` sets the rest (prediction_option,
+    pairwise)."""
+    return Family(
+        key=key,
+        label=label,
+        order=order,
+        parse_items=parse.parse_items,
+        parse_predictions=parse.parse_predictions,
+        parse_answer=getattr(parse, "parse_answer", None),
+        formats=parse.FORMATS,
+        rows=rows.rows,
+        specs=rows.SPECS,
+        primary=rows.PRIMARY,
+        reference_rows=getattr(rows, "REFERENCE_ROWS", ()),
+        version_rows=getattr(rows, "version_rows", None),
+        demo=getattr(demo, "DEMO", None),
+        runner=getattr(runner, "RUNNER", None),
+        plots=getattr(plots, "plots", None),
+        templates=getattr(plots, "TEMPLATES", FamilyTemplates()),
+        **fields,
+    )
+
+
 _FAMILIES: dict[str, Family] = {}
 
 

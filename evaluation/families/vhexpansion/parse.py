@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from annotator.platform.errors import LineErrors
-from evaluation.importers import (
-    ItemRow,
-    PredictionRow,
-    check_unique,
-    index_of,
-    read_table,
-    text_field,
-    truthy,
-)
+from evaluation.importers import ItemRow, PredictionRow, parse_indexed, text_field, truthy
 from evaluation.metrics import naturalbench as nb
+
+# What the import page shows as an example of each file.
+FORMATS = {
+    "items": '{"id": "c1", "pair_id": "p1", "image": "x.jpg", "question": "Is there a cat?", '
+    '"answer": "yes", "negated": false, "perturbation": "original", "source": "POPE"}',
+    "predictions": '{"id": "c1", "output": "Yes, there is a cat."}',
+}
 
 
 def answer_of(output: str) -> str | None:
@@ -39,61 +38,61 @@ def _check_pairs(rows: list[ItemRow], errors: LineErrors) -> None:
             )
 
 
+def _item(line: int, obj: dict, index: str, errors: LineErrors) -> ItemRow | None:
+    answer = str(obj.get("answer", "")).strip().lower()
+    if answer not in ("yes", "no"):
+        errors.add(line, "'answer' must be 'yes' or 'no'")
+        return None
+    negated = truthy(obj.get("negated", False))
+    if negated is None:
+        errors.add(line, "'negated' must be true or false")
+        return None
+    data = {
+        "pair_id": str(obj.get("pair_id") or ""),
+        "image": text_field(obj, "image", line, errors, required=False),
+        "question": text_field(obj, "question", line, errors),
+        "answer": answer,
+        "negated": negated,
+        "perturbation": str(obj.get("perturbation") or "original"),
+        "source": str(obj.get("source") or ""),
+    }
+    if not data["pair_id"]:
+        errors.add(line, "missing field 'pair_id'")
+        return None
+    return ItemRow(item_id=index, data=data, line=line)
+
+
 def parse_items(content: str, filename: str = "") -> list[ItemRow]:
     """VH test cases: id, pair_id, image, question, answer (yes/no), negated, perturbation,
     source. Each pair_id needs exactly one original and one negated case (vhexpansion Def. 3)."""
-    errors = LineErrors()
-    rows = []
-    for line, obj in read_table(content, errors, filename):
-        index = index_of(obj)
-        if index is None:
-            errors.add(line, "missing field 'id'")
-            continue
-        answer = str(obj.get("answer", "")).strip().lower()
-        if answer not in ("yes", "no"):
-            errors.add(line, "'answer' must be 'yes' or 'no'")
-            continue
-        negated = truthy(obj.get("negated", False))
-        if negated is None:
-            errors.add(line, "'negated' must be true or false")
-            continue
-        data = {
-            "pair_id": str(obj.get("pair_id") or ""),
-            "image": text_field(obj, "image", line, errors, required=False),
-            "question": text_field(obj, "question", line, errors),
-            "answer": answer,
-            "negated": negated,
-            "perturbation": str(obj.get("perturbation") or "original"),
-            "source": str(obj.get("source") or ""),
-        }
-        if not data["pair_id"]:
-            errors.add(line, "missing field 'pair_id'")
-            continue
-        rows.append(ItemRow(item_id=index, data=data, line=line))
-    check_unique(rows, errors, "id")
-    _check_pairs(rows, errors)
-    errors.raise_if_any("The VH test-case file has errors; nothing was imported.")
-    return rows
+    return parse_indexed(
+        content,
+        filename,
+        _item,
+        id_field="id",
+        what="id",
+        message="The VH test-case file has errors; nothing was imported.",
+        check=_check_pairs,
+    )
+
+
+def _prediction(line: int, obj: dict, index: str, errors: LineErrors) -> PredictionRow | None:
+    output = obj.get("output")
+    if not isinstance(output, str):
+        errors.add(line, "'output' must be a string")
+        return None
+    return PredictionRow(
+        item_id=index, raw_output=output, line=line, parsed_answer=answer_of(output)
+    )
 
 
 def parse_predictions(content: str, filename: str = "", option: str = "") -> list[PredictionRow]:
     """Per test case: id and the model's output text, parsed as yes/no (``answer_of``)."""
-    errors = LineErrors()
-    rows = []
-    for line, obj in read_table(content, errors, filename):
-        index = index_of(obj)
-        if index is None:
-            errors.add(line, "missing field 'id'")
-            continue
-        output = obj.get("output")
-        if not isinstance(output, str):
-            errors.add(line, "'output' must be a string")
-            continue
-        rows.append(
-            PredictionRow(
-                item_id=index, raw_output=output, line=line, parsed_answer=answer_of(output)
-            )
-        )
-    check_unique(rows, errors, "prediction for id")
-    errors.raise_if_any("The predictions file has errors; nothing was imported.")
-    return rows
+    return parse_indexed(
+        content,
+        filename,
+        _prediction,
+        id_field="id",
+        what="prediction for id",
+        message="The predictions file has errors; nothing was imported.",
+    )

@@ -1,16 +1,10 @@
 """VisIT-Bench (METRICS.md Sec. 2): instruction following, rated by pairwise judgments."""
 
 from evaluation.metrics import visit
-from evaluation.registry import Family, Pairwise, PredictionOption, register
+from evaluation.registry import Pairwise, PredictionOption, declare, register
 
-from . import judge, judgments, pairwise, parse, plots, prompts, rows, runner  # noqa: F401  (prompts registers templates and rules)
-
-FORMATS = {
-    "items": "single_image_full_dataset.csv (instruction_category, image, instruction, "
-    "gpt4_prediction, human_ratings_gpt4_correct, human_ratings_problem_in_caption, …)",
-    "predictions": "the model output CSV: the dataset columns plus one column with the "
-    "response (e.g. llava13b_output)",
-}
+# prompts registers the family's templates and their offline rules on import.
+from . import judge, judgments, pairwise, parse, plots, prompts, rows, runner  # noqa: F401
 
 PAIRWISE = Pairwise(
     parse=judgments.parse,
@@ -27,12 +21,14 @@ PAIRWISE = Pairwise(
 )
 
 FAMILY = register(
-    Family(
-        key="visit",
-        label="VisIT-Bench",
-        order=4,
-        parse_items=parse.parse_items,
-        parse_predictions=parse.parse_predictions,
+    declare(
+        "visit",
+        "VisIT-Bench",
+        4,
+        parse=parse,
+        rows=rows,
+        runner=runner,
+        plots=plots,
         # The official judgment files name a model by its output column (make_pairs.py).
         prediction_option=PredictionOption(
             label="VisIT output column",
@@ -40,14 +36,6 @@ FAMILY = register(
             setting="output_column",
             detect=parse.prediction_column,
         ),
-        rows=rows.rows,
-        version_rows=rows.version_rows,
-        specs=rows.SPECS,
-        primary=rows.PRIMARY,
-        formats=FORMATS,
-        runner=runner.RUNNER,
-        plots=plots.plots,
-        templates=plots.TEMPLATES,
         pairwise=PAIRWISE,
     )
 )

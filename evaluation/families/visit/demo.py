@@ -13,6 +13,7 @@ import json
 
 import numpy as np
 
+from .judgments import HUMAN_COLUMNS, SELECTION_COLUMNS
 from .parse import DATASET_COLUMNS
 
 REFERENCE = "human_verified_reference"
@@ -126,18 +127,7 @@ def visit_human_votes(
     picks = rng.choice(len(candidates), size=min(n_pairs, len(candidates)), replace=False)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(
-        [
-            "image_url",
-            "instruction",
-            "A",
-            "B",
-            "A_model",
-            "B_model",
-            "model_selection.A",
-            "model_selection.B",
-        ]
-    )
+    writer.writerow([*HUMAN_COLUMNS, *SELECTION_COLUMNS])
     for k in picks:
         row, responses, a, b = candidates[int(k)]
         p = _p_first_wins(quality, a, b)

@@ -10,6 +10,14 @@ from typing import Any
 from annotator.platform.errors import LineErrors
 from evaluation.importers import ItemRow, PredictionRow, read_csv, truthy
 
+# What the import page shows as an example of each file.
+FORMATS = {
+    "items": "single_image_full_dataset.csv (instruction_category, image, instruction, "
+    "gpt4_prediction, human_ratings_gpt4_correct, human_ratings_problem_in_caption, …)",
+    "predictions": "the model output CSV: the dataset columns plus one column with the "
+    "response (e.g. llava13b_output)",
+}
+
 DATASET_COLUMNS = {
     "instruction_category",
     "image",

@@ -15,6 +15,15 @@ from evaluation.importers import (
 )
 from evaluation.metrics import vlind
 
+# What the import page shows as an example of each file.
+FORMATS = {
+    "items": "data.json (official layout: concept, context_id, context, true_statement, "
+    "false_statement, existent_noun, non-existent_noun, best_img_id, "
+    "aggregated_human_label_good_images)",
+    "predictions": "data.json with '<model>_pred_a1_image' … '<model>_pred_d2' keys, "
+    "each {response, answer}",
+}
+
 STYLES = {
     **{str(i): "photorealistic" for i in range(0, 4)},
     **{str(i): "illustration" for i in range(4, 8)},
