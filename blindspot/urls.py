@@ -11,7 +11,6 @@ from drf_spectacular.views import (
 
 from annotator.platform.files import media
 from annotator.platform.login import token_obtain
-from curation import recipes as recipe_folders
 from curation.recipes.framework.registry import recipes
 
 # The schema answers 401 without a session or token (SERVE_PERMISSIONS); the two documentation
@@ -35,13 +34,6 @@ urlpatterns = [
     path("api/token/", token_obtain, name="api-token"),
     path("api/eval/", include("evaluation.api_urls")),
     *(path(f"api/{r.slug}/", include(r.api_urls)) for r in recipes() if r.api_urls),
-    # Until every recipe folder declares itself (issue 14): a folder's own api_urls.py.
-    *(
-        path(f"api/{package.rsplit('.', 1)[1]}/", include(f"{package}.api_urls"))
-        for package in recipe_folders.folders()
-        if recipe_folders.has_module(package, "api_urls")
-        and not recipe_folders.has_module(package, "recipe")
-    ),
     path("api/", include("annotator.api_urls")),
     path("eval/", include("evaluation.urls")),
     path("i18n/", include("django.conf.urls.i18n")),

@@ -3,7 +3,6 @@ Each registered recipe brings its patterns (``framework.urls.patterns_for``)."""
 
 from django.urls import include, path
 
-from curation import recipes as folders
 from curation.recipes.framework.registry import recipes
 from curation.recipes.framework.urls import patterns_for
 
@@ -12,10 +11,4 @@ urlpatterns = [
     path("curate/", include("curation.urls_scorers")),
     path("curate/", include("curation.urls_llm")),
     *(path("curate/", include(patterns_for(recipe))) for recipe in recipes()),
-    # Until every recipe folder declares itself (issue 14): a folder's own urls.py.
-    *(
-        path("curate/", include(f"{package}.urls"))
-        for package in folders.folders()
-        if folders.has_module(package, "urls")
-    ),
 ]

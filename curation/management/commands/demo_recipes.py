@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from importlib import import_module
 from typing import Any
 
 from django.conf import settings
@@ -20,25 +19,10 @@ from annotator.demo import content
 from annotator.platform.models import Project
 from curation.recipes.framework.registry import recipes
 
-# Until every recipe folder declares itself (issue 14): the demos of folders not registered yet.
-LEGACY = {
-    "naturalbench": (10, "NaturalBench", "naturalbench_demo"),
-    "vhexpansion": (20, "VHExpansion", "vhexpansion_demo"),
-    "vlind": (30, "VLind-Bench", "vlind_demo"),
-    "visit": (40, "VisIT-Bench", "visit_demo"),
-}
-
 
 def recipe_demos() -> list[tuple[str, Callable[..., Any]]]:
     """(label, build) of every recipe with a demo, in the recipes' order."""
-    demos = [(r.order, r.label, r.demo) for r in recipes() if r.demo is not None]
-    registered = {r.key for r in recipes()}
-    for key, (order, label, name) in LEGACY.items():
-        if key not in registered:
-            demos.append(
-                (order, label, getattr(import_module(f"curation.recipes.{key}.demo"), name))
-            )
-    return [(label, build) for _order, label, build in sorted(demos, key=lambda d: d[0])]
+    return [(recipe.label, recipe.demo) for recipe in recipes() if recipe.demo is not None]
 
 
 class Command(BaseCommand):

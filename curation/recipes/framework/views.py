@@ -58,14 +58,16 @@ def _stage_url(recipe: Recipe, stage: Stage, obj: Any) -> str:
     return reverse(recipe.names.stage, args=[obj.pk, stage.name]) if recipe.names.stage else ""
 
 
-def _stage_entries(recipe: Recipe, obj: Any, counts: dict, latest: dict[str, Job]) -> list[dict]:
+def _stage_entries(
+    recipe: Recipe, obj: Any, counts: dict, latest: dict[str, Job], *, forms_too: bool = True
+) -> list[dict]:
     entries = []
     for stage in recipe.stages:
         if not stage.button:
             continue
         job = latest.get(stage.job_kind)
         form = None
-        if stage.form is not None:
+        if stage.form is not None and forms_too:
             form = stage.form(initial=stage.form.initial_for(obj), obj=obj)
         entries.append(
             {
@@ -109,13 +111,15 @@ def _export_buttons(recipe: Recipe, obj: Any) -> list[tuple[str, str]]:
     ]
 
 
-def base_context(recipe: Recipe, obj: Any) -> dict:
-    """What every recipe's detail page and funnel fragment get (FRAMEWORK_API.md §3)."""
+def base_context(recipe: Recipe, obj: Any, *, fragment: bool = False) -> dict:
+    """What every recipe's detail page gets (FRAMEWORK_API.md §3); the polled funnel
+    ``fragment`` gets the counts, the job flag and the stage entries without forms, export
+    cards or the settings form."""
     counts = recipe.funnel(obj)
     latest = selectors.latest_jobs(recipe, obj)
-    entries = _stage_entries(recipe, obj, counts, latest)
+    entries = _stage_entries(recipe, obj, counts, latest, forms_too=not fragment)
     jobs = [(s.card_label, latest[s.job_kind]) for s in recipe.stages if s.job_kind in latest]
-    found = exports.latest_exports(recipe, obj) if recipe.exports else []
+    found = exports.latest_exports(recipe, obj) if recipe.exports and not fragment else []
     context = {
         "recipe": recipe,
         "object": obj,
@@ -127,11 +131,11 @@ def base_context(recipe: Recipe, obj: Any) -> dict:
         "stage_list": entries,
         "jobs": jobs + _export_cards(recipe, obj, found),
         "exports": recipe.exports,
-        "export_buttons": _export_buttons(recipe, obj),
+        "export_buttons": [] if fragment else _export_buttons(recipe, obj),
     }
     if recipe.bar is not None:
         context["max_bar"] = max(recipe.bar(counts), 1)
-    if recipe.settings_form is not None and not recipe.templates.settings_page:
+    if recipe.settings_form is not None and not recipe.templates.settings_page and not fragment:
         form_class = recipe.settings_form
         context["settings_form"] = form_class(
             initial=form_class.initial_for(obj), project=obj.project, obj=obj
@@ -198,7 +202,7 @@ def object_detail(recipe: Recipe, request: HttpRequest, pk: int) -> HttpResponse
     """The funnel; ``?part=funnel`` is the fragment htmx polls while a job runs."""
     obj = selectors.object_or_404(recipe, request.user, pk)
     if request.GET.get("part") == "funnel":
-        context = base_context(recipe, obj)
+        context = base_context(recipe, obj, fragment=True)
         if recipe.funnel_extra and recipe.detail_context is not None:
             context.update(recipe.detail_context(request, obj, context))
         return render(request, recipe.templates.funnel, context)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
-from django.urls import reverse
+from django.urls import get_resolver, reverse
 
 from annotator.models import Task
 from annotator.outcomes import HANDLERS
@@ -46,6 +46,9 @@ def toy(settings, eager):
     settings.TEMPLATES = [engine, *settings.TEMPLATES[1:]]
     with connection.schema_editor() as editor:
         editor.create_model(ToyRun)
+    # The site's URLConf reads the registry once, when first imported: load it without the toy
+    # (toy_urls adds the toy's patterns for these tests only).
+    get_resolver().url_patterns  # noqa: B018
     registry.register(RECIPE)
     families.register(FAMILY)
     yield RECIPE
