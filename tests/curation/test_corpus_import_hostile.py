@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotator.platform import edge
-from annotator.platform.errors import Invalid
+from annotator.platform.errors import Invalid, LineErrors
 from annotator.platform.jobs import job_enqueue
 from annotator.platform.models import Job
 from curation import corpora as ci
@@ -300,7 +300,7 @@ def test_vhexpansion_case_rows_with_hostile_text_name_line_and_field():
     ],
 )
 def test_recipe_csv_reader_refuses_hostile_text(content, errors):
-    found = importers.Errors()
+    found = LineErrors()
 
     importers.read_csv(content, found)
 
@@ -308,7 +308,7 @@ def test_recipe_csv_reader_refuses_hostile_text(content, errors):
 
 
 def test_recipe_jsonl_reader_refuses_hostile_text():
-    found = importers.Errors()
+    found = LineErrors()
 
     rows = importers.read_jsonl('{"a": "ok"}\n{"a": "\\ud800"}\n[{"b": 1}]', found)
 

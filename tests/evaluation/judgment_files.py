@@ -1,5 +1,5 @@
 """Helpers for the VisIT-Bench judgment tests: the real dataset and model responses (the first
-instances) and simulated judgment files in the official layouts (evaluation.demo)."""
+instances) and simulated judgment files in the official layouts (the family's demo)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 the sandbox's head-to-head layout, crowd votes in the published CSV layout), ratings, win-rates,
 agreement with the crowd, the judge-runner path, and bad input that stores nothing.
 
-The votes are simulated (evaluation.demo); the instances, references and model responses are the
+The votes are simulated (the family's demo); the instances, references and model responses are the
 real VisIT-Bench files. Expected numbers are recomputed here the way the official
 elo_analysis.py does, independently of evaluation.metrics.
 """
