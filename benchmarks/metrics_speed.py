@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/metrics_speed.py [--repeat 3]
 
 1. every NaturalBench metric for 10k samples × 50 runs (target ≤ 2 s): per run, the parsed
-   answers are encoded once (as `compute.naturalbench_rows` does), then headline Acc/Q/I/G,
+   answers are encoded once (as NaturalBench's `rows` does), then headline Acc/Q/I/G,
    per-subset, per-skill Q-Acc, sample-optimal τ, global-optimal τ and post-hoc debiasing
    (point values; intervals are timed separately);
 2. bootstrap Elo, 1000 rounds over 12k battles (target ≤ 1.1 s; FastChat's loop ≈ 27 s);
