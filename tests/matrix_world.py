@@ -89,15 +89,18 @@ def _recipes(project: Project, curator) -> dict:
 
 def _rename_recipes(made: dict) -> None:
     """Marker in every pipeline's name; the benchmark a set publishes to follows its name."""
-    from curation.recipes.vhexpansion import export as vhx_export
+    from curation.recipes.framework.registry import recipe_of
     from curation.recipes.vlind import export as vlind_export
     from evaluation.models import Benchmark
 
-    for key, export in (("vhx", vhx_export), ("vlind", vlind_export)):
-        obj = made[key]
-        old = export.benchmark_name(obj)
-        _mark(obj)
-        Benchmark.objects.filter(name=old).update(name=export.benchmark_name(obj))
+    vlind = made["vlind"]
+    old = vlind_export.benchmark_name(vlind)
+    _mark(vlind)
+    Benchmark.objects.filter(name=old).update(name=vlind_export.benchmark_name(vlind))
+    vhx = made["vhx"]  # its versions are its benchmark's (foreign key): renamed by its Publish.name
+    _mark(vhx)
+    name = recipe_of("vhexpansion").publishes.name(vhx)
+    Benchmark.objects.filter(pk=vhx.benchmark_id).update(name=name)
     _mark(made["nb"])
     _mark(made["visit"])
 

@@ -32,7 +32,6 @@ from curation.export_files import Progress, export_store, progress_for
 from curation.models import Image
 from evaluation import importers
 from evaluation import services as evaluation_services
-from evaluation.models import BenchmarkVersion
 
 from .models import VHCaseSet, VHNegation, VHVariant
 
@@ -305,14 +304,10 @@ def export_run(case_set: VHCaseSet, *, fmt: str, job_id: int, created_by=None, *
     }
 
 
-def benchmark_name(case_set: VHCaseSet) -> str:
-    """The evaluation benchmark a set publishes to, in the set's project."""
-    return f"{case_set.name} · {case_set.project.slug}"[:200]
-
-
-def expanded_publish(case_set: VHCaseSet, *, label: str, created_by=None):
-    """The expanded set as a published evaluation BenchmarkVersion (family vhexpansion), built
-    from the same JSONL an export holds and parsed by the evaluation app's own importer."""
+def expanded_publish(case_set: VHCaseSet, *, benchmark, label: str, created_by=None):
+    """The expanded set as a published version of the set's evaluation benchmark (family
+    vhexpansion; ``framework.publish`` gives it), built from the same JSONL an export holds and
+    parsed by the evaluation app's own importer."""
     expanded = expanded_set(case_set=case_set)
     if not expanded.rows:
         raise Invalid(
@@ -324,21 +319,11 @@ def expanded_publish(case_set: VHCaseSet, *, label: str, created_by=None):
     for item in items:
         row = by_id[item.item_id]
         item.data.update({key: row[key] for key in LINK_FIELDS if key in row})
-    return evaluation_services.benchmark_version_create(
-        family=FAMILY,
-        name=benchmark_name(case_set),
-        project=case_set.project,
+    return evaluation_services.version_create(
+        benchmark=benchmark,
         label=label,
         rows=items,
         publish=True,
         source=f"vhexpansion set {case_set.pk}: {case_set.name}",
         created_by=created_by,
     )
-
-
-def published_versions(case_set: VHCaseSet):
-    return BenchmarkVersion.objects.filter(
-        benchmark__project=case_set.project_id,
-        benchmark__family=FAMILY,
-        benchmark__name=benchmark_name(case_set),
-    ).order_by("-created_at", "-id")

@@ -9,9 +9,11 @@ from django.utils.translation import gettext_lazy
 from annotator.platform.views import first_error
 from curation.models import Scorer
 from curation.recipes.framework.forms import RecipeForm, StageForm
+from curation.recipes.framework.publish import published_versions
+from curation.recipes.framework.registry import recipe_of
 from evaluation.models import ModelRun
 
-from .export import perturbation_label, published_versions
+from .export import perturbation_label
 from .negations import DEFAULT_REVIEWERS, MAX_ATTEMPTS, MAX_REVIEWERS
 from .variants import BRANCH_ALL, BRANCH_CASE, BRANCH_NONE, BRANCH_RUN, common_perturbations
 
@@ -23,7 +25,7 @@ def _default_scorer() -> int | None:
 def runs_for(case_set):
     """Model runs on the set's own published versions: the choices for Eq. 1's branch."""
     return (
-        ModelRun.objects.filter(version__in=published_versions(case_set))
+        ModelRun.objects.filter(version__in=published_versions(recipe_of("vhexpansion"), case_set))
         .select_related("model", "version")
         .order_by("-created_at")
     )

@@ -195,7 +195,7 @@ RECIPE = register(
             family=export.FAMILY,
             publish=export.expanded_publish,
             done=_published,
-            versions=export.published_versions,
+            name=lambda case_set: f"{case_set.name} · {case_set.project.slug}"[:200],
             url_name="curator-vhx-publish",
         ),
         funnel=selectors.funnel,

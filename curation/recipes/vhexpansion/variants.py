@@ -14,11 +14,13 @@ from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
 from curation import assets, perturb
 from curation.models import Image, Scorer
+from curation.recipes.framework.publish import published_versions
+from curation.recipes.framework.registry import recipe_of
 from curation.scorers import scorer_load, scorer_weights
 from evaluation.models import ModelRun
 
 from .case_import import thumbnails
-from .export import ORIGINAL, item_id, perturbation_label, perturbation_sort_key, published_versions
+from .export import ORIGINAL, item_id, perturbation_label, perturbation_sort_key
 from .models import VHCase, VHCaseSet, VHVariant
 
 PERTURB_JOB = "vhexpansion.perturb"
@@ -189,7 +191,9 @@ def branches(case_set: VHCaseSet, branch: str, run_id: int | None) -> dict[int, 
         return {pk: True for pk, _ in cases}
     if branch == BRANCH_RUN:
         # Only a run on one of the set's own published versions (the choices the page offers).
-        run = ModelRun.objects.filter(pk=run_id, version__in=published_versions(case_set)).first()
+        run = ModelRun.objects.filter(
+            pk=run_id, version__in=published_versions(recipe_of("vhexpansion"), case_set)
+        ).first()
         if run is None:
             raise Invalid("Choose a model run for the branch of Eq. 1.")
         found = branches_from_run(case_set=case_set, run=run)

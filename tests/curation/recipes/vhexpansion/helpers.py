@@ -109,3 +109,11 @@ def open_tasks(queue) -> int:
 
 def stored_array(image) -> np.ndarray:
     return assets.image_as_array(image)
+
+
+def publish(case_set, label: str, created_by=None):
+    """Publish the expanded set as the page's button does (the set's benchmark, made once)."""
+    from curation.recipes.framework.publish import publish_object
+    from curation.recipes.framework.registry import recipe_of
+
+    return publish_object(recipe_of("vhexpansion"), case_set, label=label, created_by=created_by)

@@ -12,6 +12,8 @@ import zipfile
 import pytest
 
 from annotator.platform.errors import Conflict
+from curation.recipes.framework.publish import published_versions
+from curation.recipes.framework.registry import recipe_of
 from curation.recipes.vhexpansion import export, negations, variants
 from curation.recipes.vhexpansion.models import VHCase, VHNegation
 from evaluation import services as evaluation_services
@@ -148,7 +150,7 @@ def test_export_round_trip_through_the_evaluation_importer(expanded, curator):
 
 
 def test_publish_makes_a_frozen_version_with_the_links(expanded, curator):
-    version = export.expanded_publish(case_set=expanded, label="v1", created_by=curator)
+    version = helpers.publish(expanded, "v1", created_by=curator)
     assert (version.benchmark.family, version.frozen, version.item_count) == (
         "vhexpansion",
         True,
@@ -160,9 +162,9 @@ def test_publish_makes_a_frozen_version_with_the_links(expanded, curator):
     assert item.data["negation_of"] == "c2:brightness:q"
     assert item.data["variant_of"] == "c2:original:q"
     assert item.data["pair_id"] == "c2:brightness" and item.data["negated"] is True
-    assert list(export.published_versions(expanded)) == [version]
+    assert list(published_versions(recipe_of("vhexpansion"), expanded)) == [version]
     with pytest.raises(Conflict, match="already has a version 'v1'"):
-        export.expanded_publish(case_set=expanded, label="v1")
+        helpers.publish(expanded, "v1")
 
 
 def test_only_accepted_negations_are_read(expanded):

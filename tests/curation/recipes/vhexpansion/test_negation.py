@@ -214,7 +214,7 @@ def test_a_rejected_negation_never_reaches_an_export(case_set, media):
     rows = export.expanded_set(case_set=case_set).rows
     data = export.export_zip(case_set=case_set, fmt="jsonl").read()
     llava = export.export_zip(case_set=case_set, fmt="llava").read()
-    version = export.expanded_publish(case_set=case_set, label="v1")
+    version = helpers.publish(case_set, "v1")
     # then nothing of c3 is anywhere: not its rejected negation, not even its original
     assert [r["id"] for r in rows] == [
         "c1:original:q",

@@ -161,7 +161,7 @@ def test_adversarial_job_records_cosine_and_linf(
 
 def test_adversarial_branch_from_a_model_run(case_set, media):
     # given a published expanded set and a run that answers c1's original question wrong
-    from curation.recipes.vhexpansion import export, negations, variants
+    from curation.recipes.vhexpansion import negations, variants
     from curation.recipes.vhexpansion.models import VHNegation
     from evaluation import importers
     from evaluation import services as evaluation_services
@@ -174,7 +174,7 @@ def test_adversarial_branch_from_a_model_run(case_set, media):
             answer=negations.flip(case.answer),
             status="accepted",
         )
-    version = export.expanded_publish(case_set=case_set, label="v1")
+    version = helpers.publish(case_set, "v1")
     content = "\n".join(
         [
             '{"id": "c1:original:q", "output": "No."}',
