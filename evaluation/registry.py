@@ -3,8 +3,8 @@
 A family (one published benchmark and its metrics) lives in ``evaluation/families/<key>/`` and
 registers one ``Family`` when ``evaluation.families.load()`` imports it (from
 ``EvaluationConfig.ready``). Importers, compute, runners, services, views, API and CLI look a
-family up here by ``Benchmark.family`` and call what it declares; they never name a family. This
-module imports no family.
+family up here by ``Benchmark.family`` and call what it declares; they never name one. This
+module imports none of them.
 """
 
 from __future__ import annotations
@@ -237,12 +237,12 @@ def declare(
 _FAMILIES: dict[str, Family] = {}
 
 
-def register(family: Family) -> Family:
+def register(entry: Family) -> Family:
     """Add a family; a key registered twice is a programming error."""
-    if family.key in _FAMILIES:
-        raise ValueError(f"Benchmark family {family.key!r} is already registered.")
-    _FAMILIES[family.key] = family
-    return family
+    if entry.key in _FAMILIES:
+        raise ValueError(f"Benchmark family {entry.key!r} is already registered.")
+    _FAMILIES[entry.key] = entry
+    return entry
 
 
 def unregister(key: str) -> None:
@@ -276,5 +276,5 @@ def choices() -> list[tuple[str, str]]:
 
 def label_of(key: str) -> str:
     """The family's shown name; an unknown key is shown as it is stored."""
-    family = _FAMILIES.get(key)
-    return family.label if family else key
+    found = _FAMILIES.get(key)
+    return found.label if found else key

@@ -93,7 +93,7 @@ def version_for_user_or_404(
     user, pk: int, *, allowed: Iterable[str] = READ, family: str = ""
 ) -> BenchmarkVersion:
     """A version in the person's projects that their role lets them use for this action;
-    ``family`` narrows to one benchmark family."""
+    ``family`` narrows to one benchmark family's versions."""
     version = get_or_404(versions_visible(user, allowed), pk=pk)
     if family and version.benchmark.family != family:
         raise Http404

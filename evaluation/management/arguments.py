@@ -75,9 +75,9 @@ def _judgment_arguments(add) -> None:
 def run_option_names() -> list[str]:
     """Every yes/no run option some family's runner accepts, in family order."""
     names: list[str] = []
-    for family in families():
-        if isinstance(family.runner, LLMRunner):
-            names += [o.name for o in family.runner.options.fields if o.name not in names]
+    for f in families():
+        if isinstance(f.runner, LLMRunner):
+            names += [o.name for o in f.runner.options.fields if o.name not in names]
     return names
 
 

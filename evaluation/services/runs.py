@@ -53,10 +53,12 @@ def _match_predictions(
     return items
 
 
-def _parsed_answer(family: Family, item: BenchmarkItem, row: PredictionRow):
-    if family.parse_answer is None:
+def _parsed_answer(declared: Family, item: BenchmarkItem, row: PredictionRow):
+    if declared.parse_answer is None:
         return row.parsed_answer
-    return family.parse_answer(compute.ItemData(item.item_id, item.data, item.kept), row.raw_output)
+    return declared.parse_answer(
+        compute.ItemData(item.item_id, item.data, item.kept), row.raw_output
+    )
 
 
 def predictions_validate(*, version: BenchmarkVersion, rows: Sequence[PredictionRow]) -> None:
@@ -102,14 +104,14 @@ def run_import(
         job=job,
         prediction_count=len(rows),
     )
-    family = family_of(version.benchmark.family)
+    declared = family_of(version.benchmark.family)
     Prediction.objects.bulk_create(
         [
             Prediction(
                 run=run,
                 item=items[row.item_id],
                 raw_output=row.raw_output,
-                parsed_answer=_parsed_answer(family, items[row.item_id], row),
+                parsed_answer=_parsed_answer(declared, items[row.item_id], row),
                 scores=row.scores,
             )
             for row in rows
@@ -165,22 +167,24 @@ def metrics_compute(
     if run.status != ModelRun.Status.SUCCEEDED:
         raise Conflict("Metrics need a finished run.")
     version = run.version
-    family = family_of(version.benchmark.family)
+    declared = family_of(version.benchmark.family)
     items = _item_data(version)
     predictions = _prediction_data(run)
     if progress:
         progress(1, 3, "Computing metrics")
-    rows = family.rows(items, predictions, seed=run.seed, rounds=rounds, text_metrics=text_metrics)
+    rows = declared.rows(
+        items, predictions, seed=run.seed, rounds=rounds, text_metrics=text_metrics
+    )
     version_rows: dict[str, list[compute.MetricRow]] = {}
     others: dict[str, ModelRun] = {}
-    if family.version_rows is not None:
+    if declared.version_rows is not None:
         if progress:
             progress(2, 3, "Rating all runs of the version")
         others = {
             str(r.pk): r
             for r in ModelRun.objects.filter(version=version, status=ModelRun.Status.SUCCEEDED)
         }
-        version_rows = family.version_rows(
+        version_rows = declared.version_rows(
             items,
             {key: _prediction_data(r) for key, r in others.items()},
             seed=version.pk,

@@ -292,18 +292,18 @@ class Command(BaseCommand):
             "model_name": o["model_name"],
             "enqueue": False,
         }
-        family = family_of(version.benchmark.family)
-        if isinstance(family.runner, ScorerRunner):
+        declared = family_of(version.benchmark.family)
+        if isinstance(declared.runner, ScorerRunner):
             scorer = Scorer.objects.filter(pk=o["scorer"] or 0).first()
             if scorer is None:
-                raise CommandError(f"Give --scorer ID ({family.label} is scored, not asked).")
+                raise CommandError(f"Give --scorer ID ({declared.label} is scored, not asked).")
             job = runners.score_model_start(scorer=scorer, rounds=o["rounds"], **common)
         else:
             provider = self._provider(o["provider"], version)
             self.stdout.write(f"provider: {runners.provider_label(provider)}")
             accepted = (
-                [f.name for f in family.runner.options.fields]
-                if isinstance(family.runner, LLMRunner)
+                [f.name for f in declared.runner.options.fields]
+                if isinstance(declared.runner, LLMRunner)
                 else []
             )
             options = {k: o[k] for k in run_option_names() if k in accepted or o[k]}
@@ -392,7 +392,7 @@ class Command(BaseCommand):
 
     def do_demo(self, o):
         sink = _DemoSink(self._project(o["project"]), self.user)
-        for family in sorted((f for f in families() if f.demo), key=lambda f: f.demo.order):
-            sink.family = family.key
-            family.demo.build(sink)
+        for f in sorted((f for f in families() if f.demo), key=lambda f: f.demo.order):
+            sink.family = f.key
+            f.demo.build(sink)
         self.stdout.write(self.style.SUCCESS("Demo versions and runs created."))
