@@ -8,7 +8,8 @@ from typing import Any
 from django.db import transaction
 
 from annotator import services as annotator_services
-from annotator.models import TaskQueue
+from annotator.models import Task, TaskQueue
+from annotator.platform.jobs import job_progress
 
 from .declare import QueueSpec
 
@@ -46,3 +47,39 @@ def queue_ensure(obj: Any, spec: QueueSpec) -> TaskQueue:
             model.objects.filter(pk=obj.pk).update(**{spec.field: queue})
     setattr(obj, spec.field, queue)
     return queue
+
+
+def tasks_send(
+    *, queue, todo: list, rows_of, still_todo, attach, fields, job_id, what: str, chunk: int = 500
+) -> int:
+    """Send ``todo`` objects to ``queue`` a chunk at a time, idempotently: under a row lock only
+    the objects ``still_todo`` (a queryset) still selects are sent; ``rows_of(obj)`` gives an
+    object's TaskRows, ``attach(obj, tasks)`` stores the new task ids (by external id) on it,
+    saved as ``fields``. Progress reads "<n> <what>". Returns how many objects were sent."""
+    sent = 0
+    for start in range(0, len(todo), chunk):
+        batch = todo[start : start + chunk]
+        with transaction.atomic():
+            fresh = set(
+                still_todo.select_for_update()
+                .filter(pk__in=[obj.pk for obj in batch])
+                .values_list("pk", flat=True)
+            )
+            changed = [obj for obj in batch if obj.pk in fresh]
+            rows = [row for obj in changed for row in rows_of(obj)]
+            if not rows:
+                continue
+            annotator_services.tasks_bulk_create(queue=queue, rows=rows)
+            tasks = dict(
+                Task.objects.filter(
+                    queue=queue, external_id__in=[r.external_id for r in rows]
+                ).values_list("external_id", "pk")
+            )
+            for obj in changed:
+                attach(obj, tasks)
+            still_todo.model.objects.bulk_update(changed, fields)
+            sent += len(changed)
+        job_progress(
+            job_id=job_id, done=start + len(batch), total=len(todo), message=f"{sent} {what}"
+        )
+    return sent

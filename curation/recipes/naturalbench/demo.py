@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import re
 
-from django.contrib.auth import get_user_model
-
 from annotator.models import Task, TaskQueue
-from annotator.platform import roles
 from annotator.platform.models import Project
-from annotator.services import annotation_submit, assignment_claim, assignment_skip
 from curation.corpora import demo_corpus
 from curation.gateway import provider_offline
+from curation.recipes.framework.demo import demo_annotators, demo_work
 from curation.recipes.framework.registry import recipe_of
 from curation.recipes.framework.stages import stage_run_now
 from curation.scorers import scorer_tiny
@@ -29,38 +26,6 @@ from .pipelines import MULTIPLE_CHOICE, YES_NO, pipeline_create
 NAME = "Demo shapes (tiny random-weights scorer, offline drafter)"
 ANNOTATORS = ("nb-demo-annotator-1", "nb-demo-annotator-2")
 LEFT_FOR_VISITOR = 2  # items per stage that keep one of their two answers open
-
-
-def _annotators(project: Project) -> list:
-    User = get_user_model()
-    users = []
-    for username in ANNOTATORS:
-        user = User.objects.filter(username=username).first()
-        if user is None:
-            user = User.objects.create_user(username=username)
-            user.set_unusable_password()
-            user.save(update_fields=["password"])
-            roles.grant_role(user, roles.CROWDWORKER)
-        users.append(user)
-    project.members.add(*users)
-    return users
-
-
-def _work(queue: TaskQueue, annotator, respond) -> int:
-    """Claim and answer as ``annotator`` until the queue has nothing left for them; ``respond``
-    returns a response, or None to skip the task (leaving it for someone else)."""
-    answered = 0
-    claim = assignment_claim(queue=queue, annotator=annotator)
-    while claim.task is not None:
-        response = respond(claim.task)
-        if response is None:
-            assignment_skip(task_id=claim.task.pk, annotator=annotator)
-            claim = assignment_claim(queue=queue, annotator=annotator)
-            continue
-        result = annotation_submit(task_id=claim.task.pk, annotator=annotator, response=response)
-        answered += 1
-        claim = result.next
-    return answered
 
 
 _SHAPES = ("circle", "square", "triangle")
@@ -96,7 +61,7 @@ def naturalbench_demo(*, project: Project, curator) -> NaturalBenchPipeline:
     if existing is not None:
         return existing
     corpus = demo_corpus(project=project, created_by=curator)
-    first, second = _annotators(project)
+    first, second = demo_annotators(project, ANNOTATORS)
     pipeline = pipeline_create(
         project=project,
         name=NAME,
@@ -125,8 +90,8 @@ def naturalbench_demo(*, project: Project, curator) -> NaturalBenchPipeline:
     pipeline.refresh_from_db()
     visitor_pairs = _open_for_visitor(list(pipeline.pairs.values_list("task_id", flat=True)))
     keep = {"decision": "keep"}
-    _work(pipeline.pair_queue, first, lambda task: keep)
-    _work(pipeline.pair_queue, second, lambda task: None if task.pk in visitor_pairs else keep)
+    demo_work(pipeline.pair_queue, first, lambda task: keep)
+    demo_work(pipeline.pair_queue, second, lambda task: None if task.pk in visitor_pairs else keep)
 
     run("draft")
     pipeline.refresh_from_db()
@@ -149,8 +114,8 @@ def naturalbench_demo(*, project: Project, curator) -> NaturalBenchPipeline:
             return None
         return demo_tags(task.payload["questions"][0])
 
-    _work(pipeline.tag_queue, first, lambda task: tags(task, leave=False))
-    _work(pipeline.tag_queue, second, lambda task: tags(task, leave=True))
+    demo_work(pipeline.tag_queue, first, lambda task: tags(task, leave=False))
+    demo_work(pipeline.tag_queue, second, lambda task: tags(task, leave=True))
     run("export")
     pipeline.refresh_from_db()
     return pipeline
@@ -193,5 +158,5 @@ def _answer_items(pipeline, first, second, *, leave_open: bool = True) -> None:
         return intended(task)
 
     queue = TaskQueue.objects.get(pk=pipeline.answer_queue_id)
-    _work(queue, first, intended)
-    _work(queue, second, second_opinion)
+    demo_work(queue, first, intended)
+    demo_work(queue, second, second_opinion)

@@ -3,8 +3,8 @@ perturbed variant, as (case, negated case) pairs per perturbation.
 
 Three outlets, one row builder (``expanded_set``):
 - a zip with ``vhexpansion.jsonl`` and ``images/`` — the evaluation app's VH item layout
-  (``evaluation.importers.parse_vh_items``: id, pair_id, image, question, answer, negated,
-  perturbation, source) plus the links (case_id, negation_of, variant_of, image_sha256);
+  (``evaluation.families.vhexpansion.parse.parse_items``: id, pair_id, image, question, answer,
+  negated, perturbation, source) plus the links (case_id, negation_of, variant_of, image_sha256);
 - a zip with ``llava.json`` and ``images/`` — LLaVA-style conversations for fine-tuning (Sec. 5.4);
 - ``expanded_publish``: a published evaluation BenchmarkVersion of family ``vhexpansion``, made
   through the evaluation services, so accuracy, symmetric accuracy and new successful VH cases

@@ -1,0 +1,44 @@
+"""What the recipes' demos share: simulated annotators (accounts nobody can log in as) who work
+through a queue with the real claim and submit services, leaving chosen tasks for a visitor."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+
+from annotator.models import TaskQueue
+from annotator.platform import roles
+from annotator.platform.models import Project
+from annotator.services import annotation_submit, assignment_claim, assignment_skip
+
+
+def demo_annotators(project: Project, usernames) -> list:
+    """The demo's crowdworkers (made once, with unusable passwords), members of ``project``."""
+    User = get_user_model()
+    users = []
+    for username in usernames:
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            user = User.objects.create_user(username=username)
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+            roles.grant_role(user, roles.CROWDWORKER)
+        users.append(user)
+    project.members.add(*users)
+    return users
+
+
+def demo_work(queue: TaskQueue, annotator, respond) -> int:
+    """Claim and answer as ``annotator`` until the queue has nothing left for them; ``respond``
+    returns a response, or None to skip the task (leaving it for someone else)."""
+    answered = 0
+    claim = assignment_claim(queue=queue, annotator=annotator)
+    while claim.task is not None:
+        response = respond(claim.task)
+        if response is None:
+            assignment_skip(task_id=claim.task.pk, annotator=annotator)
+            claim = assignment_claim(queue=queue, annotator=annotator)
+            continue
+        result = annotation_submit(task_id=claim.task.pk, annotator=annotator, response=response)
+        answered += 1
+        claim = result.next
+    return answered
