@@ -176,18 +176,19 @@ def test_position_bias_share_and_binomial_test():
     ]
 
 
+def _forced_choices(pipeline, n: int):
+    """The pipeline's forced-choice queue holding ``n`` tuples of candidates A and B."""
+    queue = queue_ensure(pipeline, pipelines.RATING_QUEUE)
+    candidates = [{"id": "A", "text": "first"}, {"id": "B", "text": "second"}]
+    for k in range(n):
+        payload = {"instruction": f"Q{k}", "candidates": candidates}
+        Task.objects.create(queue=queue, required=queue.redundancy, payload=payload)
+    return queue
+
+
 def test_position_bias_counts_the_side_shown_not_the_unswapped_winner(pipeline, project):
     # given a forced-choice queue of 6 tuples, sides shuffled per assignment
-    queue = queue_ensure(pipeline, pipelines.RATING_QUEUE)
-    for k in range(6):
-        Task.objects.create(
-            queue=queue,
-            required=queue.redundancy,
-            payload={
-                "instruction": f"Q{k}",
-                "candidates": [{"id": "A", "text": "first"}, {"id": "B", "text": "second"}],
-            },
-        )
+    queue = _forced_choices(pipeline, 6)
     loyal, lefty = workers(project, 2)
     # when one rater always picks candidate A wherever it is shown, the other always clicks left
     answer_all(queue, loyal, lambda a: {"choice": "right" if a.presentation["swapped"] else "left"})
@@ -217,16 +218,7 @@ def test_pipeline_page_shows_the_plot_the_tables_and_bias(
 ):
     # given the judged sets and one rater's forced choices
     pipeline, _, _ = judged
-    queue = queue_ensure(pipeline, pipelines.RATING_QUEUE)
-    for k in range(3):
-        Task.objects.create(
-            queue=queue,
-            required=queue.redundancy,
-            payload={
-                "instruction": f"Q{k}",
-                "candidates": [{"id": "A", "text": "a"}, {"id": "B", "text": "b"}],
-            },
-        )
+    queue = _forced_choices(pipeline, 3)
     (rater,) = workers(project, 1, "pos")
     answer_all(queue, rater, lambda a: {"choice": "left"})
     # when the curator opens the pipeline page
