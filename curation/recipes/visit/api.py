@@ -12,6 +12,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
+from annotator.platform.api import ERRORS as PLATFORM_ERRORS
 from annotator.platform.api import ApiView, ErrorOut
 from annotator.platform.edge import FormParser, JSONParser, MultiPartParser
 from annotator.platform.roles import CURATOR, RESEARCHER
@@ -23,9 +24,8 @@ from .submissions import submission_create
 
 READERS = (CURATOR, RESEARCHER)
 ERRORS = {
+    **PLATFORM_ERRORS,
     400: OpenApiResponse(ErrorOut, description="Invalid file (line-numbered errors)"),
-    401: OpenApiResponse(ErrorOut, description="Not signed in"),
-    404: OpenApiResponse(ErrorOut, description="Missing or outside your reach"),
     409: OpenApiResponse(ErrorOut, description="Name taken, or the judge is still busy"),
 }
 
