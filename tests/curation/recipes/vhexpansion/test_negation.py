@@ -16,6 +16,7 @@ from annotator.platform.models import Job
 from curation.models import Generation, LLMProvider
 from curation.recipes.vhexpansion import case_sources, export, negations, selectors
 from curation.recipes.vhexpansion.models import VHCase, VHNegation
+from tests.curation.recipes.common import fake_provider
 from tests.curation.recipes.vhexpansion import helpers
 from tests.curation.recipes.vhexpansion.helpers import review, reviewers
 from tests.fake_openai import reply, status
@@ -40,16 +41,7 @@ def negations_of(case_set):
 
 def fake_llm(case_set, fake_openai) -> LLMProvider:
     """The project's default provider: the fake OpenAI-compatible server."""
-    return LLMProvider.objects.create(
-        project=case_set.project,
-        name="fake",
-        base_url=fake_openai.base_url,
-        api_key="sk-test",
-        model="fake-model",
-        max_retries=1,
-        timeout_s=5,
-        is_default=True,
-    )
+    return fake_provider(case_set.project, fake_openai, model="fake-model", timeout_s=5)
 
 
 def test_offline_negator_drafts_flips_the_answer_and_queues_a_review(case_set):
