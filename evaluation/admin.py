@@ -1,5 +1,7 @@
+from django import forms
 from django.contrib import admin
 
+from . import registry
 from .models import (
     Benchmark,
     BenchmarkVersion,
@@ -10,11 +12,25 @@ from .models import (
 )
 
 
+class BenchmarkAdminForm(forms.ModelForm):
+    # The family is a key of the registry (the model field has no choices: families register).
+    family = forms.ChoiceField(choices=registry.choices)
+
+    class Meta:
+        model = Benchmark
+        fields = ["family", "name", "description", "project", "created_by"]
+
+
 @admin.register(Benchmark)
 class BenchmarkAdmin(admin.ModelAdmin):
-    list_display = ["name", "family", "project", "created_at"]
+    form = BenchmarkAdminForm
+    list_display = ["name", "family_label", "project", "created_at"]
     # "Unassigned (admins only)" holds the benchmarks that had no project: move them from here.
     list_filter = ["project", "family"]
+
+    @admin.display(description="family", ordering="family")
+    def family_label(self, benchmark: Benchmark) -> str:
+        return registry.label_of(benchmark.family)
 
 
 @admin.register(BenchmarkVersion)
