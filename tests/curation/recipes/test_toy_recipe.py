@@ -27,7 +27,7 @@ from evaluation import registry as families
 from evaluation import selectors as evaluation_selectors
 from evaluation import services as evaluation_services
 
-from .toy import FAMILY, RECIPE, ToyRun
+from .toy import FAMILY, RECIPE, ToyRun, toy_model_registered
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -44,18 +44,21 @@ def toy(settings, eager):
     engine = dict(settings.TEMPLATES[0])
     engine["DIRS"] = [*engine.get("DIRS", []), TEMPLATES]
     settings.TEMPLATES = [engine, *settings.TEMPLATES[1:]]
-    with connection.schema_editor() as editor:
-        editor.create_model(ToyRun)
     # The site's URLConf reads the registry once, when first imported: load it without the toy
     # (toy_urls adds the toy's patterns for these tests only).
     get_resolver().url_patterns  # noqa: B018
-    registry.register(RECIPE)
-    families.register(FAMILY)
-    yield RECIPE
-    families.unregister(FAMILY.key)
-    registry.unregister(RECIPE.key)
-    with connection.schema_editor() as editor:
-        editor.delete_model(ToyRun)
+    with toy_model_registered():
+        with connection.schema_editor() as editor:
+            editor.create_model(ToyRun)
+        registry.register(RECIPE)
+        families.register(FAMILY)
+        try:
+            yield RECIPE
+        finally:
+            families.unregister(FAMILY.key)
+            registry.unregister(RECIPE.key)
+            with connection.schema_editor() as editor:
+                editor.delete_model(ToyRun)
 
 
 def _funnel(client, run) -> dict:
