@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import IO
 
+from django.db import transaction
 from django.db.models import Prefetch
 from django.http import Http404
 from django.utils.translation import gettext as _
@@ -144,12 +145,14 @@ def table1(bench: VLindBench, found: list[Instance] | None = None) -> dict:
 
 
 def benchmark_name(bench: VLindBench) -> str:
+    """The benchmark a bench's first publish makes (later ones go to ``bench.benchmark``)."""
     return f"{bench.name} · {bench.project.slug}"[:200]
 
 
 def dataset_publish(bench: VLindBench, *, label: str, created_by=None):
-    """Freeze the assembled instances as a published evaluation version (family vlind), parsed
-    from the very data.json an export holds by ``evaluation.importers``."""
+    """Freeze the assembled instances as a published evaluation version (family vlind) of the
+    bench's benchmark, parsed from the very data.json an export holds by the evaluation app's
+    importer; the first publish makes the benchmark and points the bench at it."""
     rows = rows_of(bench)
     if not rows:
         raise Invalid(
@@ -163,24 +166,28 @@ def dataset_publish(bench: VLindBench, *, label: str, created_by=None):
         ]
         item.data["image_sha256"] = row.images
         item.data["factual_image_sha256"] = row.factual
-    return evaluation_services.benchmark_version_create(
-        family="vlind",
-        name=benchmark_name(bench),
-        project=bench.project,
-        label=label,
-        rows=items,
-        publish=True,
-        source=f"vlind bench {bench.pk}: {bench.name}",
-        created_by=created_by,
-    )
+    benchmark = bench.benchmark if bench.benchmark_id else None
+    with transaction.atomic():
+        version = evaluation_services.benchmark_version_create(
+            family="vlind",
+            name=benchmark.name if benchmark else benchmark_name(bench),
+            project=bench.project,
+            label=label,
+            rows=items,
+            publish=True,
+            source=f"vlind bench {bench.pk}: {bench.name}",
+            created_by=created_by,
+        )
+        if bench.benchmark_id != version.benchmark_id:
+            VLindBench.objects.filter(pk=bench.pk).update(benchmark=version.benchmark)
+            bench.benchmark = version.benchmark
+    return version
 
 
 def published_versions(bench: VLindBench):
-    return BenchmarkVersion.objects.filter(
-        benchmark__project=bench.project_id,
-        benchmark__family="vlind",
-        benchmark__name=benchmark_name(bench),
-    ).order_by("-created_at", "-id")
+    """The versions of the bench's benchmark, newest first (none before its first publish)."""
+    versions = BenchmarkVersion.objects.filter(benchmark_id=bench.benchmark_id)
+    return versions.order_by("-created_at", "-id") if bench.benchmark_id else versions.none()
 
 
 def version_rows(version) -> list[Row]:

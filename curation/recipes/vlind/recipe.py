@@ -118,7 +118,6 @@ RECIPE = register(
                 _("Froze %(n)d instances as version %(label)s.")
                 % {"n": version.item_count, "label": version.label}
             ),
-            versions=export.published_versions,
             url_name="curator-vlind-publish",
         ),
         funnel=selectors.funnel,
