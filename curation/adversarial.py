@@ -387,7 +387,11 @@ def attack(
     start_step: int = 0,
     on_step: Callable[[int, torch.Tensor, torch.Tensor], bool | None] | None = None,
 ) -> AttackResult:
-    """Run I-FGSM or PGD on a batch of images [B, 3, H, W] (or one [3, H, W]) in [0, 1].
+    """Long because: one attack loop (Sec. 3.2 of VHExpansion) whose step schedule, projection,
+    checkpoint resume and per-step evaluation share the same tensors; split, they would pass
+    them all back and forth.
+
+    Run I-FGSM or PGD on a batch of images [B, 3, H, W] (or one [3, H, W]) in [0, 1].
 
     ``target`` is the reference embedding (default: the encoder's embedding of ``images``).
     ``start_delta`` and ``start_step`` resume a run from a checkpoint: δ after ``start_step``

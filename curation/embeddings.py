@@ -32,6 +32,9 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
 
+from annotator.platform.jobs import job_enqueue, job_progress
+from annotator.platform.models import Job
+
 from .models import Caption, Corpus, EmbeddingCache, Sample, Scorer
 from .scorers import (
     ScorerUnavailable,
@@ -406,15 +409,16 @@ def embed_corpus(
     chunk_rows: int = CHUNK_ROWS,
     progress: ProgressFn | None = None,
 ) -> dict:
-    """Embed the corpus's images (its samples' Image ids) and texts (Caption ids; ``short_text``
+    """Long because: one resumable pass over both modalities shares the loaded model, the chunk
+    writer and the counters it returns; each modality's batches are read by small helpers.
+
+    Embed the corpus's images (its samples' Image ids) and texts (Caption ids; ``short_text``
     when set, else ``text``) with ``scorer``, skipping what is cached. Resumable: run it again
     after a crash and it continues from the last chunk written.
 
     Returns counts per modality, with texts cut at the model's context length and images that
     could not be read (skipped, listed by id).
     """
-    from annotator.platform.jobs import job_progress
-
     loaded = scorer_load(scorer)  # raises ScorerUnavailable before anything is written
     n_ctx = loaded.context_length
 
@@ -540,9 +544,6 @@ def embed_corpus_start(*, scorer: Scorer, corpus: Corpus, created_by=None):
 
     Refuses with ``ScorerUnavailable`` when the weights are missing, so no doomed job is queued.
     """
-    from annotator.platform.jobs import job_enqueue
-    from annotator.platform.models import Job
-
     status = scorer_weights(scorer)
     if status.missing:
         raise ScorerUnavailable(status.message)

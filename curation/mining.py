@@ -264,7 +264,10 @@ def mine_mismatches(
     threads: int | None = None,
     progress: Progress | None = None,
 ) -> MinedPairs:
-    """Every pair that all ``scorers`` mismatch (Eq. 1), one random mismatch kept per sample.
+    """Long because: the block-pair sweep of Eq. 1 keeps its block cache, thread pool and per-row
+    reservoir state in one place; the per-block arithmetic is already in small helpers.
+
+    Every pair that all ``scorers`` mismatch (Eq. 1), one random mismatch kept per sample.
 
     ``scorers``: one ``(images, texts)`` per scorer, arrays or memmaps of shape (N, D_s), row k =
     sample k. ``groups`` (optional, one value per sample): samples of the same group are never
