@@ -7,6 +7,9 @@ from celery import shared_task
 from annotator.platform.models import Job
 from annotator.platform.worker import JOB_OPTIONS, run_job
 
+from .embeddings import embed_corpus
+from .models import Corpus, Scorer
+
 __all__ = ["embed_corpus_job"]
 
 
@@ -15,9 +18,6 @@ def embed_corpus_job(self, job_id: int) -> None:
     """Embed a corpus's images and texts with a scorer; a redelivery resumes from the cache."""
 
     def work(job: Job) -> dict:
-        from .embeddings import embed_corpus
-        from .models import Corpus, Scorer
-
         scorer = Scorer.objects.get(pk=job.params["scorer_id"])
         corpus = Corpus.objects.get(pk=job.params["corpus_id"])
         return embed_corpus(scorer=scorer, corpus=corpus, job_id=job.pk)

@@ -1,8 +1,7 @@
 """Images for vision messages as base64 data URLs, plus what the stored record shows instead.
 
-Uses ``curation.assets.image_data_url`` (H-assets) when it exists; the Pillow fallback here keeps
-the gateway usable on its own (same behaviour: longest side at most ``max_side``, PNG for images
-with transparency, JPEG otherwise).
+A stored image goes through ``curation.assets.image_data_url``; raw bytes are encoded here the
+same way (longest side at most ``max_side``, PNG for images with transparency, JPEG otherwise).
 """
 
 from __future__ import annotations
@@ -13,6 +12,8 @@ import io
 from dataclasses import dataclass
 
 from PIL import Image as PILImage
+
+from curation.assets import image_data_url
 
 from .rendering import image_placeholder
 
@@ -34,7 +35,7 @@ def prepare_image(image, *, max_side: int = MAX_SIDE) -> PreparedImage:
         image_id = None
     else:
         sha = image.sha256
-        url = _data_url_for_model(image, max_side=max_side)
+        url = image_data_url(image, max_side=max_side)
         image_id = image.pk
     mime = url[5 : url.index(";")]
     payload = url[url.index(",") + 1 :]
@@ -44,17 +45,6 @@ def prepare_image(image, *, max_side: int = MAX_SIDE) -> PreparedImage:
         placeholder=image_placeholder(sha256=sha, mime=mime, size=size),
         record={"id": image_id, "sha256": sha, "mime": mime, "bytes": size},
     )
-
-
-def _data_url_for_model(image, *, max_side: int) -> str:
-    try:
-        from curation.assets import image_data_url
-    except ImportError:
-        image_data_url = None
-    if image_data_url is not None:
-        return image_data_url(image, max_side=max_side)
-    with image.file.open("rb") as fh:
-        return _data_url_from_bytes(fh.read(), max_side=max_side)
 
 
 def _data_url_from_bytes(data: bytes, *, max_side: int) -> str:

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from curation import gateway
 from curation.gateway.offline import OfflineRuleError, rule
 from evaluation.families.naturalbench import layout as nb
 
@@ -131,8 +132,6 @@ def template_variables(*, question_type: str, language: str, caption_1: str, cap
 def templates_ensure() -> dict[str, Any]:
     """Seed (idempotently) the prompts this recipe uses; returns the current versions by name.
     A curator's edited version stays current (``template_ensure`` keeps it)."""
-    from curation import gateway
-
     current = {name: gateway.template_ensure(name=name, **spec) for name, spec in TEMPLATES.items()}
     for name in (YES_NO_TEMPLATE, SHORTEN_TEMPLATE):  # the gateway's built-ins, seeded on use
         current[name] = gateway.template_current(name)
