@@ -9,7 +9,7 @@ own unit (METRICS.md Sec. 6).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -115,3 +115,36 @@ def cell(value: float | None, interval: Interval | None, n: int) -> dict:
         "high": interval.high if interval else None,
         "n": n,
     }
+
+
+def score_rows(
+    names: Sequence[str],
+    overall: Any,
+    size: str,
+    groups: Mapping[str, Mapping[Any, Any]] | None = None,
+    details: Mapping[str, Any] | None = None,
+) -> list[MetricRow]:
+    """One metric row per name of a scores object: ``getattr(overall, name)``, its interval in
+    ``overall.intervals`` and its count attribute `size`; `groups` (dimension → key → scores of
+    the same shape) become the breakdown cells, sorted by key."""
+    out = []
+    for name in names:
+        extra: dict[str, Any] = {"details": dict(details or {})}
+        if groups is not None:
+            extra["breakdown"] = {
+                dim: {
+                    str(k): cell(getattr(s, name), s.intervals.get(name), getattr(s, size))
+                    for k, s in sorted(g.items(), key=lambda kv: str(kv[0]))
+                }
+                for dim, g in groups.items()
+            }
+        out.append(
+            metric_row(
+                name,
+                getattr(overall, name),
+                overall.intervals.get(name),
+                getattr(overall, size),
+                **extra,
+            )
+        )
+    return out

@@ -14,6 +14,7 @@ from evaluation.compute import (
     ReferenceRow,
     cell,
     metric_row,
+    score_rows,
 )
 from evaluation.metrics import naturalbench as nb
 from evaluation.metrics.bootstrap import DEFAULT_ROUNDS
@@ -78,24 +79,13 @@ def rows(
         for item in kept
     ]
     by_subset = nb.naturalbench_scores_by_group(codes, keys, **options) if kept else {}
-    out = []
-    for name in ("acc", "q_acc", "i_acc", "g_acc"):
-        breakdown = {
-            "subset": {
-                str(key): cell(getattr(s, name), s.intervals.get(name), s.n_samples)
-                for key, s in sorted(by_subset.items())
-            }
-        }
-        out.append(
-            metric_row(
-                name,
-                getattr(overall, name),
-                overall.intervals.get(name),
-                overall.n_samples,
-                breakdown=breakdown,
-                details={"missing_predictions": missing},
-            )
-        )
+    out = score_rows(
+        ("acc", "q_acc", "i_acc", "g_acc"),
+        overall,
+        "n_samples",
+        {"subset": by_subset},
+        details={"missing_predictions": missing},
+    )
     # Per-skill Q-Acc over the questions carrying the tag (App. C).
     tagged = [k for k, item in enumerate(kept) if item.data.get("skills")]
     if tagged:

@@ -10,7 +10,7 @@ from evaluation.compute import (
     MetricSpec,
     PredictionData,
     ReferenceRow,
-    metric_row,
+    score_rows,
 )
 from evaluation.metrics import retrieval
 from evaluation.metrics.bootstrap import DEFAULT_ROUNDS
@@ -41,13 +41,6 @@ def rows(
     pairs = [predictions[i.item_id].scores for i in items if i.kept and i.item_id in predictions]
     scores = retrieval.winoground_scores(pairs, seed=seed, rounds=rounds)
     missing = sum(1 for i in items if i.kept and i.item_id not in predictions)
-    return [
-        metric_row(
-            name,
-            getattr(scores, name),
-            scores.intervals.get(name),
-            scores.n_pairs,
-            details={"missing_predictions": missing},
-        )
-        for name in ("text", "image", "group")
-    ]
+    return score_rows(
+        ("text", "image", "group"), scores, "n_pairs", details={"missing_predictions": missing}
+    )

@@ -11,8 +11,7 @@ from evaluation.compute import (
     MetricSpec,
     PredictionData,
     ReferenceRow,
-    cell,
-    metric_row,
+    score_rows,
 )
 from evaluation.metrics import vhexpansion
 from evaluation.metrics.bootstrap import DEFAULT_ROUNDS
@@ -86,24 +85,7 @@ def rows(
         "perturbation": vhexpansion.vh_scores_by_perturbation(pairs, **options),
         "source": vhexpansion.vh_scores_by_source(pairs, **options),
     }
-    out = []
-    for name in ("accuracy", "symmetric_accuracy"):
-        breakdown = {
-            dim: {
-                str(k): cell(getattr(s, name), s.intervals.get(name), s.n_pairs)
-                for k, s in sorted(g.items(), key=lambda kv: str(kv[0]))
-            }
-            for dim, g in groups.items()
-        }
-        out.append(
-            metric_row(
-                name,
-                getattr(overall, name),
-                overall.intervals.get(name),
-                overall.n_pairs,
-                breakdown=breakdown,
-            )
-        )
+    out = score_rows(("accuracy", "symmetric_accuracy"), overall, "n_pairs", groups)
     out.append(
         MetricRow(
             "new_successful",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluation.compute import ItemData, MetricRow, MetricSpec, PredictionData, cell, metric_row
+from evaluation.compute import ItemData, MetricRow, MetricSpec, PredictionData, score_rows
 from evaluation.metrics import vlind
 from evaluation.metrics.bootstrap import DEFAULT_ROUNDS
 
@@ -66,22 +66,9 @@ def rows(
                 vlind.VLindInstance(inst.ck, inst.vp, inst.cb, inst.lp, inst.concept, style)
             )
     by_style = vlind.vlind_scores_by(styled, lambda i: i.style, **options)
-    out = []
-    for name in ("s_ck", "s_vp", "s_cb", "s_lp", "cb", "lp"):
-        breakdown = {
-            dim: {
-                str(k): cell(getattr(s, name), s.intervals.get(name), s.n_instances)
-                for k, s in sorted(g.items())
-            }
-            for dim, g in (("concept", by_concept), ("style", by_style))
-        }
-        out.append(
-            metric_row(
-                name,
-                getattr(overall, name),
-                overall.intervals.get(name),
-                overall.n_instances,
-                breakdown=breakdown,
-            )
-        )
-    return out
+    return score_rows(
+        ("s_ck", "s_vp", "s_cb", "s_lp", "cb", "lp"),
+        overall,
+        "n_instances",
+        {"concept": by_concept, "style": by_style},
+    )
