@@ -155,34 +155,10 @@ def generation_record(plan: Plan, result: calls.CallResult) -> Generation:
     )
 
 
-def generate(
-    *,
-    template: str | PromptTemplate,
-    variables: dict,
-    project=None,
-    provider: LLMProvider | None = None,
-    purpose: str = "",
-    seed: int | None = None,
-    images=None,
-    logprobs: bool = False,
-    job=None,
-    created_by=None,
-    item_key: str = "",
-) -> Generation:
-    """Render, call, record. Returns the Generation, ``status`` failed with ``error`` when the
-    provider or the model fails; raises TemplateError only for a caller's mistake (unknown
-    template, missing variable), before any call."""
-    plan = generation_prepare(
-        template=template,
-        variables=variables,
-        project=project,
-        provider=provider,
-        purpose=purpose,
-        seed=seed,
-        images=images,
-        logprobs=logprobs,
-        job=job,
-        created_by=created_by,
-        item_key=item_key,
-    )
+def generate(**options: Any) -> Generation:
+    """Render, call, record. Takes ``generation_prepare``'s keyword arguments. Returns the
+    Generation, ``status`` failed with ``error`` when the provider or the model fails; raises
+    TemplateError only for a caller's mistake (unknown template, missing variable), before any
+    call."""
+    plan = generation_prepare(**options)
     return generation_record(plan, calls.execute(plan.request))
