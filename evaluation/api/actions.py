@@ -182,35 +182,17 @@ class JudgeApi(GenericAPIView):
         judge = services.require_pairwise(version).judge
         if judge is None:
             raise Invalid("This benchmark family has no LLM judge.")
-        instances = data["instances"] or judge.default_instances
-        pairing = None
-        if data.get("pairs"):
-            pairs = [dict(p) for p in data["pairs"]]
-        elif data["model"]:
-            pairs = judge.sample(
-                version=version,
-                model=data["model"],
-                n=instances,
-                seed=data["seed"],
-                opponents=data["opponents"],
-            )
-            pairing = {
-                "model": data["model"],
-                "instances": instances,
-                "seed": data["seed"],
-                "opponents": data["opponents"],
-            }
-        else:
+        options = {**data, "instances": data["instances"] or judge.default_instances}
+        pairs = [dict(p) for p in data["pairs"]] if data.get("pairs") else None
+        if pairs is None and not data["model"]:
             raise Invalid("Give the pairs to judge, or the model to draw pairs for.")
-        job = judge.start(
+        job, pairs = services.judge_start(
             version=version,
-            judgment_set_name=data["label"],
-            pairs=pairs,
+            judge=judge,
+            options=options,
             provider=_provider(request, data.get("provider_id"), version.benchmark.project),
             created_by=request.user,
-            seed=data["seed"],
-            with_reference=data["with_reference"],
-            pairing=pairing,
+            pairs=pairs,
         )
         return Response(
             {

@@ -26,6 +26,7 @@ from .imports import (
 from .judgments import (
     JUDGMENTS_JOB,
     check_set_label,
+    judge_start,
     judgment_record,
     judgment_set_create,
     judgment_set_finish,
@@ -56,6 +57,7 @@ __all__ = [
     "import_run",
     "import_validate",
     "item_delete",
+    "judge_start",
     "judgment_record",
     "judgment_set_create",
     "judgment_set_finish",

@@ -3,7 +3,8 @@ pairs, and the ratings and agreement computed from them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -12,7 +13,7 @@ from annotator.platform.errors import Conflict, Invalid
 from annotator.platform.jobs import job_enqueue
 from evaluation.importers import JudgmentFile, JudgmentRow, pair_key
 from evaluation.models import BenchmarkItem, BenchmarkVersion, JudgmentSet, ModelRun, PairJudgment
-from evaluation.registry import Pairwise, pairwise_of
+from evaluation.registry import PairJudge, Pairwise, pairwise_of
 
 from .benchmarks import clean_name
 
@@ -22,6 +23,42 @@ JUDGMENTS_JOB = "evaluation.compute_judgments"
 def require_pairwise(version: BenchmarkVersion) -> Pairwise:
     """The pairwise judgments of the version's family; Invalid when it has none."""
     return pairwise_of(version.benchmark.family)
+
+
+def judge_start(
+    *,
+    version: BenchmarkVersion,
+    judge: PairJudge,
+    options: Mapping[str, Any],
+    provider,
+    created_by,
+    pairs: list[dict] | None = None,
+) -> tuple[Any, list[dict]]:
+    """Judge `pairs` of `version` in both orders in a job; without `pairs`, the pairs drawn for
+    ``options["model"]`` (its ``instances``, ``seed``, ``opponents``), recorded as the set's
+    pairing. `options` also gives the set's ``label`` and ``with_reference``. Returns the job and
+    the pairs."""
+    pairing = None
+    if pairs is None:
+        pairing = {k: options[k] for k in ("model", "instances", "seed", "opponents")}
+        pairs = judge.sample(
+            version=version,
+            model=pairing["model"],
+            n=pairing["instances"],
+            seed=pairing["seed"],
+            opponents=pairing["opponents"],
+        )
+    job = judge.start(
+        version=version,
+        judgment_set_name=options["label"],
+        pairs=pairs,
+        provider=provider,
+        created_by=created_by,
+        seed=options["seed"],
+        with_reference=options["with_reference"],
+        pairing=pairing,
+    )
+    return job, pairs
 
 
 def _instance_items(version: BenchmarkVersion, pairwise: Pairwise) -> dict[str, BenchmarkItem]:

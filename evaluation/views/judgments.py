@@ -87,31 +87,14 @@ def judge_run(request: HttpRequest, version_id: int) -> HttpResponse:
     error = None
     if form.is_valid():
         data = form.cleaned_data
-        pairing = {
-            "model": data["model"],
-            "instances": data["instances"],
-            "seed": data["seed"],
-            "opponents": data["opponents"],
-        }
         try:
-            judge = family_of(version.benchmark.family).pairwise.judge
-            pairs = judge.sample(
+            pairs = services.judge_start(
                 version=version,
-                model=data["model"],
-                n=data["instances"],
-                seed=data["seed"],
-                opponents=data["opponents"],
-            )
-            judge.start(
-                version=version,
-                judgment_set_name=data["label"],
-                pairs=pairs,
+                judge=family_of(version.benchmark.family).pairwise.judge,
+                options=data,
                 provider=data["provider"],
                 created_by=request.user,
-                seed=data["seed"],
-                with_reference=data["with_reference"],
-                pairing=pairing,
-            )
+            )[1]
         except ServiceError as exc:
             error = error_context(exc)
         else:
