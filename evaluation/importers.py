@@ -201,6 +201,24 @@ def parse_indexed(
     return rows
 
 
+def parse_indexed_predictions(
+    content: str,
+    filename: str,
+    build: Callable[[int, dict, str, LineErrors], Any],
+    *,
+    id_field: str,
+) -> list:
+    """``parse_indexed`` for a predictions file: one prediction per id, named by `id_field`."""
+    return parse_indexed(
+        content,
+        filename,
+        build,
+        id_field=id_field,
+        what=f"prediction for {id_field}",
+        message="The predictions file has errors; nothing was imported.",
+    )
+
+
 def float_list(value: Any, width: int) -> list[float] | None:
     if not isinstance(value, list) or len(value) != width:
         return None

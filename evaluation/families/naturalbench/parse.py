@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotator.platform.errors import LineErrors
+from evaluation import importers
 from evaluation.compute import ItemData
 from evaluation.importers import ItemRow, PredictionRow, float_list, parse_indexed, text_field
 from evaluation.metrics import naturalbench as nb
@@ -121,14 +122,7 @@ def _prediction(line: int, obj: dict, index: str, errors: LineErrors) -> Predict
 def parse_predictions(content: str, filename: str = "", option: str = "") -> list[PredictionRow]:
     """Per sample: "outputs" (four strings in q0_i0, q0_i1, q1_i0, q1_i1 order) or one field per
     key; optional "scores" {p_a0: [4], p_a1: [4], p_a0_blind: [2], p_a1_blind: [2]} (App. D)."""
-    return parse_indexed(
-        content,
-        filename,
-        _prediction,
-        id_field="Index",
-        what="prediction for Index",
-        message="The predictions file has errors; nothing was imported.",
-    )
+    return importers.parse_indexed_predictions(content, filename, _prediction, id_field="Index")
 
 
 def parse_answer(item: ItemData, raw: Mapping[str, str]) -> list[str | None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from annotator.platform.errors import LineErrors
+from evaluation import importers
 from evaluation.importers import ItemRow, PredictionRow, float_list, parse_indexed, text_field
 
 # What the import page shows as an example of each file.
@@ -45,11 +46,4 @@ def _prediction(line: int, obj: dict, index: str, errors: LineErrors) -> Predict
 
 def parse_predictions(content: str, filename: str = "", option: str = "") -> list[PredictionRow]:
     """Per pair: "scores" = [[s(c0,i0), s(c0,i1)], [s(c1,i0), s(c1,i1)]] (App. B)."""
-    return parse_indexed(
-        content,
-        filename,
-        _prediction,
-        id_field="id",
-        what="prediction for id",
-        message="The predictions file has errors; nothing was imported.",
-    )
+    return importers.parse_indexed_predictions(content, filename, _prediction, id_field="id")

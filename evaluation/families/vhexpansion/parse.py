@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from annotator.platform.errors import LineErrors
+from evaluation import importers
 from evaluation.importers import ItemRow, PredictionRow, parse_indexed, text_field, truthy
 from evaluation.metrics import naturalbench as nb
 
@@ -88,11 +89,4 @@ def _prediction(line: int, obj: dict, index: str, errors: LineErrors) -> Predict
 
 def parse_predictions(content: str, filename: str = "", option: str = "") -> list[PredictionRow]:
     """Per test case: id and the model's output text, parsed as yes/no (``answer_of``)."""
-    return parse_indexed(
-        content,
-        filename,
-        _prediction,
-        id_field="id",
-        what="prediction for id",
-        message="The predictions file has errors; nothing was imported.",
-    )
+    return importers.parse_indexed_predictions(content, filename, _prediction, id_field="id")
