@@ -32,6 +32,23 @@ FORMATS = {
 }
 
 
+def _pair_fields(
+    obj: dict, line: int, errors: LineErrors, aliases: dict[str, str]
+) -> tuple[str, str, str, str] | None:
+    """A judged pair's two models, image and instruction; None after adding the line's
+    problem (a missing field, a model against itself)."""
+    model_a = player(obj, "A_model", line, errors, aliases)
+    model_b = player(obj, "B_model", line, errors, aliases)
+    image = text_field(obj, "image_url", line, errors)
+    instruction = text_field(obj, "instruction", line, errors)
+    if not (model_a and model_b and image and instruction):
+        return None
+    if model_a == model_b:
+        errors.add(line, f"a model cannot be judged against itself ({model_a!r})")
+        return None
+    return model_a, model_b, image, instruction
+
+
 def parse_llm_judgments(
     content: str, filename: str = "", *, aliases: dict[str, str] | None = None
 ) -> JudgmentFile:
@@ -46,15 +63,10 @@ def parse_llm_judgments(
     engines: list[str] = []
     references: set[bool] = set()
     for line, obj in read_jsonl(content, errors):
-        model_a = player(obj, "A_model", line, errors, aliases)
-        model_b = player(obj, "B_model", line, errors, aliases)
-        image = text_field(obj, "image_url", line, errors)
-        instruction = text_field(obj, "instruction", line, errors)
-        if not (model_a and model_b and image and instruction):
+        fields = _pair_fields(obj, line, errors, aliases)
+        if fields is None:
             continue
-        if model_a == model_b:
-            errors.add(line, f"a model cannot be judged against itself ({model_a!r})")
-            continue
+        model_a, model_b, image, instruction = fields
         result = obj.get("auto_evaluation_result")
         if not isinstance(result, list) or len(result) != 2:
             errors.add(line, "'auto_evaluation_result' must list the winner of both orders")
@@ -135,15 +147,10 @@ def parse_human_judgments(
     pairs: dict[tuple[str, str, str], JudgmentRow] = {}
     votes = 0
     for line, obj in records:
-        model_a = player(obj, "A_model", line, errors, aliases)
-        model_b = player(obj, "B_model", line, errors, aliases)
-        image = text_field(obj, "image_url", line, errors)
-        instruction = text_field(obj, "instruction", line, errors)
-        if not (model_a and model_b and image and instruction):
+        fields = _pair_fields(obj, line, errors, aliases)
+        if fields is None:
             continue
-        if model_a == model_b:
-            errors.add(line, f"a model cannot be judged against itself ({model_a!r})")
-            continue
+        model_a, model_b, image, instruction = fields
         picked_a = truthy(obj["model_selection.A"])
         picked_b = truthy(obj["model_selection.B"])
         if picked_a is None or picked_b is None or picked_a == picked_b:
