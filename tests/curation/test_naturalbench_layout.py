@@ -213,34 +213,25 @@ def test_every_missing_field_is_named():
     ]
 
 
-def test_build_refuses_instead_of_reordering():
-    # Given answers with question 0 reversed, When built, Then refused (nothing is swapped)
-    with pytest.raises(nb.LayoutError, match="Question_0 must be answered Yes on Image_0"):
+@pytest.mark.parametrize(
+    ("answers", "match"),
+    [
+        (["No", "Yes", "No", "Yes"], "Question_0 must be answered Yes on Image_0"),
+        (["Yes", "No"], "expected 4 answers"),
+        ({"q0_i0": "Yes", "q0_i1": "No", "q1_i0": "No"}, "missing answer q1_i1"),
+    ],
+)
+def test_build_refuses_instead_of_reordering(answers, match):
+    # Given answers with question 0 reversed, too few or one missing, When built, Then refused
+    # (nothing is swapped)
+    with pytest.raises(nb.LayoutError, match=match):
         nb.sample_build(
             image_0="a.jpg",
             image_1="b.jpg",
             question_0="Is it red?",
             question_1="Is it blue?",
             question_type="yes_no",
-            answers=["No", "Yes", "No", "Yes"],
-        )
-    with pytest.raises(nb.LayoutError, match="expected 4 answers"):
-        nb.sample_build(
-            image_0="a.jpg",
-            image_1="b.jpg",
-            question_0="Is it red?",
-            question_1="Is it blue?",
-            question_type="yes_no",
-            answers=["Yes", "No"],
-        )
-    with pytest.raises(nb.LayoutError, match="missing answer q1_i1"):
-        nb.sample_build(
-            image_0="a.jpg",
-            image_1="b.jpg",
-            question_0="Is it red?",
-            question_1="Is it blue?",
-            question_type="yes_no",
-            answers={"q0_i0": "Yes", "q0_i1": "No", "q1_i0": "No"},
+            answers=answers,
         )
 
 
