@@ -1,5 +1,6 @@
 """Pieces every recipe's tests share: a random-noise PNG (distinct per seed, so uploads never
-collide by SHA-256), a throwaway media root, and the project's LLM pointed at the fake server."""
+collide by SHA-256), a throwaway media root (and embeddings folder), the project's LLM pointed
+at the fake server, and the out-of-reach checks of every recipe's pages."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import numpy as np
 import pytest
 from PIL import Image as PILImage
 
+from annotator.platform import roles
 from curation.models import LLMProvider
+from tests.factories import ProjectFactory, UserFactory
 
 
 def png_bytes(seed: int, size: int = 24) -> bytes:
@@ -23,17 +26,44 @@ def png_bytes(seed: int, size: int = 24) -> bytes:
 @pytest.fixture
 def media(settings, tmp_path):
     settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.BLINDSPOT_EMBEDDINGS_DIR = str(tmp_path / "embeddings")
     return tmp_path / "media"
 
 
-def fake_provider(project, fake, **fields) -> LLMProvider:
-    """The project's default LLM: the fake OpenAI-compatible server ``fake``."""
+def fake_provider(project, fake, *, is_default: bool = True, **fields) -> LLMProvider:
+    """The fake OpenAI-compatible server ``fake`` as an LLM of the project (its default one
+    unless ``is_default=False``)."""
     values = {"model": "fake-gpt-4", "timeout_s": 2.0, "max_retries": 1, **fields}
     return LLMProvider.objects.create(
         project=project,
         name="fake",
         base_url=fake.base_url,
         api_key="sk-test",
-        is_default=True,
+        is_default=is_default,
         **values,
     )
+
+
+def login_out_of_reach(client, who: str, **members) -> None:
+    """Log ``who`` in: one of ``members`` (a member crowdworker, researcher…), or "stranger", a
+    curator of another project."""
+    if who == "stranger":
+        members["stranger"] = UserFactory(username="other-curator", role=roles.CURATOR)
+        ProjectFactory(members=[members["stranger"]])
+    client.force_login(members[who])
+
+
+def assert_out_of_reach(client, who: str, pages, *, list_url: str, hidden: str = "") -> None:
+    """Every (method, URL, data) of ``pages`` answers ``who`` 404, but: a stranger's list page
+    answers (their own projects only, so ``hidden`` is not on it) and researchers may download
+    their project's exports (test_export_access.py)."""
+    for method, url, data in pages:
+        if who == "stranger" and url == list_url:
+            response = client.get(url)
+            assert response.status_code == 200
+            assert not hidden or hidden not in response.content.decode()
+            continue
+        if who == "researcher" and method == "get" and "/export" in url:
+            continue
+        response = getattr(client, method)(url, data)
+        assert response.status_code == 404, (who, url)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import io
 
-import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from PIL import Image as PILImage
@@ -14,17 +13,11 @@ from PIL import Image as PILImage
 from annotator.services import annotation_submit, assignment_claim
 from curation.models import Caption, Corpus, Image, LLMProvider, Sample
 from curation.recipes.naturalbench import mining, pairs, pipelines, questions, samples, tags
+from tests.curation.recipes.common import fake_provider, media  # noqa: F401  (media: a fixture)
 from tests.factories import UserFactory
 
 COLOURS = ["red", "green", "blue", "yellow", "purple", "orange", "white", "black", "pink", "cyan"]
 SHAPES = ["circle", "square", "triangle", "star", "heart", "cross", "ring", "arrow", "moon", "leaf"]
-
-
-@pytest.fixture
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = str(tmp_path / "media")
-    settings.BLINDSPOT_EMBEDDINGS_DIR = str(tmp_path / "embeddings")
-    return tmp_path
 
 
 def png_bytes(colour: str, size=(24, 18)) -> bytes:
@@ -122,12 +115,12 @@ def intended(pipeline):
     return respond
 
 
-def fake_provider(fake_openai, project) -> LLMProvider:
-    return LLMProvider.objects.create(
-        project=project,
-        name="fake",
-        base_url=fake_openai.base_url,
-        api_key="sk-test",
+def nb_provider(fake_openai, project) -> LLMProvider:
+    """The fake server as a project LLM that is not the default (the pipeline names it)."""
+    return fake_provider(
+        project,
+        fake_openai,
+        is_default=False,
         model="fake-model",
         max_tokens=256,
         timeout_s=5.0,

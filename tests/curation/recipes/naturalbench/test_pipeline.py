@@ -30,12 +30,12 @@ from curation.scorers import scorer_tiny
 from tests.curation.recipes.naturalbench.helpers import (  # noqa: F401 - fixtures
     annotators,
     answer,
-    fake_provider,
     intended,
     make_corpus,
     make_image,
     make_pipeline,
     media,
+    nb_provider,
     verify_all,
 )
 from tests.factories import ProjectFactory
@@ -235,7 +235,7 @@ def items_of(draft):
 def test_regeneration_loop_with_the_fake_llm_bad_then_good(project, fake_openai):
     # Given a pair and an LLM that first breaks the prompt's rules, then answers well
     pipeline, (a, b, _c) = one_verified_pair(project)
-    provider = fake_provider(fake_openai, project)
+    provider = nb_provider(fake_openai, project)
     pipelines.pipeline_update(pipeline=pipeline, provider=provider)
     fake_openai.script(reply(BAD), reply(GOOD))
 
@@ -304,7 +304,7 @@ def test_regeneration_loop_with_the_fake_llm_bad_then_good(project, fake_openai)
 
 def test_gives_up_after_the_last_regeneration_and_records_why(project, fake_openai):
     pipeline, _users = one_verified_pair(project, max_regenerations=1)
-    pipelines.pipeline_update(pipeline=pipeline, provider=fake_provider(fake_openai, project))
+    pipelines.pipeline_update(pipeline=pipeline, provider=nb_provider(fake_openai, project))
     fake_openai.script(reply(BAD), reply({"0": GOOD["0"]}))
 
     counts = questions.questions_draft(pipeline=pipeline)

@@ -16,7 +16,7 @@ import pytest
 from annotator import services as annotator_services
 from annotator.models import Task
 from curation import assets
-from curation.recipes.vhexpansion import case_import
+from curation.recipes.vhexpansion import case_import, case_sources, negations
 from tests.curation.recipes import common
 from tests.factories import UserFactory
 
@@ -72,6 +72,27 @@ def import_cases(project, curator, name: str = "MMVP sample"):
 @pytest.fixture
 def case_set(project, curator, media):
     return import_cases(project, curator)
+
+
+def two_cases(project, name: str, first, second):
+    """A set of two test cases: "Is it red?" (yes) on image ``first``, "Is it blue?" (no) on
+    image ``second``."""
+    return case_sources.case_set_from_triples(
+        project=project,
+        name=name,
+        triples=[
+            case_sources.Triple(image=first, question="Is it red?", answer="yes"),
+            case_sources.Triple(image=second, question="Is it blue?", answer="no"),
+        ],
+    )
+
+
+def draft_negations(case_set, **settings) -> None:
+    """The set's review settings (reviewers=N, max_attempts…), then its negations drafted
+    (offline rules) and the set reloaded with its review queue."""
+    negations.case_set_settings(case_set=case_set, **settings)
+    negations.negations_draft(case_set=case_set)
+    case_set.refresh_from_db()
 
 
 def reviewers(n: int) -> list:

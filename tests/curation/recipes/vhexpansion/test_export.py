@@ -14,13 +14,13 @@ import pytest
 from annotator.platform.errors import Conflict
 from curation.recipes.framework.publish import published_versions
 from curation.recipes.framework.registry import recipe_of
-from curation.recipes.vhexpansion import export, negations, variants
+from curation.recipes.vhexpansion import export, variants
 from curation.recipes.vhexpansion.models import VHCase, VHNegation
 from evaluation import services as evaluation_services
 from evaluation.families.vhexpansion import parse as vh_parse
 from evaluation.models import MetricResult
 from tests.curation.recipes.vhexpansion import helpers
-from tests.curation.recipes.vhexpansion.helpers import review, reviewers
+from tests.curation.recipes.vhexpansion.helpers import draft_negations, review, reviewers
 
 pytestmark = pytest.mark.django_db
 case_set = helpers.case_set
@@ -30,9 +30,7 @@ media = helpers.media
 @pytest.fixture
 def expanded(case_set):
     """c1 and c2 accepted by a reviewer, c3 rejected; brightness variants of every case."""
-    negations.case_set_settings(case_set=case_set, reviewers=1, max_attempts=1)
-    negations.negations_draft(case_set=case_set)
-    case_set.refresh_from_db()
+    draft_negations(case_set, reviewers=1, max_attempts=1)
     review(case_set.review_queue, reviewers(1), {"c1": "accept", "c2": "accept", "c3": "reject"})
     variants.variants_perturb(case_set=case_set, perturbations=["brightness"])
     return case_set

@@ -14,9 +14,9 @@ from django.urls import reverse
 
 from annotator.platform.models import Job
 from curation.export_files import exports_prune
-from curation.recipes.vhexpansion import export, negations
+from curation.recipes.vhexpansion import export
 from tests.curation.recipes.vhexpansion import helpers
-from tests.curation.recipes.vhexpansion.helpers import review, reviewers
+from tests.curation.recipes.vhexpansion.helpers import draft_negations, review, reviewers
 
 pytestmark = [pytest.mark.django_db]
 media = helpers.media
@@ -40,9 +40,7 @@ def other_set(project, curator, media):
 
 
 def _accept_all(case_set):
-    negations.case_set_settings(case_set=case_set, reviewers=1)
-    negations.negations_draft(case_set=case_set)
-    case_set.refresh_from_db()
+    draft_negations(case_set, reviewers=1)
     review(case_set.review_queue, reviewers(1), {"c1": "accept", "c2": "accept", "c3": "accept"})
 
 

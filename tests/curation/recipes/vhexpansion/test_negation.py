@@ -18,7 +18,7 @@ from curation.recipes.vhexpansion import case_sources, export, negations, select
 from curation.recipes.vhexpansion.models import VHCase, VHNegation
 from tests.curation.recipes.common import fake_provider
 from tests.curation.recipes.vhexpansion import helpers
-from tests.curation.recipes.vhexpansion.helpers import review, reviewers
+from tests.curation.recipes.vhexpansion.helpers import draft_negations, review, reviewers
 from tests.fake_openai import reply, status
 
 pytestmark = pytest.mark.django_db
@@ -150,9 +150,7 @@ def test_a_question_no_rule_can_negate_fails_with_the_reason(project, curator, m
 
 
 def _png() -> bytes:
-    from tests.curation.recipes.vhexpansion.helpers import png_bytes
-
-    return png_bytes(99)
+    return helpers.png_bytes(99)
 
 
 def test_review_accepts_rejects_regenerates_and_drops(
@@ -161,9 +159,7 @@ def test_review_accepts_rejects_regenerates_and_drops(
     django_capture_on_commit_callbacks,
 ):
     # given drafted negations reviewed by two people (N = 2, majority)
-    negations.case_set_settings(case_set=case_set, reviewers=2)
-    negations.negations_draft(case_set=case_set)
-    case_set.refresh_from_db()
+    draft_negations(case_set, reviewers=2)
     queue = case_set.review_queue
     assert queue.redundancy == 2
     people = reviewers(2)
@@ -197,9 +193,7 @@ def test_review_accepts_rejects_regenerates_and_drops(
 
 def test_a_rejected_negation_never_reaches_an_export(case_set, media):
     # given c3's negation rejected by the review (and the set's attempts exhausted)
-    negations.case_set_settings(case_set=case_set, reviewers=1, max_attempts=1)
-    negations.negations_draft(case_set=case_set)
-    case_set.refresh_from_db()
+    draft_negations(case_set, reviewers=1, max_attempts=1)
     review(case_set.review_queue, reviewers(1), {"c1": "accept", "c2": "accept", "c3": "reject"})
     assert VHCase.objects.get(external_id="c3").negation_state == "dropped"
     # when the set is exported and published

@@ -12,21 +12,21 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotator.platform import roles
 from annotator.platform.models import Job
 from curation.recipes.vhexpansion import case_import, export, negations, variants
 from curation.recipes.vhexpansion.models import VHCaseSet, VHNegation, VHVariant
 from evaluation.models import BenchmarkVersion
+from tests.curation.recipes.common import assert_out_of_reach, login_out_of_reach
 from tests.curation.recipes.vhexpansion import helpers
 from tests.curation.recipes.vhexpansion.helpers import (
     archive_for,
     case_rows,
+    draft_negations,
     jsonl,
     review,
     reviewers,
     zip_bytes,
 )
-from tests.factories import ProjectFactory, UserFactory
 
 pytestmark = [pytest.mark.django_db]
 media = helpers.media
@@ -40,9 +40,7 @@ def curator_client(client, curator):
 
 
 def _accept_all(case_set):
-    negations.case_set_settings(case_set=case_set, reviewers=1)
-    negations.negations_draft(case_set=case_set)
-    case_set.refresh_from_db()
+    draft_negations(case_set, reviewers=1)
     review(case_set.review_queue, reviewers(1), {"c1": "accept", "c2": "accept", "c3": "accept"})
 
 
@@ -107,9 +105,7 @@ def test_funnel_page_shows_counts_buttons_and_samples(
     django_assert_max_num_queries,
 ):
     # given two negations accepted, one in review, and brightness variants
-    negations.case_set_settings(case_set=case_set, reviewers=1)
-    negations.negations_draft(case_set=case_set)
-    case_set.refresh_from_db()
+    draft_negations(case_set, reviewers=1)
     review(case_set.review_queue, reviewers(1), {"c1": "accept", "c2": "reject", "c3": "accept"})
     variants.variants_perturb(case_set=case_set, perturbations=["brightness"])
     url = reverse("curator-vhx-set", args=[case_set.pk])
@@ -307,23 +303,11 @@ def test_people_out_of_reach_get_404_and_change_nothing(
     client, case_set, crowdworker, researcher, who
 ):
     # given a member crowdworker, a member researcher, and a curator of another project
-    stranger = UserFactory(username="other-curator", role=roles.CURATOR)
-    ProjectFactory(members=[stranger])
-    user = {"crowdworker": crowdworker, "researcher": researcher, "stranger": stranger}[who]
-    client.force_login(user)
+    login_out_of_reach(client, who, crowdworker=crowdworker, researcher=researcher)
     _accept_all(case_set)
     before = (Job.objects.count(), VHNegation.objects.count(), BenchmarkVersion.objects.count())
-    for method, url, data in _urls(case_set):
-        if url == reverse("curator-vhx-sets") and who == "stranger":
-            # the list answers, but shows only the stranger's own project
-            response = client.get(url)
-            assert response.status_code == 200
-            assert case_set.name not in response.content.decode()
-            continue
-        if who == "researcher" and method == "get" and "/export" in url:
-            continue  # researchers download their project's exports (test_export_access.py)
-        response = getattr(client, method)(url, data)
-        assert response.status_code == 404, (who, url)
+    list_url = reverse("curator-vhx-sets")
+    assert_out_of_reach(client, who, _urls(case_set), list_url=list_url, hidden=case_set.name)
     assert (
         Job.objects.count(),
         VHNegation.objects.count(),

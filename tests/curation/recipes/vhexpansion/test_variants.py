@@ -12,7 +12,7 @@ from curation import assets, perturb
 from curation.models import Image
 from curation.recipes.framework.registry import recipe_of
 from curation.recipes.framework.stages import stage_start
-from curation.recipes.vhexpansion import case_sources, variants
+from curation.recipes.vhexpansion import variants
 from curation.recipes.vhexpansion.models import VHVariant
 from tests.curation.recipes.vhexpansion import helpers
 
@@ -82,17 +82,8 @@ def test_rerun_skips_done_work(case_set, media):
 
 
 def test_shared_images_are_perturbed_once(project, curator, media):
-    from tests.curation.recipes.vhexpansion.helpers import png_bytes
-
-    image, _ = assets.image_ingest(data=png_bytes(1), name="x.png")
-    s = case_sources.case_set_from_triples(
-        project=project,
-        name="shared",
-        triples=[
-            case_sources.Triple(image=image, question="Is it red?", answer="yes"),
-            case_sources.Triple(image=image, question="Is it blue?", answer="no"),
-        ],
-    )
+    image, _ = assets.image_ingest(data=helpers.png_bytes(1), name="x.png")
+    s = helpers.two_cases(project, "shared", image, image)
     result = variants.variants_perturb(case_set=s, perturbations=["brightness"])
     assert (result["variants"], result["images"]) == (2, 1)
     assert len(set(VHVariant.objects.values_list("image_id", flat=True))) == 1
@@ -211,18 +202,9 @@ def test_adversarial_requests_are_checked_at_the_edge(case_set):
 
 
 def test_an_image_too_small_for_the_blur_is_reported_and_the_rest_goes_on(project, media):
-    from tests.curation.recipes.vhexpansion.helpers import png_bytes
-
-    tiny, _ = assets.image_ingest(data=png_bytes(1, size=6), name="tiny.png")
-    fine, _ = assets.image_ingest(data=png_bytes(2, size=24), name="fine.png")
-    s = case_sources.case_set_from_triples(
-        project=project,
-        name="sizes",
-        triples=[
-            case_sources.Triple(image=tiny, question="Is it red?", answer="yes"),
-            case_sources.Triple(image=fine, question="Is it blue?", answer="no"),
-        ],
-    )
+    tiny, _ = assets.image_ingest(data=helpers.png_bytes(1, size=6), name="tiny.png")
+    fine, _ = assets.image_ingest(data=helpers.png_bytes(2, size=24), name="fine.png")
+    s = helpers.two_cases(project, "sizes", tiny, fine)
     result = variants.variants_perturb(case_set=s, perturbations=["defocus_blur"])
     assert result["variants"] == 1
     assert result["skipped"] == [

@@ -13,15 +13,14 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotator.models import Task
-from annotator.platform import roles
 from annotator.platform.models import Job
 from curation.models import Image
 from curation.recipes.vlind import benches, demo, export, selectors
 from curation.recipes.vlind.models import VLindBench, VLindConcept, VLindImage, VLindTriple
 from evaluation.models import BenchmarkVersion
+from tests.curation.recipes.common import assert_out_of_reach, login_out_of_reach
 from tests.curation.recipes.vlind import helpers
 from tests.curation.recipes.vlind.helpers import draft_offline, kept, png_bytes, review_triples
-from tests.factories import ProjectFactory, UserFactory
 
 pytestmark = [
     pytest.mark.django_db,
@@ -305,10 +304,7 @@ def test_people_out_of_reach_get_404_and_change_nothing(
     review_triples(bench, helpers.reviewers(), {})
     triple = kept(bench)[0]
     concept = bench.concepts.get(name="color")
-    stranger = UserFactory(username="other-curator", role=roles.CURATOR)
-    ProjectFactory(members=[stranger])
-    user = {"crowdworker": crowdworker, "researcher": researcher, "stranger": stranger}[who]
-    client.force_login(user)
+    login_out_of_reach(client, who, crowdworker=crowdworker, researcher=researcher)
     state = lambda: (  # noqa: E731
         Job.objects.count(),
         VLindBench.objects.count(),
@@ -321,16 +317,9 @@ def test_people_out_of_reach_get_404_and_change_nothing(
         Task.objects.count(),
     )
     before = state()
-    for method, url, data in _urls(bench, triple, concept):
-        if url == reverse("curator-vlind-benches") and who == "stranger":
-            response = client.get(url)
-            assert response.status_code == 200
-            assert bench.name not in response.content.decode()
-            continue
-        if who == "researcher" and method == "get" and "/export" in url:
-            continue  # researchers download their project's exports (test_export_access.py)
-        response = getattr(client, method)(url, data)
-        assert response.status_code == 404, (who, url)
+    pages = _urls(bench, triple, concept)
+    list_url = reverse("curator-vlind-benches")
+    assert_out_of_reach(client, who, pages, list_url=list_url, hidden=bench.name)
     assert state() == before
 
 
