@@ -10,7 +10,7 @@ import pytest
 
 from evaluation import services
 from evaluation.families.visit import parse as visit_parse
-from tests.evaluation.helpers import eval_project
+from tests.evaluation.helpers import eval_version
 from tests.evaluation.judgment_files import COLUMNS, first_instances, read
 
 
@@ -25,11 +25,9 @@ def files():
 @pytest.fixture
 def visit_version(db, files):
     dataset, models = files
-    benchmark = services.benchmark_get_or_create(
-        family="visit", name="VisIT-Bench", project=eval_project()
+    version = eval_version(
+        "visit", "VisIT-Bench", visit_parse.parse_items(dataset), label="single-image"
     )
-    rows = visit_parse.parse_items(dataset)
-    version = services.version_create(benchmark=benchmark, label="single-image", rows=rows)
     for name, (model, column) in COLUMNS.items():
         services.import_run(
             {

@@ -3,7 +3,12 @@ are members of it (everything in evaluation is reached through a project)."""
 
 from __future__ import annotations
 
+import io
+
+from django.core.management import call_command
+
 from annotator.platform.models import Project
+from evaluation import services
 from tests.factories import UserFactory
 
 
@@ -12,6 +17,19 @@ def eval_project() -> Project:
         slug="evaluation-tests", defaults={"name": "Evaluation tests"}
     )
     return project
+
+
+def eval_version(family: str, name: str, rows, label: str = "v1"):
+    """A version of the benchmark `name` of `family` in the evaluation tests' project."""
+    benchmark = services.benchmark_get_or_create(family=family, name=name, project=eval_project())
+    return services.version_create(benchmark=benchmark, label=label, rows=rows)
+
+
+def evaluate(*args: str) -> str:
+    """What ``manage.py evaluate <args>`` prints."""
+    out = io.StringIO()
+    call_command("evaluate", *args, stdout=out)
+    return out.getvalue()
 
 
 def member(role: str | None = None, project: Project | None = None):

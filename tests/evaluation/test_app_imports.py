@@ -13,17 +13,15 @@ from evaluation.families.vhexpansion import demo as vh_demo
 from evaluation.families.vlind import demo as vlind_demo
 from evaluation.importers import ItemRow
 from evaluation.models import BenchmarkItem, BenchmarkVersion, MetricResult, ModelRun, Prediction
-from tests.evaluation.helpers import eval_project
+from tests.evaluation.helpers import eval_version
 
 
 def make_version(
     family: str, content: str, label: str = "v1", filename: str = "file.jsonl"
 ) -> BenchmarkVersion:
-    benchmark = services.benchmark_get_or_create(
-        family=family, name=f"{family} bench", project=eval_project()
+    return eval_version(
+        family, f"{family} bench", importers.parse_items(family, content, filename), label=label
     )
-    rows = importers.parse_items(family, content, filename)
-    return services.version_create(benchmark=benchmark, label=label, rows=rows)
 
 
 def import_run(version, content, model="M", option=""):

@@ -1,10 +1,8 @@
 """Pages, endpoints, jobs and the CLI: status, content, query counts and the role matrix."""
 
-import io
 import json
 
 import pytest
-from django.core.management import call_command
 from django.urls import reverse
 
 from annotator.platform import roles
@@ -14,16 +12,16 @@ from evaluation.families.naturalbench import demo as nb_demo
 from evaluation.families.retrieval import demo as retrieval_demo
 from evaluation.families.vhexpansion import demo as vh_demo
 from evaluation.models import BenchmarkVersion, MetricResult, ModelRun
-from tests.evaluation.helpers import eval_project, member
+from tests.evaluation.helpers import eval_project, eval_version, evaluate, member
 
 
 @pytest.fixture
 def nb_version(db):
-    benchmark = services.benchmark_get_or_create(
-        family="naturalbench", name="NaturalBench", project=eval_project()
+    version = eval_version(
+        "naturalbench",
+        "NaturalBench",
+        importers.parse_items("naturalbench", nb_demo.naturalbench_items(16)),
     )
-    rows = importers.parse_items("naturalbench", nb_demo.naturalbench_items(16))
-    version = services.version_create(benchmark=benchmark, label="v1", rows=rows)
     for name, accuracy, seed in (("Alpha", 0.9, 1), ("Beta", 0.6, 2)):
         preds = importers.parse_predictions(
             "naturalbench", nb_demo.naturalbench_predictions(16, accuracy=accuracy, seed=seed)
@@ -281,42 +279,19 @@ def test_cli_import_compute_and_leaderboard(tmp_path):
     items.write_text(nb_demo.naturalbench_items(8))
     preds = tmp_path / "p.jsonl"
     preds.write_text(nb_demo.naturalbench_predictions(8, accuracy=0.8))
-    out = io.StringIO()
     project = eval_project()
-    call_command(
-        "evaluate",
-        "import-version",
-        "naturalbench",
-        str(items),
-        "--project",
-        project.slug,
-        "--benchmark",
-        "NB",
-        stdout=out,
+    out = evaluate(
+        "import-version", "naturalbench", str(items), "--project", project.slug, "--benchmark", "NB"
     )
     version = BenchmarkVersion.objects.get()
-    assert f"version {version.pk}: 8 items" in out.getvalue()
-    out = io.StringIO()
-    call_command(
-        "evaluate",
-        "import-run",
-        str(version.pk),
-        str(preds),
-        "--model",
-        "CLI",
-        "--rounds",
-        "20",
-        stdout=out,
-    )
-    text = out.getvalue()
+    assert f"version {version.pk}: 8 items" in out
+    text = evaluate("import-run", str(version.pk), str(preds), "--model", "CLI", "--rounds", "20")
     assert "G-Acc" in text and "CLI" in text and "[" in text
     run = ModelRun.objects.get()
-    out = io.StringIO()
-    call_command("evaluate", "compute", str(run.pk), "--rounds", "20", stdout=out)
-    assert "Acc" in out.getvalue()
-    out = io.StringIO()
-    call_command("evaluate", "leaderboard", str(version.pk), "--format", "json", stdout=out)
-    assert json.loads(out.getvalue())["rows"][0]["model"] == "CLI"
+    out = evaluate("compute", str(run.pk), "--rounds", "20")
+    assert "Acc" in out
+    out = evaluate("leaderboard", str(version.pk), "--format", "json")
+    assert json.loads(out)["rows"][0]["model"] == "CLI"
 
 
 @pytest.mark.django_db

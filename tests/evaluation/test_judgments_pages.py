@@ -3,11 +3,9 @@ role matrix (a refusal changes nothing) and the htmx fragment."""
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
-from django.core.management import call_command
 from django.urls import reverse
 from scipy import stats
 
@@ -18,7 +16,7 @@ from evaluation.families.naturalbench import demo as nb_demo
 from evaluation.families.visit import demo as visit_demo
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import JudgmentSet, PairJudgment
-from tests.evaluation.helpers import eval_project, member
+from tests.evaluation.helpers import eval_version, evaluate, member
 from tests.evaluation.judgment_files import (
     QUALITY,
     ROUNDS,
@@ -97,11 +95,9 @@ def test_judgments_page_shows_ratings_agreement_and_plots(
 @pytest.mark.django_db
 def test_judgments_pages_are_visit_only(client, db):
     login(client, roles.CURATOR)
-    benchmark = services.benchmark_get_or_create(
-        family="naturalbench", name="NB", project=eval_project()
+    version = eval_version(
+        "naturalbench", "NB", importers.parse_items("naturalbench", nb_demo.naturalbench_items(2))
     )
-    rows = importers.parse_items("naturalbench", nb_demo.naturalbench_items(2))
-    version = services.version_create(benchmark=benchmark, label="v1", rows=rows)
     for name in ("eval-judgments", "eval-judgments-import"):
         assert client.get(reverse(name, args=[version.pk])).status_code == 404
 
@@ -206,11 +202,9 @@ def test_rankings_page_without_two_rankings_says_what_to_do(client, visit_versio
 @pytest.mark.django_db
 def test_rankings_on_other_families_compare_leaderboard_metrics(client, db):
     login(client, roles.RESEARCHER)
-    benchmark = services.benchmark_get_or_create(
-        family="naturalbench", name="NB", project=eval_project()
+    version = eval_version(
+        "naturalbench", "NB", importers.parse_items("naturalbench", nb_demo.naturalbench_items(12))
     )
-    rows = importers.parse_items("naturalbench", nb_demo.naturalbench_items(12))
-    version = services.version_create(benchmark=benchmark, label="v1", rows=rows)
     for name, accuracy, seed in (("A", 0.9, 1), ("B", 0.7, 2), ("C", 0.5, 3)):
         preds = importers.parse_predictions(
             "naturalbench", nb_demo.naturalbench_predictions(12, accuracy=accuracy, seed=seed)
@@ -228,11 +222,12 @@ def test_rankings_on_other_families_compare_leaderboard_metrics(client, db):
 @pytest.fixture
 def small(db, files):
     """Ten real instances and one small judge set: enough for the role matrices."""
-    benchmark = services.benchmark_get_or_create(
-        family="visit", name="VisIT-Bench", project=eval_project()
+    version = eval_version(
+        "visit",
+        "VisIT-Bench",
+        visit_parse.parse_items(first_instances(files[0], n=10)),
+        label="small",
     )
-    rows = visit_parse.parse_items(first_instances(files[0], n=10))
-    version = services.version_create(benchmark=benchmark, label="small", rows=rows)
     import_llm(version, llm_file(files, n_instances=1), label="Judge", rounds=5)
     return version
 
@@ -339,9 +334,7 @@ def test_cli_imports_prints_and_correlates(visit_version, files, tmp_path):
     path.write_text(
         visit_demo.visit_llm_judgments(dataset, models, quality=QUALITY, n_instances=10, seed=1)
     )
-    out = io.StringIO()
-    call_command(
-        "evaluate",
+    text = evaluate(
         "import-judgments",
         str(visit_version.pk),
         str(path),
@@ -354,21 +347,15 @@ def test_cli_imports_prints_and_correlates(visit_version, files, tmp_path):
         "--rounds",
         "20",
         "--no-text-metrics",
-        stdout=out,
     )
-    text = out.getvalue()
     assert "60 pairs" in text and "PandaGPT-13B" in text and "Elo" in text
     judgment_set = JudgmentSet.objects.get()
-    out = io.StringIO()
-    call_command("evaluate", "rank-correlation", str(visit_version.pk), stdout=out)
-    assert f"set:{judgment_set.pk}:elo" in out.getvalue()
-    out = io.StringIO()
-    call_command(
-        "evaluate",
+    out = evaluate("rank-correlation", str(visit_version.pk))
+    assert f"set:{judgment_set.pk}:elo" in out
+    out = evaluate(
         "rank-correlation",
         str(visit_version.pk),
         f"set:{judgment_set.pk}:elo",
         f"set:{judgment_set.pk}:bt",
-        stdout=out,
     )
-    assert "Spearman rho = " in out.getvalue() and "over 4 systems" in out.getvalue()
+    assert "Spearman rho = " in out and "over 4 systems" in out

@@ -17,7 +17,7 @@ from annotator.platform.models import Job
 from curation.assets import image_data_url, image_ingest
 from curation.gateway.offline import rule_for
 from curation.models import Generation, LLMProvider
-from evaluation import jobs, prompts, runners, services
+from evaluation import jobs, prompts, runners
 from evaluation.families.naturalbench import parse as nb_parse
 from evaluation.families.naturalbench import prompts as nb_prompts
 from evaluation.families.naturalbench import runner as nb_runner
@@ -26,7 +26,7 @@ from evaluation.families.vhexpansion import parse as vh_parse
 from evaluation.families.visit import parse as visit_parse
 from evaluation.families.vlind import parse as vlind_parse
 from evaluation.models import MetricResult, ModelRun, Prediction
-from tests.evaluation.helpers import eval_project
+from tests.evaluation.helpers import eval_version
 from tests.fake_openai import reply, status
 
 ROUNDS = 20
@@ -80,12 +80,7 @@ def nb_version(images):
         nb_record(2, "Is it warm?", "Is it cold?", red, blue),
     ]
     content = "\n".join(json.dumps(r) for r in records)
-    benchmark = services.benchmark_get_or_create(
-        family="naturalbench", name="NB test", project=eval_project()
-    )
-    return services.version_create(
-        benchmark=benchmark, label="v1", rows=nb_parse.parse_items(content)
-    )
+    return eval_version("naturalbench", "NB test", nb_parse.parse_items(content))
 
 
 @pytest.fixture
@@ -338,12 +333,7 @@ def test_missing_images_are_failed_calls_that_never_reach_the_endpoint(
             },
         ]
     )
-    benchmark = services.benchmark_get_or_create(
-        family="vhexpansion", name="VH", project=eval_project()
-    )
-    version = services.version_create(
-        benchmark=benchmark, label="v1", rows=vh_parse.parse_items(content)
-    )
+    version = eval_version("vhexpansion", "VH", vh_parse.parse_items(content))
     job = start(version, provider)
 
     # When it runs, Then nothing is sent and every call is failed with what to do
@@ -379,13 +369,8 @@ def test_images_are_found_under_the_image_root_and_ingested(
             "negated": True,
         },
     ]
-    benchmark = services.benchmark_get_or_create(
-        family="vhexpansion", name="VH", project=eval_project()
-    )
-    version = services.version_create(
-        benchmark=benchmark,
-        label="v1",
-        rows=vh_parse.parse_items("\n".join(json.dumps(r) for r in rows)),
+    version = eval_version(
+        "vhexpansion", "VH", vh_parse.parse_items("\n".join(json.dumps(r) for r in rows))
     )
     fake_openai.default = reply("Yes, there is a cat.")
     job = start(version, provider)
@@ -549,14 +534,7 @@ def test_vlind_run_sends_the_official_prompts_with_the_official_images(
         "best_img_id": 3,
         "aggregated_human_label_good_images": {"0": 3, "3": 2, "5": 1},
     }
-    benchmark = services.benchmark_get_or_create(
-        family="vlind", name="VLind", project=eval_project()
-    )
-    version = services.version_create(
-        benchmark=benchmark,
-        label="v1",
-        rows=vlind_parse.parse_items(json.dumps([instance])),
-    )
+    version = eval_version("vlind", "VLind", vlind_parse.parse_items(json.dumps([instance])))
 
     def behaviour(body):
         text, _ = user_parts(body)
@@ -610,12 +588,7 @@ def test_visit_run_answers_the_instruction(provider, fake_openai, media, db):
         "cat,https://x/a.png,What is shown?,A cat.,A cat on a mat.,TRUE,FALSE\n"
         "cat,https://x/b.png,Count the dogs.,Two dogs.,There are two dogs.,FALSE,FALSE\n"
     )
-    benchmark = services.benchmark_get_or_create(
-        family="visit", name="VisIT", project=eval_project()
-    )
-    version = services.version_create(
-        benchmark=benchmark, label="v1", rows=visit_parse.parse_items(content)
-    )
+    version = eval_version("visit", "VisIT", visit_parse.parse_items(content))
     from curation.gateway.providers import provider_offline
 
     job = start(version, provider_offline(), text_metrics=False)
@@ -645,13 +618,10 @@ def test_retrieval_scored_by_a_scorer_gives_winoground_scores(images, db):
         "caption_1": "a blue square",
     }
     missing = {**row, "id": "p2", "image_1": "nowhere.png"}
-    benchmark = services.benchmark_get_or_create(
-        family="naturalbench_retrieval", name="R", project=eval_project()
-    )
-    version = services.version_create(
-        benchmark=benchmark,
-        label="v1",
-        rows=retrieval_parse.parse_items(json.dumps(row) + "\n" + json.dumps(missing)),
+    version = eval_version(
+        "naturalbench_retrieval",
+        "R",
+        retrieval_parse.parse_items(json.dumps(row) + "\n" + json.dumps(missing)),
     )
     scorer = scorer_tiny()
     with pytest.raises(Invalid, match="scorer"):

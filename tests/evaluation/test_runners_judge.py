@@ -19,7 +19,7 @@ from evaluation.families.visit import parse as visit_parse
 from evaluation.families.visit import prompts as visit_prompts
 from evaluation.importers import PredictionRow
 from evaluation.models import JudgmentSet, PairJudgment
-from tests.evaluation.helpers import eval_project
+from tests.evaluation.helpers import eval_version
 from tests.fake_openai import reply, status
 
 ROUNDS = 20
@@ -57,11 +57,8 @@ def visit_csv(n: int, dropped: int = 1) -> str:
 def make_version(n: int, models: dict[str, str]):
     """A VisIT-Bench version with ``n`` kept instances (+1 left out) and one imported run per
     model answering every instance with ``"<text> <k>"``."""
-    benchmark = services.benchmark_get_or_create(
-        family="visit", name="VisIT", project=eval_project()
-    )
     rows = visit_parse.parse_items(visit_csv(n))
-    version = services.version_create(benchmark=benchmark, label="v1", rows=rows)
+    version = eval_version("visit", "VisIT", rows)
     for model, text in models.items():
         services.run_import(
             version=version,

@@ -3,11 +3,9 @@ role sees, that a refusal writes nothing, progress cards, and a full offline run
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
-from django.core.management import call_command
 from django.urls import reverse
 
 from annotator.platform import roles
@@ -20,7 +18,7 @@ from evaluation.families.naturalbench import parse as nb_parse
 from evaluation.families.visit import judge
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import JudgmentSet, MetricResult, ModelRun, Prediction
-from tests.evaluation.helpers import eval_project, member
+from tests.evaluation.helpers import eval_version, evaluate, member
 from tests.evaluation.test_runners_judge import REF, make_version
 
 pytestmark = pytest.mark.django_db
@@ -34,13 +32,7 @@ def login(client, role):
 
 @pytest.fixture
 def nb_version(db):
-    from evaluation import services
-
-    benchmark = services.benchmark_get_or_create(
-        family="naturalbench", name="NB", project=eval_project()
-    )
-    rows = nb_parse.parse_items(nb_demo.naturalbench_items(3))
-    return services.version_create(benchmark=benchmark, label="v1", rows=rows)
+    return eval_version("naturalbench", "NB", nb_parse.parse_items(nb_demo.naturalbench_items(3)))
 
 
 @pytest.fixture
@@ -200,15 +192,9 @@ def test_judge_form_refusal_shows_the_error(client, visit_version, offline):
 
 
 def test_judge_on_a_version_without_runs_says_what_to_do(client, db):
-    from evaluation import services
     from tests.evaluation.test_runners_judge import visit_csv
 
-    benchmark = services.benchmark_get_or_create(
-        family="visit", name="Empty", project=eval_project()
-    )
-    version = services.version_create(
-        benchmark=benchmark, label="v1", rows=visit_parse.parse_items(visit_csv(2))
-    )
+    version = eval_version("visit", "Empty", visit_parse.parse_items(visit_csv(2)))
     login(client, roles.CURATOR)
     page = client.get(reverse("eval-judgments", args=[version.pk])).content.decode()
     assert "first run or import a model on this version" in page
@@ -285,19 +271,13 @@ def test_offline_run_from_the_page_end_to_end(
 
 def test_cli_run_and_judge(visit_version, offline):
     # When a researcher runs the blind baseline and the offline judge from a terminal
-    out = io.StringIO()
-    call_command(
-        "evaluate", "run", str(visit_version.pk), "--no-text-metrics", "--rounds", "20", stdout=out
-    )
-    text = out.getvalue()
+    text = evaluate("run", str(visit_version.pk), "--no-text-metrics", "--rounds", "20")
     assert f"provider: {prompts.BLIND_BASELINE_LABEL}" in text
     assert "4 items answered, 0 failed calls" in text
     run = ModelRun.objects.get(source="runner")
     assert run.job.status == Job.Status.SUCCEEDED
 
-    out = io.StringIO()
-    call_command(
-        "evaluate",
+    text = evaluate(
         "judge",
         str(visit_version.pk),
         "--model",
@@ -307,9 +287,7 @@ def test_cli_run_and_judge(visit_version, offline):
         "--no-text-metrics",
         "--rounds",
         "20",
-        stdout=out,
     )
-    text = out.getvalue()
     assert f"judge: {prompts.OFFLINE_JUDGE_LABEL}" in text
     assert "4 pairs judged now" in text
     judgment_set = JudgmentSet.objects.get()
@@ -321,9 +299,7 @@ def test_cli_judge_reads_a_pairs_file(visit_version, offline, tmp_path):
     pairs = tmp_path / "pairs.jsonl"
     first = visit_version.items.get(position=0).item_id
     pairs.write_text(json.dumps({"instance_id": first, "a_model": "Model A", "b_model": REF}))
-    out = io.StringIO()
-    call_command(
-        "evaluate",
+    evaluate(
         "judge",
         str(visit_version.pk),
         "--pairs",
@@ -333,6 +309,5 @@ def test_cli_judge_reads_a_pairs_file(visit_version, offline, tmp_path):
         "--no-text-metrics",
         "--rounds",
         "20",
-        stdout=out,
     )
     assert JudgmentSet.objects.get(label="file").pair_count == 1

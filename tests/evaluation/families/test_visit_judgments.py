@@ -23,7 +23,7 @@ from evaluation import importers, services
 from evaluation.families.naturalbench import demo as nb_demo
 from evaluation.metrics import textmetrics
 from evaluation.models import JudgmentSet, PairJudgment
-from tests.evaluation.helpers import eval_project
+from tests.evaluation.helpers import eval_version
 from tests.evaluation.judgment_files import ROUNDS, human_file, import_llm, llm_file
 from tests.paths import VISIT_BENCH, needs
 
@@ -322,11 +322,8 @@ def test_label_taken_and_other_families_are_refused(visit_version, files):
             content=llm_file(files, n_instances=2),
             filename="",
         )
-    nb = services.benchmark_get_or_create(family="naturalbench", name="NB", project=eval_project())
-    version = services.version_create(
-        benchmark=nb,
-        label="v1",
-        rows=importers.parse_items("naturalbench", nb_demo.naturalbench_items(2)),
+    version = eval_version(
+        "naturalbench", "NB", importers.parse_items("naturalbench", nb_demo.naturalbench_items(2))
     )
     with pytest.raises(Invalid, match="VisIT-Bench"):
         services.judgments_compute_enqueue(version=version)

@@ -6,7 +6,7 @@ from annotator.platform.errors import Invalid
 from evaluation import importers, services
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import BenchmarkItem, MetricResult, Prediction
-from tests.evaluation.helpers import eval_project
+from tests.evaluation.helpers import eval_version
 from tests.paths import VISIT_BENCH, needs
 
 FIXTURES = VISIT_BENCH
@@ -32,11 +32,12 @@ def test_dataset_csv_parses_into_578_items_with_529_kept():
 
 @pytest.fixture
 def visit_version(db):
-    benchmark = services.benchmark_get_or_create(
-        family="visit", name="VisIT-Bench", project=eval_project()
+    return eval_version(
+        "visit",
+        "VisIT-Bench",
+        visit_parse.parse_items(_read("single_image_full_dataset.csv")),
+        label="single-image",
     )
-    rows = visit_parse.parse_items(_read("single_image_full_dataset.csv"))
-    return services.version_create(benchmark=benchmark, label="single-image", rows=rows)
 
 
 def test_real_csvs_import_as_a_version_and_three_runs(visit_version):
