@@ -58,17 +58,22 @@ class VersionImportApi(GenericAPIView):
         return Response({"job_id": job.pk, "rows": rows}, status=status.HTTP_202_ACCEPTED)
 
 
-class RunImportApi(VersionImportApi):
-    """Validate predictions against a version synchronously, then import and score in a job."""
+class _IntoVersionApi(VersionImportApi):
+    """A file validated against an existing version synchronously, then imported in a job."""
 
     roles = EVALUATE
-    serializer_class = RunImportIn
-    start = staticmethod(services.run_import_start)
 
-    @extend_schema(request=RunImportIn, responses={202: EvalJobOut, **ERRORS})
+    @extend_schema(responses={202: EvalJobOut, **ERRORS})
     def post(self, request, version_id: int):
         version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
         return self._accepted(request, version=version)
+
+
+class RunImportApi(_IntoVersionApi):
+    """Validate predictions against a version synchronously, then import and score in a job."""
+
+    serializer_class = RunImportIn
+    start = staticmethod(services.run_import_start)
 
 
 class RunComputeApi(GenericAPIView):
@@ -83,18 +88,12 @@ class RunComputeApi(GenericAPIView):
         return Response({"job_id": job.pk, "rows": run.prediction_count}, status=202)
 
 
-class JudgmentImportApi(VersionImportApi):
+class JudgmentImportApi(_IntoVersionApi):
     """Validate a judge's head-to-head file or the crowd votes CSV against a version with pairwise
     judgments synchronously, then import it and compute ratings and agreement in a job."""
 
-    roles = EVALUATE
     serializer_class = JudgmentImportIn
     start = staticmethod(services.judgments_import_start)
-
-    @extend_schema(request=JudgmentImportIn, responses={202: EvalJobOut, **ERRORS})
-    def post(self, request, version_id: int):
-        version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
-        return self._accepted(request, version=version)
 
 
 class JudgmentComputeApi(GenericAPIView):
