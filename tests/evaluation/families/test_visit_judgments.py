@@ -14,6 +14,7 @@ import csv
 import io
 import json
 from collections import defaultdict
+from functools import partial
 
 import numpy as np
 import pytest
@@ -349,12 +350,10 @@ def test_runner_records_pairs_from_raw_judge_outputs_idempotently(visit_version)
     )
     first, second = visit_version.items.filter(kept=True).order_by("position")[:2]
     a, b = "llava13b_output", "human_verified_reference"
+    record = partial(services.judgment_record, judgment_set=judgment_set, model_a=a, model_b=b)
     # When order 1 is parsed directly and order 2 needs the extraction call
-    pair = services.judgment_record(
-        judgment_set=judgment_set,
+    pair = record(
         item=first,
-        model_a=a,
-        model_b=b,
         response_a="resp a",
         response_b="resp b",
         outputs=[
@@ -371,8 +370,7 @@ def test_runner_records_pairs_from_raw_judge_outputs_idempotently(visit_version)
     # Then both orders name the reference: it wins
     assert pair.order_winners == [b, b] and pair.winner == b and pair.position == 0
     # And recording the same pair again changes nothing (a resumed run fills only gaps)
-    again = services.judgment_record(
-        judgment_set=judgment_set,
+    again = record(
         item=first,
         model_a=b,
         model_b=a,
@@ -385,11 +383,8 @@ def test_runner_records_pairs_from_raw_judge_outputs_idempotently(visit_version)
     )
     assert again.pk == pair.pk and PairJudgment.objects.count() == 1
     # And an unparseable order with a failed extraction is a tie, so the pair is a tie
-    tie = services.judgment_record(
-        judgment_set=judgment_set,
+    tie = record(
         item=second,
-        model_a=a,
-        model_b=b,
         response_a="",
         response_b="",
         outputs=[
@@ -408,10 +403,8 @@ def test_runner_records_pairs_from_raw_judge_outputs_idempotently(visit_version)
     assert judgment_set.results["pairs"] == 2 and judgment_set.results["ties"] == 1
     # And bad outputs are refused
     with pytest.raises(Invalid, match="both orders"):
-        services.judgment_record(
-            judgment_set=judgment_set,
+        record(
             item=second,
-            model_a=a,
             model_b="panda_gpt_13b_output",
             response_a="",
             response_b="",
