@@ -3,14 +3,12 @@ curation/urls.py will), fixtures and small builders. No tests here."""
 
 from __future__ import annotations
 
-import hashlib
 import io
 
-from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from PIL import Image as PILImage
 
 from annotator.services import annotation_submit, assignment_claim
+from curation import assets
 from curation.models import Caption, Corpus, Image, LLMProvider, Sample
 from curation.recipes.naturalbench import mining, pairs, pipelines, questions, samples, tags
 from tests.curation.recipes.common import fake_provider, media  # noqa: F401  (media: a fixture)
@@ -27,15 +25,8 @@ def png_bytes(colour: str, size=(24, 18)) -> bytes:
 
 
 def make_image(colour: str) -> Image:
-    data = png_bytes(colour)
-    sha = hashlib.sha256(data).hexdigest()
-    existing = Image.objects.filter(sha256=sha).first()
-    if existing:
-        return existing
-    name = default_storage.save(f"images/{sha[:2]}/{sha}.png", ContentFile(data))
-    return Image.objects.create(
-        sha256=sha, file=name, width=24, height=18, format="PNG", byte_size=len(data)
-    )
+    """A plain-colour 24 × 18 PNG in the image store (the same row for the same colour)."""
+    return assets.image_ingest(data=png_bytes(colour), name=f"{colour}.png")[0]
 
 
 def make_corpus(project, n: int = 6, name: str = "Shapes", extra=None) -> Corpus:
