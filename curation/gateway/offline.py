@@ -22,6 +22,7 @@ import random
 import re
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from .parsing import OutputInvalid, validate_output
@@ -81,28 +82,15 @@ def run_offline(request: Any) -> Any:
     raw = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
     ms = int((time.monotonic() - t0) * 1000)
     entry: dict[str, Any] = {"attempt": 1, "outcome": "ok", "latency_ms": ms}
+    result = partial(
+        CallResult, model=model, raw_text=raw, attempts=1, attempt_log=[entry], latency_ms=ms
+    )
     try:
         validate_output(output, request.output_schema)
     except OutputInvalid as exc:
         entry.update(outcome="schema", error=str(exc))
-        return CallResult(
-            ok=False,
-            model=model,
-            raw_text=raw,
-            attempts=1,
-            attempt_log=[entry],
-            latency_ms=ms,
-            error=f"Offline rule {name!r} broke the template's schema: {exc}",
-        )
-    return CallResult(
-        ok=True,
-        output=output,
-        raw_text=raw,
-        model=model,
-        attempts=1,
-        attempt_log=[entry],
-        latency_ms=ms,
-    )
+        return result(ok=False, error=f"Offline rule {name!r} broke the template's schema: {exc}")
+    return result(ok=True, output=output)
 
 
 # ---------------------------------------------------------------------------------------------
