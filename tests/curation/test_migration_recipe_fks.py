@@ -37,8 +37,22 @@ COUNTED = [
 ] + [("evaluation", m) for m in ("Benchmark", "BenchmarkVersion", "JudgmentSet", "ModelRun")]
 
 
-def _leaves(executor: MigrationExecutor) -> list[tuple[str, str]]:
-    return executor.loader.graph.leaf_nodes()
+def _populated_before() -> tuple[list[tuple[str, str]], object, dict]:
+    """The database migrated back to before 0007 and filled by ``_populate``: the leaves to
+    return to, the historical apps and the rows' ids."""
+    executor = MigrationExecutor(connection)
+    leaves = executor.loader.graph.leaf_nodes()
+    executor.migrate(BEFORE)
+    old = executor.loader.project_state(BEFORE).apps
+    return leaves, old, _populate(old)
+
+
+def _forward(leaves: list[tuple[str, str]]) -> MigrationExecutor:
+    """Run the migrations forward to `leaves` with a fresh graph."""
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(leaves)
+    return executor
 
 
 def _populate(apps) -> dict:
@@ -134,18 +148,11 @@ def test_recipe_ids_become_foreign_keys_with_their_data():
     # version that points at an evaluation version and one whose version is gone, a VisIT
     # pipeline with its version, human judgment set, a pair and a submission with its run, and
     # benchmarks named the way the publish code named them
-    executor = MigrationExecutor(connection)
-    leaves = _leaves(executor)
-    executor.migrate(BEFORE)
-    old = executor.loader.project_state(BEFORE).apps
-    ids = _populate(old)
+    leaves, old, ids = _populated_before()
     counts = _counts(old)
 
     # When the migrations run forward to the leaves
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(leaves)
-    new = executor.loader.project_state(leaves).apps
+    new = _forward(leaves).loader.project_state(leaves).apps
 
     # Then every foreign key points where its integer did, the dangling id is NULL,
     model = new.get_model
@@ -201,20 +208,14 @@ def _assert_foreign_key_constraints(apps) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_a_required_id_whose_row_is_gone_stops_the_migration():
     # Given a VisIT pair whose (required) version id names no evaluation version
-    executor = MigrationExecutor(connection)
-    leaves = _leaves(executor)
-    executor.migrate(BEFORE)
-    old = executor.loader.project_state(BEFORE).apps
-    ids = _populate(old)
+    leaves, old, ids = _populated_before()
     pairs = old.get_model("curation", "VisitPair").objects.filter(pk=ids["pair"])
     pairs.update(version_id=ids["visit_version"] + 1000)
 
     # When the migrations run forward, then 0007 refuses, naming the row and the id
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
     try:
         with pytest.raises(RuntimeError) as refused:
-            executor.migrate(leaves)
+            _forward(leaves)
         assert str(refused.value).startswith(
             f"curation.visitpair.version_id names evaluation.benchmarkversion rows that do not "
             f"exist (#{ids['pair']} → {ids['visit_version'] + 1000})"
@@ -222,6 +223,4 @@ def test_a_required_id_whose_row_is_gone_stops_the_migration():
     finally:
         # and once the row is repaired it migrates (the next tests need the leaves).
         pairs.update(version_id=ids["visit_version"])
-        executor = MigrationExecutor(connection)
-        executor.loader.build_graph()
-        executor.migrate(leaves)
+        _forward(leaves)
