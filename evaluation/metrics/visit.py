@@ -307,12 +307,16 @@ def bootstrap_elo(
     present = present.reshape(rounds, n_models)
     result = {}
     for model, column in index.items():
-        values = rating[present[:, column], column]
-        low, high = np.percentile(values, [2.5, 97.5])
-        result[model] = BootstrapRating(
-            median=int(round(float(np.median(values)))), low=float(low), high=float(high)
-        )
+        result[model] = _bootstrap_rating(rating[present[:, column], column])
     return BootstrapEloResult(ratings=result, seed=seed, rounds=rounds, n_battles=len(unique))
+
+
+def _bootstrap_rating(values: np.ndarray) -> BootstrapRating:
+    """The median and 95% percentile interval of one player's bootstrap ratings."""
+    low, high = np.percentile(values, [2.5, 97.5])
+    return BootstrapRating(
+        median=int(round(float(np.median(values)))), low=float(low), high=float(high)
+    )
 
 
 def bootstrap_elo_loop(
@@ -333,11 +337,7 @@ def bootstrap_elo_loop(
                 draws[model].append(value)
     result = {}
     for model in sorted(draws):
-        values = np.asarray(draws[model])
-        low, high = np.percentile(values, [2.5, 97.5])
-        result[model] = BootstrapRating(
-            median=int(round(float(np.median(values)))), low=float(low), high=float(high)
-        )
+        result[model] = _bootstrap_rating(np.asarray(draws[model]))
     return BootstrapEloResult(ratings=result, seed=seed, rounds=rounds, n_battles=len(unique))
 
 
