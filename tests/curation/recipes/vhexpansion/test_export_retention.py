@@ -29,12 +29,6 @@ def keep_two(settings):
 
 
 @pytest.fixture
-def curator_client(client, curator):
-    client.force_login(curator)
-    return client
-
-
-@pytest.fixture
 def other_set(project, curator, media):
     return helpers.import_cases(project, curator, "MMVP sample, again")
 

@@ -33,23 +33,9 @@ media = helpers.media
 case_set = helpers.case_set
 
 
-@pytest.fixture
-def curator_client(client, curator):
-    client.force_login(curator)
-    return client
-
-
 def _accept_all(case_set):
     draft_negations(case_set, reviewers=1)
     review(case_set.review_queue, reviewers(1), {"c1": "accept", "c2": "accept", "c3": "accept"})
-
-
-def test_sets_page_empty_state_says_what_to_do(curator_client, project):
-    response = curator_client.get(reverse("curator-vhx-sets"))
-    assert response.status_code == 200
-    html = response.content.decode()
-    assert "No test-case set yet: import a JSONL or CSV file" in html
-    assert reverse("curator-vhx-new", args=[project.pk]) in html
 
 
 def test_good_upload_is_checked_then_imported_by_a_job(

@@ -22,12 +22,6 @@ pytestmark = [
 REF = pipelines.REFERENCE
 
 
-@pytest.fixture
-def curator_client(client, curator):
-    client.force_login(curator)
-    return client
-
-
 def _set(version, kind, label, rows):
     """A judgment set of (item, model_a, model_b, winner, votes_a, votes_b) rows."""
     judgment_set = JudgmentSet.objects.create(

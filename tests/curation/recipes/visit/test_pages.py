@@ -37,23 +37,9 @@ def _head(n: int) -> str:
 
 
 @pytest.fixture
-def curator_client(client, curator):
-    client.force_login(curator)
-    return client
-
-
-@pytest.fixture
 def small(pipeline):
     dataset.dataset_import(pipeline=pipeline, content=_head(12), filename="head.csv")
     return pipeline
-
-
-def test_pipelines_page_empty_state_says_what_to_do(curator_client, project):
-    response = curator_client.get(reverse("curator-visit-pipelines"))
-    assert response.status_code == 200
-    html = response.content.decode()
-    assert "No VisIT-Bench pipeline yet: create one" in html
-    assert reverse("curator-visit-new", args=[project.pk]) in html
 
 
 def test_new_pipeline_then_its_empty_page(curator_client, project, media):

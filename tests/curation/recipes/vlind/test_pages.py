@@ -27,18 +27,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def curator_client(client, curator):
-    client.force_login(curator)
-    return client
-
-
-def test_list_page_empty_state_says_what_to_do(curator_client, project):
-    html = curator_client.get(reverse("curator-vlind-benches")).content.decode()
-    assert "No VLind-Bench yet: create one" in html
-    assert reverse("curator-vlind-new", args=[project.pk]) in html
-
-
 def test_creating_a_bench_seeds_the_concepts_and_the_funnel_says_what_next(
     curator_client, project, media
 ):
