@@ -254,7 +254,8 @@ class Migration(migrations.Migration):
                 (
                     "archive",
                     models.FileField(
-                        max_length=255, upload_to=curation.recipes.naturalbench.models.export_upload_to
+                        max_length=255,
+                        upload_to=curation.recipes.naturalbench.models.export_upload_to,
                     ),
                 ),
                 ("archive_sha256", models.CharField(max_length=64)),
