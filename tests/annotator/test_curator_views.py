@@ -8,7 +8,7 @@ from django.urls import reverse
 from annotator import forms, kinds, services
 from annotator.models import Enrollment, Task, TaskQueue
 from annotator.platform import roles
-from annotator.platform.models import Invitation, Job
+from annotator.platform.models import Invitation, Job, Project
 from tests.factories import PASSWORD, ProjectFactory, QueueFactory, TaskFactory, vqa_payload
 
 
@@ -395,8 +395,6 @@ def test_create_project(curator_client, curator):
     response = curator_client.post(
         reverse("curator-project-new"), {"name": "NaturalBench", "slug": "nb", "description": ""}
     )
-    from annotator.platform.models import Project
-
     project = Project.objects.get(slug="nb")
     assert response.url == reverse("curator-project", args=[project.pk])
     assert project.members.filter(pk=curator.pk).exists()

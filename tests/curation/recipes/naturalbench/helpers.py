@@ -7,6 +7,7 @@ import io
 
 from PIL import Image as PILImage
 
+from annotator.platform import roles
 from annotator.services import annotation_submit, assignment_claim
 from curation import assets
 from curation.models import Caption, Corpus, Image, LLMProvider, Sample
@@ -69,8 +70,6 @@ def make_pipeline(project, corpus, **fields):
 
 
 def annotators(project, n: int = 3):
-    from annotator.platform import roles
-
     users = [UserFactory(username=f"nb-worker-{k}", role=roles.CROWDWORKER) for k in range(n)]
     project.members.add(*users)
     return users

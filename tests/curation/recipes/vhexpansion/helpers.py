@@ -15,6 +15,7 @@ import pytest
 
 from annotator import services as annotator_services
 from annotator.models import Task
+from annotator.platform import roles
 from curation import assets
 from curation.recipes.vhexpansion import case_import, case_sources, negations
 from tests.curation.recipes import common
@@ -96,8 +97,6 @@ def draft_negations(case_set, **settings) -> None:
 
 
 def reviewers(n: int) -> list:
-    from annotator.platform import roles
-
     return [UserFactory(role=roles.CROWDWORKER) for _ in range(n)]
 
 

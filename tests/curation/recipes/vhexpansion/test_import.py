@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from annotator.platform import roles
 from annotator.platform.errors import Invalid
 from curation import assets
 from curation.corpora import MemorySource
@@ -18,7 +19,7 @@ from tests.curation.recipes.vhexpansion.helpers import (
     jsonl,
     png_bytes,
 )
-from tests.factories import ProjectFactory
+from tests.factories import ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 media = helpers.media
@@ -128,8 +129,6 @@ def test_a_file_name_without_an_archive_says_what_to_do(project, curator, media)
 
 def test_images_out_of_reach_are_not_found(project, curator, media):
     # given an image another project's curator uploaded
-    from annotator.platform import roles
-    from tests.factories import UserFactory
 
     stranger = UserFactory(role=roles.CURATOR)
     theirs, _ = assets.image_ingest(data=png_bytes(7), name="t.png", created_by=stranger)
