@@ -25,6 +25,8 @@ from annotator import kinds, services
 from annotator.models import Enrollment, Task, TaskQueue
 from annotator.platform import roles
 from annotator.platform.models import Job, Project
+from curation.recipes.framework.publish import published_versions
+from curation.recipes.framework.registry import recipe_of
 from evaluation.families.naturalbench import demo as nb_demo
 from evaluation.families.naturalbench import parse as nb_parse
 from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
@@ -294,9 +296,8 @@ def _build() -> World:
     ids["vlind"] = vlind.pk
     ids["vlind_concept"] = _first(vlind.concepts.all(), "VLind concept").pk
     ids["vlind_triple"] = _first(vlind.triples.all(), "VLind triple").pk
-    from curation.recipes.vlind import export as vlind_export
 
-    ids["vlind_version"] = _first(vlind_export.published_versions(vlind), "VLind version").pk
+    ids["vlind_version"] = _first(published_versions(recipe_of("vlind"), vlind), "VLind version").pk
     ids["vlind_export_job"] = _export_job("vlind.export", p1, curator, bench_id=vlind.pk).pk
     ids["visit"] = visit.pk
     ids["visit_family"] = _first(visit.families.all(), "VisIT family").pk

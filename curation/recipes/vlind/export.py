@@ -22,9 +22,10 @@ from django.http import Http404
 from django.utils.translation import gettext as _
 
 from annotator.platform.errors import Invalid
+from curation.recipes.framework.publish import published_versions
+from curation.recipes.framework.registry import recipe_of
 from evaluation import importers
 from evaluation import services as evaluation_services
-from evaluation.models import BenchmarkVersion
 
 from ...export_files import export_store, progress_for
 from ...models import Image
@@ -184,12 +185,6 @@ def dataset_publish(bench: VLindBench, *, label: str, created_by=None):
     return version
 
 
-def published_versions(bench: VLindBench):
-    """The versions of the bench's benchmark, newest first (none before its first publish)."""
-    versions = BenchmarkVersion.objects.filter(benchmark_id=bench.benchmark_id)
-    return versions.order_by("-created_at", "-id") if bench.benchmark_id else versions.none()
-
-
 def version_rows(version) -> list[Row]:
     """The rows a frozen version holds (its items' data, in position order)."""
     rows = []
@@ -221,7 +216,7 @@ def export_filename(bench: VLindBench, *, version=None, appendix_b: bool = False
 def _version_of(bench: VLindBench, version_id: int | None):
     if version_id is None:
         return None
-    version = published_versions(bench).filter(pk=version_id).first()
+    version = published_versions(recipe_of("vlind"), bench).filter(pk=version_id).first()
     if version is None:
         raise Invalid("That version is not one of this bench's.")
     return version
@@ -235,7 +230,8 @@ def export_params(bench: VLindBench, kwargs: dict, data) -> dict:
     """The export's variant: a frozen version of this bench (404 if not its) or the current
     assembly, with or without App. B."""
     version_id = kwargs.get("version_id")
-    if version_id is not None and not published_versions(bench).filter(pk=version_id).exists():
+    versions = published_versions(recipe_of("vlind"), bench)
+    if version_id is not None and not versions.filter(pk=version_id).exists():
         raise Http404
     return {"version_id": version_id, "appendix_b": data.get("appendix_b") == "1"}
 

@@ -8,9 +8,9 @@ from collections import Counter, defaultdict
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
 
+from ..framework.publish import published_versions
 from ..framework.registry import recipe_of
 from ..framework.selectors import object_or_404, objects_for
-from . import export
 from .images import best_of
 from .models import VLindBench, VLindImage, VLindTriple
 
@@ -145,7 +145,7 @@ def funnel(bench: VLindBench) -> dict:
     )
     with_images = kept - stages["needs_images"]
     with_good = stages["needs_factual"] + stages["assembled"]
-    latest = export.published_versions(bench).first()
+    latest = published_versions(recipe_of("vlind"), bench).first()
     decided = triples - stages["review"]
     concepts = bench.concepts.all()
     return {

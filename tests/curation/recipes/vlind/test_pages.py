@@ -15,7 +15,9 @@ from django.urls import reverse
 from annotator.models import Task
 from annotator.platform.models import Job
 from curation.models import Image
-from curation.recipes.vlind import benches, demo, export, selectors
+from curation.recipes.framework.publish import published_versions
+from curation.recipes.framework.registry import recipe_of
+from curation.recipes.vlind import benches, demo, selectors
 from curation.recipes.vlind.models import VLindBench, VLindConcept, VLindImage, VLindTriple
 from evaluation.models import BenchmarkVersion
 from tests.curation.recipes.common import assert_out_of_reach, login_out_of_reach
@@ -203,10 +205,10 @@ def test_export_jobs_and_publish_from_the_page(
         == 302
     )
     bench.refresh_from_db()  # the first publish points the bench at its benchmark
-    version = export.published_versions(bench).get()
+    version = published_versions(recipe_of("vlind"), bench).get()
     assert (version.label, version.item_count, version.benchmark.family) == ("v1", 1, "vlind")
     again = curator_client.post(reverse("curator-vlind-publish", args=[bench.pk]), {"label": "v1"})
-    assert again.status_code == 302 and export.published_versions(bench).count() == 1
+    assert again.status_code == 302 and published_versions(recipe_of("vlind"), bench).count() == 1
     version_url = reverse("curator-vlind-version-export", args=[bench.pk, version.pk])
     _response, frozen = _run_export(
         curator_client, version_url, {}, django_capture_on_commit_callbacks
