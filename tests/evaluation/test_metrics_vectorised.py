@@ -1,13 +1,19 @@
 """The vectorised metrics equal the first, per-sample implementation bit for bit.
 
-`tests/evaluation/metrics_reference.py` is a frozen copy of that implementation. Every comparison
-below is exact (==), on random inputs and on the edges: ties, missing and unparseable answers,
-NaN likelihoods, empty inputs and empty groups.
+`metrics_golden.json` holds what that first implementation returned on the inputs below (fixed
+seeds). It was written once by running the frozen copy of that implementation
+(`tests/evaluation/metrics_reference.py` as of commit e0b6e62, removed since) on these very
+inputs. Every comparison below is exact, on random inputs and on the edges: ties, missing and
+unparseable answers, NaN likelihoods, empty inputs and empty groups. Results are compared as JSON
+text, so floats must agree to the last bit (repr) and the order of groups, skills and models counts.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,14 +27,35 @@ from evaluation.metrics.bootstrap import (
     bootstrap_ratio_interval,
     resample_indices,
 )
-from tests.evaluation import metrics_reference as ref
 
 ROUNDS = 60
+GOLDEN_FILE = Path(__file__).with_name("metrics_golden.json")
 
 
-def fields(scores) -> dict:
-    """A NaturalBenchScores of either implementation as a plain dict (the classes differ)."""
-    return dataclasses.asdict(scores)
+@cache
+def golden() -> dict:
+    return json.loads(GOLDEN_FILE.read_text())
+
+
+def plain(value):
+    """A result as JSON holds it: dataclasses as dicts, tuples as lists, non-text keys as pairs."""
+    if dataclasses.is_dataclass(value):
+        return plain(dataclasses.asdict(value))
+    if isinstance(value, dict):
+        if all(isinstance(key, str) for key in value):
+            return {key: plain(item) for key, item in value.items()}
+        return [[plain(key), plain(item)] for key, item in value.items()]
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def assert_golden(section: str, case: str, result) -> None:
+    """`result` is, to the last bit and in the same order, what the first implementation gave."""
+    expected = golden()[section][case]
+    assert json.dumps(plain(result)) == json.dumps(expected)
 
 
 def random_answers(rng: np.random.Generator, n: int) -> list[list]:
@@ -59,32 +86,28 @@ EDGE_SAMPLES = [
 def test_headline_scores_equal_reference_on_random_answers(seed, n):
     # Given random parsed answers with some unparseable and stray values
     samples = random_answers(np.random.default_rng(seed), n)
-    # When both implementations score them, with intervals
-    new = nb.naturalbench_scores(samples, seed=seed, rounds=ROUNDS)
-    old = ref.naturalbench_scores(samples, seed=seed, rounds=ROUNDS)
-    # Then every value, count and interval is identical
-    assert fields(new) == fields(old)
+    # When scored with intervals, every value, count and interval is the reference's
+    case = f"seed={seed},n={n}"
+    assert_golden("headline", case, nb.naturalbench_scores(samples, seed=seed, rounds=ROUNDS))
     # And encoding first gives the same result
     encoded = nb.naturalbench_scores(nb.encode_answers(samples), seed=seed, rounds=ROUNDS)
-    assert fields(encoded) == fields(old)
+    assert_golden("headline", case, encoded)
 
 
-@pytest.mark.parametrize("samples", EDGE_SAMPLES)
-def test_headline_scores_equal_reference_on_edge_cases(samples):
-    assert fields(nb.naturalbench_scores(samples, rounds=ROUNDS)) == fields(
-        ref.naturalbench_scores(samples, rounds=ROUNDS)
+@pytest.mark.parametrize("index", range(len(EDGE_SAMPLES)))
+def test_headline_scores_equal_reference_on_edge_cases(index):
+    samples = EDGE_SAMPLES[index]
+    assert_golden("headline_edges", str(index), nb.naturalbench_scores(samples, rounds=ROUNDS))
+    assert_golden(
+        "headline_edges_no_intervals",
+        str(index),
+        nb.naturalbench_scores(samples, with_intervals=False),
     )
-    assert fields(nb.naturalbench_scores(samples, with_intervals=False)) == fields(
-        ref.naturalbench_scores(samples, with_intervals=False)
-    )
 
 
-def test_wrong_number_of_answers_is_refused_like_the_reference():
-    bad = [[nb.A0, nb.A1, nb.A1, nb.A0], [nb.A0, nb.A1]]
+def test_wrong_number_of_answers_is_refused():
     with pytest.raises(ValueError, match="exactly four answers"):
-        ref.naturalbench_scores(bad)
-    with pytest.raises(ValueError, match="exactly four answers"):
-        nb.naturalbench_scores(bad)
+        nb.naturalbench_scores([[nb.A0, nb.A1, nb.A1, nb.A0], [nb.A0, nb.A1]])
 
 
 @pytest.mark.parametrize("seed", [3, 4])
@@ -94,16 +117,13 @@ def test_scores_by_group_equal_reference_including_order(seed):
     samples = random_answers(rng, 120)
     keys = [("DOCCI", "yes_no", "en") if k % 3 else ("XM3600", "mcq", "zh") for k in range(120)]
     keys[-1] = ("lonely", "yes_no", "hi")
-    # When
-    new = nb.naturalbench_scores_by_group(samples, keys, seed=seed, rounds=ROUNDS)
-    old = ref.naturalbench_scores_by_group(samples, keys, seed=seed, rounds=ROUNDS)
-    # Then the same groups in the same order with identical scores
-    assert list(new) == list(old)
-    assert {k: fields(v) for k, v in new.items()} == {k: fields(v) for k, v in old.items()}
+    # When / Then: the same groups in the same order with identical scores
+    by_group = nb.naturalbench_scores_by_group(samples, keys, seed=seed, rounds=ROUNDS)
+    assert_golden("by_group", str(seed), by_group)
 
 
 def test_scores_by_group_empty_and_mismatched():
-    assert nb.naturalbench_scores_by_group([], []) == ref.naturalbench_scores_by_group([], []) == {}
+    assert nb.naturalbench_scores_by_group([], []) == {}
     with pytest.raises(ValueError, match="one key per sample"):
         nb.naturalbench_scores_by_group([[nb.A0] * 4], [])
 
@@ -120,13 +140,9 @@ def test_skill_accuracy_equals_reference(seed):
         q1 = [names[k % 4], names[k % 4]] if k % 5 else []
         skills.append((q0, q1))
     # When / Then
-    new = nb.skill_question_accuracy(samples, skills, seed=seed, rounds=ROUNDS)
-    old = ref.skill_question_accuracy(samples, skills, seed=seed, rounds=ROUNDS)
-    assert list(new) == list(old)
-    assert {k: dataclasses.asdict(v) for k, v in new.items()} == {
-        k: dataclasses.asdict(v) for k, v in old.items()
-    }
-    assert nb.skill_question_accuracy([], []) == ref.skill_question_accuracy([], []) == {}
+    by_skill = nb.skill_question_accuracy(samples, skills, seed=seed, rounds=ROUNDS)
+    assert_golden("skills", str(seed), by_skill)
+    assert nb.skill_question_accuracy([], []) == {}
 
 
 @pytest.mark.parametrize("ties", [False, True])
@@ -140,20 +156,15 @@ def test_debiased_scores_equal_reference(seed, ties):
     options = {"seed": seed, "rounds": ROUNDS}
     # When / Then: fixed τ, sample-optimal τ, global-optimal τ (with its per-round search) and
     # post-hoc debiasing agree exactly
-    for tau in (0.0, 0.25, -0.5):
-        assert fields(nb.deterministic_scores(p_a0, p_a1, tau=tau, **options)) == fields(
-            ref.deterministic_scores(p_a0, p_a1, tau=tau, **options)
-        )
-    assert fields(nb.sample_optimal_scores(p_a0, p_a1, **options)) == fields(
-        ref.sample_optimal_scores(p_a0, p_a1, **options)
-    )
-    assert fields(nb.global_optimal_scores(p_a0, p_a1, **options)) == fields(
-        ref.global_optimal_scores(p_a0, p_a1, **options)
-    )
-    assert nb.global_optimal_tau(p_a0 - p_a1) == ref.global_optimal_tau(p_a0 - p_a1)
-    assert fields(nb.post_hoc_scores(p_a0, p_a1, blind, 1 - blind, **options)) == fields(
-        ref.post_hoc_scores(p_a0, p_a1, blind, 1 - blind, **options)
-    )
+    results = {
+        f"deterministic tau={tau}": nb.deterministic_scores(p_a0, p_a1, tau=tau, **options)
+        for tau in (0.0, 0.25, -0.5)
+    }
+    results["sample_optimal"] = nb.sample_optimal_scores(p_a0, p_a1, **options)
+    results["global_optimal"] = nb.global_optimal_scores(p_a0, p_a1, **options)
+    results["global_optimal_tau"] = nb.global_optimal_tau(p_a0 - p_a1)
+    results["post_hoc"] = nb.post_hoc_scores(p_a0, p_a1, blind, 1 - blind, **options)
+    assert_golden("debiased", f"seed={seed},ties={ties}", results)
 
 
 def test_debiased_scores_equal_reference_with_nan_and_empty_input():
@@ -171,16 +182,15 @@ def test_debiased_scores_equal_reference_with_nan_and_empty_input():
     )
     p_a1 = np.zeros_like(p_a0)
     # Then the oracle reproduces Python's min/max semantics
-    assert fields(nb.sample_optimal_scores(p_a0, p_a1, rounds=ROUNDS)) == fields(
-        ref.sample_optimal_scores(p_a0, p_a1, rounds=ROUNDS)
-    )
-    assert fields(nb.deterministic_scores(p_a0, p_a1, rounds=ROUNDS)) == fields(
-        ref.deterministic_scores(p_a0, p_a1, rounds=ROUNDS)
-    )
+    with_nan = {
+        "sample_optimal": nb.sample_optimal_scores(p_a0, p_a1, rounds=ROUNDS),
+        "deterministic": nb.deterministic_scores(p_a0, p_a1, rounds=ROUNDS),
+    }
+    assert_golden("debiased_edges", "nan", with_nan)
     # And empty input gives the same undefined rows
     empty = np.zeros((0, 4))
-    for name in ("sample_optimal_scores", "global_optimal_scores", "deterministic_scores"):
-        assert fields(getattr(nb, name)(empty, empty)) == fields(getattr(ref, name)(empty, empty))
+    names = ("sample_optimal_scores", "global_optimal_scores", "deterministic_scores")
+    assert_golden("debiased_edges", "empty", {n: getattr(nb, n)(empty, empty) for n in names})
 
 
 def test_shared_index_intervals_equal_one_call_per_array():
@@ -216,38 +226,48 @@ def battles_of(rng: np.random.Generator, n: int, n_models: int, tie_share: float
     return out
 
 
-@pytest.mark.parametrize(
-    ("n", "n_models", "tie_share", "rounds"),
-    [(300, 5, 0.1, 50), (150, 12, 0.0, 7), (64, 3, 0.5, 64), (65, 4, 0.2, 3), (1, 2, 0.0, 20)],
-)
+ELO_CASES = [
+    (300, 5, 0.1, 50),
+    (150, 12, 0.0, 7),
+    (64, 3, 0.5, 64),
+    (65, 4, 0.2, 3),
+    (1, 2, 0.0, 20),
+]
+
+
+@pytest.mark.parametrize(("n", "n_models", "tie_share", "rounds"), ELO_CASES)
 def test_bootstrap_elo_equals_first_vectorised_version(n, n_models, tie_share, rounds):
     # Given battles (sizes around the block length, a single battle, few rounds)
     battles = battles_of(np.random.default_rng(n), n, n_models, tie_share)
     # When / Then: medians and interval ends are identical for several seeds
     for seed in (0, 11):
-        new = visit.bootstrap_elo(battles, rounds=rounds, seed=seed)
-        assert new == ref.bootstrap_elo_v1(battles, rounds=rounds, seed=seed)
+        result = visit.bootstrap_elo(battles, rounds=rounds, seed=seed)
+        assert_golden("elo", f"n={n},rounds={rounds},seed={seed}", result)
     # And the same seed gives the same intervals again
     assert visit.bootstrap_elo(battles, rounds=rounds, seed=3) == visit.bootstrap_elo(
         battles, rounds=rounds, seed=3
     )
 
 
-def test_bootstrap_elo_edges_equal_first_version():
-    # A model that sits out some rounds, all ties, a self-battle and no battles at all
+def elo_edge_cases() -> dict[str, list]:
+    """A model that sits out some rounds, all ties, a self-battle and no battles at all."""
     rare = [visit.Battle("a", "b", "a", f"i{k}", "x") for k in range(30)]
     rare.append(visit.Battle("a", "c", "c", "i-rare", "x"))
-    ties = [visit.Battle("a", "b", visit.TIE, f"i{k}", "x") for k in range(10)]
-    mirror = [visit.Battle("a", "a", "a", "i0", "x"), visit.Battle("a", "b", "b", "i1", "x")]
-    for battles in (rare, ties, mirror, []):
-        assert visit.bootstrap_elo(battles, rounds=40, seed=2) == ref.bootstrap_elo_v1(
-            battles, rounds=40, seed=2
-        )
+    return {
+        "rare": rare,
+        "ties": [visit.Battle("a", "b", visit.TIE, f"i{k}", "x") for k in range(10)],
+        "mirror": [visit.Battle("a", "a", "a", "i0", "x"), visit.Battle("a", "b", "b", "i1", "x")],
+        "none": [],
+    }
 
 
-def vlind_pair(rng: np.random.Generator, n: int, *, empty_share: float = 0.1):
-    """The same random instances for both implementations."""
-    new, old = [], []
+def test_bootstrap_elo_edges_equal_first_version():
+    for case, battles in elo_edge_cases().items():
+        assert_golden("elo_edges", case, visit.bootstrap_elo(battles, rounds=40, seed=2))
+
+
+def vlind_instances(rng: np.random.Generator, n: int, *, empty_share: float = 0.1) -> list:
+    instances = []
     for k in range(n):
         n_good = 0 if rng.random() < empty_share else int(rng.integers(1, 8))
         outcome = dict(
@@ -257,38 +277,36 @@ def vlind_pair(rng: np.random.Generator, n: int, *, empty_share: float = 0.1):
             lp=tuple(bool(x) for x in rng.random(n_good) < 0.5),
             concept=f"c{k % 4}",
         )
-        new.append(vlind.VLindInstance(**outcome))
-        old.append(ref.VLindInstanceV1(**outcome))
-    return new, old
+        instances.append(vlind.VLindInstance(**outcome))
+    return instances
 
 
 @pytest.mark.parametrize(("seed", "n"), [(0, 1), (1, 6), (2, 40), (3, 300)])
 def test_vlind_scores_equal_first_version(seed, n):
     # Given random outcomes, some instances without good images
-    new, old = vlind_pair(np.random.default_rng(seed), n)
+    instances = vlind_instances(np.random.default_rng(seed), n)
     # When / Then: values and the six intervals (shared draws now) are identical
     options = {"seed": seed, "rounds": ROUNDS}
-    assert dataclasses.asdict(vlind.vlind_scores(new, **options)) == dataclasses.asdict(
-        ref.vlind_scores(old, **options)
-    )
-    by_new = vlind.vlind_scores_by(new, lambda i: i.concept, **options)
-    by_old = ref.vlind_scores_by(old, lambda i: i.concept, **options)
-    assert {k: dataclasses.asdict(v) for k, v in by_new.items()} == {
-        k: dataclasses.asdict(v) for k, v in by_old.items()
+    results = {
+        "all": vlind.vlind_scores(instances, **options),
+        "by_concept": vlind.vlind_scores_by(instances, lambda i: i.concept, **options),
+    }
+    assert_golden("vlind", f"seed={seed},n={n}", results)
+
+
+def vlind_edge_cases() -> dict[str, list]:
+    """Nobody passes CK (S_CB undefined), nobody passes all of CK, VP, CB (S_LP undefined), none
+    with a good image, and no instances at all."""
+    return {
+        "no_ck": [vlind.VLindInstance(False, True, True, (True,)) for _ in range(3)],
+        "no_good": [vlind.VLindInstance(True, True, True, ())],
+        "none": [],
     }
 
 
 def test_vlind_empty_denominators_equal_first_version():
-    # Nobody passes CK (S_CB undefined), nobody passes all of CK, VP, CB (S_LP undefined), none
-    # with a good image, and no instances at all
-    no_ck = [vlind.VLindInstance(False, True, True, (True,)) for _ in range(3)]
-    no_ck_old = [ref.VLindInstanceV1(False, True, True, (True,)) for _ in range(3)]
-    no_good = [vlind.VLindInstance(True, True, True, ())]
-    no_good_old = [ref.VLindInstanceV1(True, True, True, ())]
-    for new, old in ((no_ck, no_ck_old), (no_good, no_good_old), ([], [])):
-        assert dataclasses.asdict(vlind.vlind_scores(new, rounds=ROUNDS)) == dataclasses.asdict(
-            ref.vlind_scores(old, rounds=ROUNDS)
-        )
+    for case, instances in vlind_edge_cases().items():
+        assert_golden("vlind_edges", case, vlind.vlind_scores(instances, rounds=ROUNDS))
 
 
 @pytest.mark.parametrize(("n_units", "rounds"), [(1, 5), (7, 9), (12_000, 3), (2**20 + 3, 1)])
