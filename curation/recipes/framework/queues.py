@@ -49,6 +49,13 @@ def queue_ensure(obj: Any, spec: QueueSpec) -> TaskQueue:
     return queue
 
 
+def tasks_create(queue: TaskQueue, rows: list) -> dict[str, int]:
+    """Create a task per ``TaskRow`` in ``queue``; the new tasks' ids by external id."""
+    annotator_services.tasks_bulk_create(queue=queue, rows=rows)
+    tasks = Task.objects.filter(queue=queue, external_id__in=[r.external_id for r in rows])
+    return dict(tasks.values_list("external_id", "pk"))
+
+
 def tasks_send(
     *, queue, todo: list, rows_of, still_todo, attach, fields, job_id, what: str, chunk: int = 500
 ) -> int:
@@ -69,12 +76,7 @@ def tasks_send(
             rows = [row for obj in changed for row in rows_of(obj)]
             if not rows:
                 continue
-            annotator_services.tasks_bulk_create(queue=queue, rows=rows)
-            tasks = dict(
-                Task.objects.filter(
-                    queue=queue, external_id__in=[r.external_id for r in rows]
-                ).values_list("external_id", "pk")
-            )
+            tasks = tasks_create(queue, rows)
             for obj in changed:
                 attach(obj, tasks)
             still_todo.model.objects.bulk_update(changed, fields)
