@@ -9,14 +9,16 @@ from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.utils import timezone
 
-from annotator import services as annotator_services
 from annotator.models import Task, TaskQueue
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Project
+from annotator.services import TaskRow
 
 from ...models import LLMProvider
 from ..framework.declare import QueueSpec
+from ..framework.queues import tasks_create
 from . import concepts as concept_specs
 from . import prompts
 from .models import VLindBench, VLindConcept
@@ -131,40 +133,22 @@ def bench_create(
     return bench
 
 
-_KEEP = object()
-
-
-def bench_settings(
-    bench: VLindBench,
-    *,
-    triples_per_concept: int | None = None,
-    images_per_style: int | None = None,
-    image_provider=_KEEP,
-    image_model: str | None = None,
-    image_size: str | None = None,
-) -> VLindBench:
-    """Counts per concept and style, and the image endpoint (an OpenAI-compatible provider)."""
-    check_counts(triples_per_concept, images_per_style)
-    fields = []
-    if triples_per_concept is not None:
-        bench.triples_per_concept = int(triples_per_concept)
-        fields.append("triples_per_concept")
-    if images_per_style is not None:
-        bench.images_per_style = int(images_per_style)
-        fields.append("images_per_style")
-    if image_provider is not _KEEP:
-        if image_provider is not None and image_provider.kind != LLMProvider.Kind.OPENAI:
-            raise Invalid("Choose an OpenAI-compatible provider for images, not the offline one.")
-        bench.image_provider = image_provider
-        fields.append("image_provider")
-    if image_model is not None:
-        bench.image_model = image_model.strip()[:200]
-        fields.append("image_model")
-    if image_size is not None:
-        if not re.fullmatch(r"\d{2,5}x\d{2,5}", image_size.strip()):
-            raise Invalid("Image size must look like 1024x1024.")
-        bench.image_size = image_size.strip()
-        fields.append("image_size")
+def bench_settings(bench: VLindBench, **changes) -> VLindBench:
+    """Counts per concept and style, and the image endpoint (an OpenAI-compatible provider):
+    ``triples_per_concept``, ``images_per_style``, ``image_provider`` (None: upload only),
+    ``image_model``, ``image_size``; a count or text given as None stays as it is."""
+    check_counts(changes.get("triples_per_concept"), changes.get("images_per_style"))
+    provider = changes.get("image_provider")
+    if provider is not None and provider.kind != LLMProvider.Kind.OPENAI:
+        raise Invalid("Choose an OpenAI-compatible provider for images, not the offline one.")
+    size = changes.get("image_size")
+    if size is not None and not re.fullmatch(r"\d{2,5}x\d{2,5}", size.strip()):
+        raise Invalid("Image size must look like 1024x1024.")
+    cleaners = {"image_model": lambda v: v.strip()[:200], "image_size": str.strip}
+    fields = [k for k, v in changes.items() if v is not None or k == "image_provider"]
+    for name in fields:
+        value = changes[name]
+        setattr(bench, name, cleaners[name](value) if name in cleaners else value)
     if fields:
         bench.save(update_fields=fields)
     return bench
@@ -182,6 +166,16 @@ def _check_examples(examples: Sequence[dict]) -> list[dict]:
     return cleaned
 
 
+def _guidance_set(concept: VLindConcept, description: str, image_hint: str, examples) -> None:
+    """A concept's guidance (description, how example 1 is depicted) and checked examples."""
+    image_hint = " ".join((image_hint or "").split())
+    if not image_hint:
+        raise Invalid("Say how the first example would be depicted (“an image of …”).")
+    concept.description = " ".join((description or "").split())[:300]
+    concept.image_hint = image_hint[:300]
+    concept.examples = _check_examples(examples)
+
+
 def concept_update(
     *,
     concept: VLindConcept,
@@ -191,12 +185,7 @@ def concept_update(
     active: bool = True,
 ) -> VLindConcept:
     """Edit a concept's guidance and its three hand-written examples (App. A's italic parts)."""
-    image_hint = " ".join((image_hint or "").split())
-    if not image_hint:
-        raise Invalid("Say how the first example would be depicted (“an image of …”).")
-    concept.description = " ".join((description or "").split())[:300]
-    concept.image_hint = image_hint[:300]
-    concept.examples = _check_examples(examples)
+    _guidance_set(concept, description, image_hint, examples)
     concept.active = bool(active)
     concept.save(update_fields=["description", "image_hint", "examples", "active"])
     return concept
@@ -216,12 +205,7 @@ def concept_add(
         name=name,
         position=(bench.concepts.aggregate(n=Max("position"))["n"] or 0) + 1,
     )
-    image_hint = " ".join((image_hint or "").split())
-    if not image_hint:
-        raise Invalid("Say how the first example would be depicted (“an image of …”).")
-    concept.description = " ".join((description or "").split())[:300]
-    concept.image_hint = image_hint[:300]
-    concept.examples = _check_examples(examples)
+    _guidance_set(concept, description, image_hint, examples)
     try:
         with transaction.atomic():
             concept.save()
@@ -268,24 +252,25 @@ IMAGE_QUEUE = QueueSpec(
 )
 
 
-def accepts_of(decision) -> tuple[int, dict]:
-    counts = {str(k): int(v) for k, v in (decision.counts or {}).items()}
-    return counts.get("accept", 0), counts
+def review_decided(model, task: Task, decision, *, kept: str, rejected: str):
+    """A review queue's outcome (inside the submit's transaction): the row of ``task`` when it
+    is still in review, its votes, accept count and status (``kept`` with at least
+    ``MIN_ACCEPTS`` accepts, else ``rejected``) set, not saved; None otherwise."""
+    row = model.objects.select_for_update().filter(task_id=task.pk).first()
+    if row is None or row.status != model.Status.REVIEW:
+        return None
+    row.votes = {str(k): int(v) for k, v in (decision.counts or {}).items()}
+    row.accepts = row.votes.get("accept", 0)
+    row.status = kept if row.accepts >= MIN_ACCEPTS else rejected
+    row.decided_at = timezone.now()
+    return row
 
 
 def add_review_tasks(queue: TaskQueue, rows: list[tuple[object, dict, str]]) -> None:
     """Create one review task per (object, payload, external id) and link it (same transaction)."""
     if not rows:
         return
-    annotator_services.tasks_bulk_create(
-        queue=queue,
-        rows=[annotator_services.TaskRow(payload=p, external_id=e) for _o, p, e in rows],
-    )
-    tasks = dict(
-        Task.objects.filter(queue=queue, external_id__in=[e for _o, _p, e in rows]).values_list(
-            "external_id", "pk"
-        )
-    )
+    tasks = tasks_create(queue, [TaskRow(payload=p, external_id=e) for _o, p, e in rows])
     for obj, _payload, external_id in rows:
         type(obj).objects.filter(pk=obj.pk).update(task_id=tasks[external_id])
         obj.task_id = tasks[external_id]

@@ -14,13 +14,10 @@ import textwrap
 import zlib
 from collections.abc import Callable
 
-from django.contrib.auth import get_user_model
-
-from annotator import services as annotator_services
-from annotator.platform import roles
 from annotator.platform.models import Project
 
 from ... import assets, gateway
+from ..framework.demo import demo_annotators, demo_work
 from . import benches, export, images, nouns, prompts, triples
 from .models import VLindBench, VLindImage, VLindTriple
 
@@ -74,37 +71,17 @@ def _seed(*parts) -> int:
     return zlib.crc32("|".join(map(str, parts)).encode())
 
 
-def _reviewers(project: Project) -> list:
-    User = get_user_model()
-    people = []
-    for name in REVIEWER_NAMES:
-        user, created = User.objects.get_or_create(username=name)
-        if created:
-            user.set_unusable_password()
-            user.save()
-        roles.grant_role(user, roles.CROWDWORKER)
-        people.append(user)
-    project.members.add(*people)
-    return people
-
-
-def _answer(queue, people, accepts_of: Callable[[int], int]) -> None:
-    """Each simulated reviewer answers every task handed out: accept while k < wanted accepts."""
+def reviews_answer(queue, people, accepts_of: Callable[[int], int]) -> None:
+    """Each reviewer (k = 0, 1, …) answers every task handed out to them: accept while k <
+    ``accepts_of(task id)``, else reject (the demo and the tests)."""
     for k, person in enumerate(people):
-        while True:
-            queue.refresh_from_db()
-            got = annotator_services.assignment_claim(queue=queue, annotator=person)
-            if got.assignment is None:
-                break
-            task_id = got.assignment.task_id
-            accept = k < accepts_of(task_id)
-            annotator_services.annotation_submit(
-                task_id=task_id,
-                annotator=person,
-                response={"verdict": "accept"}
-                if accept
-                else {"verdict": "reject", "reason": "unclear_truth"},
-            )
+
+        def verdict(task, k=k) -> dict:
+            if k < accepts_of(task.pk):
+                return {"verdict": "accept"}
+            return {"verdict": "reject", "reason": "unclear_truth"}
+
+        demo_work(queue, person, verdict)
 
 
 def _placeholder_image(triple: VLindTriple, slot: int | None, curator):
@@ -157,7 +134,7 @@ def vlind_demo(*, project: Project, curator) -> VLindBench:
     )
     offline = gateway.provider_offline()
     concepts = {c.name: c for c in bench.concepts.all()}
-    people = _reviewers(project)
+    people = demo_annotators(project, REVIEWER_NAMES)
 
     # Round 1: twelve triples, decided by the simulated reviewers (some rejected).
     triples.triples_draft(
@@ -192,7 +169,7 @@ def _triples_reviewed(bench: VLindBench, people: list) -> list[VLindTriple]:
     first = list(bench.triples.order_by("concept__position", "context_id"))
     wanted = {t.task_id: TRIPLE_ACCEPTS[k % len(TRIPLE_ACCEPTS)] for k, t in enumerate(first)}
     bench.refresh_from_db()
-    _answer(bench.triple_queue, people, lambda task_id: wanted.get(task_id, 3))
+    reviews_answer(bench.triple_queue, people, lambda task_id: wanted.get(task_id, 3))
     kept = list(
         bench.triples.filter(status=VLindTriple.Status.KEPT).order_by(
             "concept__position", "context_id"
@@ -208,7 +185,7 @@ def _images_reviewed(bench: VLindBench, kept: list, people: list, curator):
     reviewed = _add_images(kept[:6], curator)
     image_wanted = {row.task_id: IMAGE_ACCEPTS[k // 3][k % 3] for k, row in enumerate(reviewed)}
     bench.refresh_from_db()
-    _answer(bench.image_queue, people, lambda task_id: image_wanted.get(task_id, 3))
+    reviews_answer(bench.image_queue, people, lambda task_id: image_wanted.get(task_id, 3))
     return reviewed, _add_images(kept[6:8], curator)
 
 

@@ -8,7 +8,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.utils import timezone
 
 from annotator.models import Task, TaskQueue
 from annotator.platform.errors import Invalid
@@ -18,7 +17,7 @@ from ... import assets
 from ...models import Generation, Image
 from ..framework.queues import queue_ensure
 from . import prompts
-from .benches import IMAGE_QUESTION, IMAGE_QUEUE, MIN_ACCEPTS, accepts_of, add_review_tasks
+from .benches import IMAGE_QUESTION, IMAGE_QUEUE, add_review_tasks, review_decided
 from .models import VLindImage, VLindTriple
 
 
@@ -157,19 +156,13 @@ def images_upload(
     return rows
 
 
-def image_review_record(task: Task, decision) -> VLindImage | None:
+def image_review_record(task: Task, decision) -> None:
     """The image queue's outcome: good with ≥ 2 accepts; the accept count is the published
     ``aggregated_human_label_good_images`` value of this image id."""
-    row = VLindImage.objects.select_for_update().filter(task_id=task.pk).first()
-    if row is None or row.status != VLindImage.Status.REVIEW:
-        return row
-    accepts, counts = accepts_of(decision)
-    row.accepts = accepts
-    row.votes = counts
-    row.status = VLindImage.Status.GOOD if accepts >= MIN_ACCEPTS else VLindImage.Status.BAD
-    row.decided_at = timezone.now()
-    row.save(update_fields=["accepts", "votes", "status", "decided_at"])
-    return row
+    status = VLindImage.Status
+    row = review_decided(VLindImage, task, decision, kept=status.GOOD, rejected=status.BAD)
+    if row is not None:
+        row.save(update_fields=["accepts", "votes", "status", "decided_at"])
 
 
 def best_of(triple: VLindTriple, images: Iterable[VLindImage]) -> VLindImage | None:

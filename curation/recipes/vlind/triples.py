@@ -8,7 +8,6 @@ from collections.abc import Sequence
 
 from django.db import transaction
 from django.db.models import Max
-from django.utils import timezone
 
 from annotator.models import Task
 from annotator.platform.errors import Invalid
@@ -20,13 +19,12 @@ from ..framework.queues import queue_ensure
 from . import prompts
 from .benches import (
     BATCH,
-    MIN_ACCEPTS,
     TRIPLE_QUESTION,
     TRIPLE_QUEUE,
     TRIPLES_PURPOSE,
-    accepts_of,
     add_review_tasks,
     check_counts,
+    review_decided,
 )
 from .models import VLindBench, VLindConcept, VLindTriple
 
@@ -159,20 +157,13 @@ def draft_check(bench: VLindBench, params: dict) -> int:
     return concepts.count()
 
 
-def triple_review_record(task: Task, decision) -> VLindTriple | None:
+def triple_review_record(task: Task, decision) -> None:
     """The triple queue's outcome (inside the submit's transaction): kept with ≥ 2 accepts."""
-    triple = VLindTriple.objects.select_for_update().filter(task_id=task.pk).first()
-    if triple is None or triple.status != VLindTriple.Status.REVIEW:
-        return triple
-    accepts, counts = accepts_of(decision)
-    triple.accepts = accepts
-    triple.votes = counts
-    triple.status = (
-        VLindTriple.Status.KEPT if accepts >= MIN_ACCEPTS else VLindTriple.Status.REJECTED
-    )
-    triple.decided_at = timezone.now()
+    status = VLindTriple.Status
+    triple = review_decided(VLindTriple, task, decision, kept=status.KEPT, rejected=status.REJECTED)
+    if triple is None:
+        return
     if triple.status == VLindTriple.Status.KEPT and not triple.factual_context:
         # Sec. 4: the factual image shows s_fact; a curator may rewrite it as a factual context.
         triple.factual_context = triple.false_statement
     triple.save(update_fields=["accepts", "votes", "status", "decided_at", "factual_context"])
-    return triple

@@ -3,10 +3,10 @@ their answers, an assembled instance."""
 
 from __future__ import annotations
 
-from annotator import services as annotator_services
 from annotator.platform import roles
 from curation import gateway
 from curation.recipes.vlind import images, nouns, triples
+from curation.recipes.vlind.demo import reviews_answer
 from curation.recipes.vlind.models import VLindImage, VLindTriple
 from tests.curation.recipes.common import png_bytes
 from tests.factories import UserFactory
@@ -30,17 +30,7 @@ def reviewers(n: int = 3) -> list:
 def answer(queue, people, accepts_of) -> None:
     """Person k accepts a task when k < accepts_of(task_id); everyone answers all they get."""
     queue.project.members.add(*people)  # people work in their projects only
-    for k, person in enumerate(people):
-        while True:
-            queue.refresh_from_db()
-            got = annotator_services.assignment_claim(queue=queue, annotator=person)
-            if got.assignment is None:
-                break
-            task_id = got.assignment.task_id
-            verdict = "accept" if k < accepts_of(task_id) else "reject"
-            annotator_services.annotation_submit(
-                task_id=task_id, annotator=person, response={"verdict": verdict}
-            )
+    reviews_answer(queue, people, accepts_of)
 
 
 def review_triples(bench, people, accepts: dict[int, int]) -> None:
