@@ -26,19 +26,17 @@ import hashlib
 import io
 import json
 import os
-import shutil
 import tempfile
 import zipfile
-from collections.abc import Iterator
 from typing import IO, Any
 
-from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 
 from annotator.platform.errors import Invalid, ServiceError
 from annotator.platform.jobs import job_progress
-from curation.models import Image
+from curation.recipes.framework import archive
+from curation.recipes.framework.archive import image_path, json_line
 from evaluation import importers
 from evaluation import services as evaluation_services
 from evaluation.families.naturalbench import layout as nb
@@ -52,12 +50,11 @@ JSONL_NAME = "naturalbench.jsonl"
 RETRIEVAL_NAME = "naturalbench_retrieval.jsonl"
 CARD_NAME = "card.json"
 README_NAME = "README.md"
-ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 PARQUET_ROWS = 64
-CHUNK = 500
-_EXT = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp"}
+CHUNK = archive.CHUNK
 EXTRA_FIELDS = ("Language", "Skills")
 FIELDS = (*nb.RECORD_FIELDS, *EXTRA_FIELDS)
+IMAGE_FIELDS = ("Image_0", "Image_1")
 
 README = """NaturalBench dataset version (made with Blindspot).
 
@@ -82,21 +79,6 @@ card.json                   the dataset card: source, question types, language, 
 """
 
 
-def image_path(image: Image) -> str:
-    return f"images/{image.sha256}.{_EXT.get(image.format, image.format.lower())}"
-
-
-def _chunks(queryset, size: int = CHUNK) -> Iterator[list]:
-    """Rows in primary-key chunks (constant memory, stable under concurrent inserts)."""
-    last = 0
-    while True:
-        batch = list(queryset.filter(pk__gt=last).order_by("pk")[:size])
-        if not batch:
-            return
-        yield batch
-        last = batch[-1].pk
-
-
 def _assembled(pipeline: NaturalBenchPipeline):
     return NaturalBenchSample.objects.filter(
         pipeline=pipeline, state=NaturalBenchSample.State.ASSEMBLED
@@ -113,10 +95,6 @@ def sample_row(sample: NaturalBenchSample) -> dict[str, Any]:
     return row
 
 
-def _json_line(row: dict) -> bytes:
-    return (json.dumps(row, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
-
-
 def _write_records(pipeline, fh: IO[bytes], images: set[int]) -> tuple[str, int]:
     """Samples in Index order (chunks by pk keep memory flat; sorted within the export)."""
     digest = hashlib.sha256()
@@ -128,7 +106,7 @@ def _write_records(pipeline, fh: IO[bytes], images: set[int]) -> tuple[str, int]
         for pk in ids:
             sample = by_pk[pk]
             sample.pipeline = pipeline
-            line = _json_line(sample_row(sample))
+            line = json_line(sample_row(sample))
             digest.update(line)
             fh.write(line)
             images.update((sample.image_0_id, sample.image_1_id))
@@ -141,7 +119,7 @@ def _write_retrieval(pipeline, fh: IO[bytes], images: set[int]) -> int:
         "sample_0__image", "sample_1__image", "caption_0", "caption_1"
     )
     n = 0
-    for batch in _chunks(pairs):
+    for batch in archive.chunks(pairs):
         for pair in batch:
             row = {
                 "id": f"pair-{pair.position}",
@@ -150,7 +128,7 @@ def _write_retrieval(pipeline, fh: IO[bytes], images: set[int]) -> int:
                 "caption_0": pair.caption_0.text,
                 "caption_1": pair.caption_1.text,
             }
-            fh.write(_json_line(row))
+            fh.write(json_line(row))
             images.update((pair.sample_0.image_id, pair.sample_1.image_id))
             n += 1
     return n
@@ -159,43 +137,15 @@ def _write_retrieval(pipeline, fh: IO[bytes], images: set[int]) -> int:
 # --------------------------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------------------------
-def _zip_member(zf: zipfile.ZipFile, name: str, source: IO[bytes], *, store=False) -> None:
-    info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
-    info.compress_type = zipfile.ZIP_STORED if store else zipfile.ZIP_DEFLATED
-    info.external_attr = 0o644 << 16
-    with zf.open(info, "w") as out:
-        shutil.copyfileobj(source, out, 1 << 20)
-
-
-def _images(ids: set[int]) -> Iterator[Image]:
-    """The images in SHA-256 order (the archive's member order), loaded a chunk at a time."""
-    ids_ = sorted(ids)
-    keyed = []
-    for start in range(0, len(ids_), CHUNK):
-        chunk = ids_[start : start + CHUNK]
-        keyed += Image.objects.filter(pk__in=chunk).values_list("sha256", "pk")
-    ordered = [pk for _sha, pk in sorted(keyed)]
-    for start in range(0, len(ordered), CHUNK):
-        chunk = ordered[start : start + CHUNK]
-        yield from Image.objects.filter(pk__in=chunk).order_by("sha256")
-
-
 def _write_zip(fh: IO[bytes], *, records, retrieval, card: dict, images: set[int]) -> None:
-    seen: set[str] = set()
     with zipfile.ZipFile(fh, "w") as zf:
-        _zip_member(zf, README_NAME, io.BytesIO(README.encode("utf-8")))
+        archive.zip_member(zf, README_NAME, io.BytesIO(README.encode("utf-8")))
         text = json.dumps(card, ensure_ascii=False, indent=2).encode("utf-8")
-        _zip_member(zf, CARD_NAME, io.BytesIO(text))
+        archive.zip_member(zf, CARD_NAME, io.BytesIO(text))
         for name, source in ((JSONL_NAME, records), (RETRIEVAL_NAME, retrieval)):
             source.seek(0)
-            _zip_member(zf, name, source)
-        for image in _images(images):
-            path = image_path(image)
-            if path in seen:
-                continue
-            seen.add(path)
-            with default_storage.open(image.file.name, "rb") as data:
-                _zip_member(zf, path, data, store=True)
+            archive.zip_member(zf, name, source)
+        archive.zip_images(zf, images)
 
 
 def _hf_features() -> dict:
@@ -203,7 +153,7 @@ def _hf_features() -> dict:
     features: dict[str, Any] = {"Index": {"dtype": "int64", "_type": "Value"}}
     for field in FIELDS[1:]:
         features[field] = value
-    for field in ("Image_0", "Image_1"):
+    for field in IMAGE_FIELDS:
         features[field] = {"_type": "Image"}
     # "Sequence" is what every datasets release reads (newer ones call it List).
     features["Skills"] = {"feature": {"feature": value, "_type": "Sequence"}, "_type": "Sequence"}
@@ -213,67 +163,10 @@ def _hf_features() -> dict:
 def parquet_schema():
     import pyarrow as pa
 
-    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    image = archive.image_struct()
     types = {"Index": pa.int64(), "Image_0": image, "Image_1": image}
     types["Skills"] = pa.list_(pa.list_(pa.string()))
-    fields = [pa.field(f, types.get(f, pa.string())) for f in FIELDS]
-    meta = {"huggingface": json.dumps({"info": {"features": _hf_features()}})}
-    return pa.schema(fields, metadata=meta)
-
-
-def _image_bytes(image: Image) -> bytes:
-    with default_storage.open(image.file.name, "rb") as fh:
-        return fh.read()
-
-
-def _write_parquet(path: str, records: IO[bytes], pipeline) -> None:
-    """Row groups of PARQUET_ROWS samples with their image bytes embedded."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    schema = parquet_schema()
-    by_path = {}
-    records.seek(0)
-    with pq.ParquetWriter(path, schema, compression="zstd") as writer:
-        batch: list[dict] = []
-
-        def flush() -> None:
-            if not batch:
-                return
-            paths = {r["Image_0"] for r in batch} | {r["Image_1"] for r in batch}
-            missing = [p for p in paths if p not in by_path]
-            shas = [p.split("/")[1].split(".")[0] for p in missing]
-            for image in Image.objects.filter(sha256__in=shas):
-                by_path[image_path(image)] = image
-            columns = {f: [] for f in FIELDS}
-            for row in batch:
-                for f in FIELDS:
-                    value = row[f]
-                    if f in ("Image_0", "Image_1"):
-                        value = {"bytes": _image_bytes(by_path[value]), "path": value}
-                    columns[f].append(value)
-            writer.write_table(pa.table(columns, schema=schema))
-            batch.clear()
-            by_path.clear()
-
-        for line in records:
-            batch.append(json.loads(line))
-            if len(batch) >= PARQUET_ROWS:
-                flush()
-        flush()
-
-
-def _file_sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _store(path: str, name: str) -> str:
-    with open(path, "rb") as fh:
-        return default_storage.save(name, File(fh, name=os.path.basename(name)))
+    return archive.parquet_schema(FIELDS, types, _hf_features())
 
 
 def _next_label(pipeline) -> str:
@@ -303,7 +196,13 @@ def _files(pipeline, tmp: str, *, card: dict, images: set[int], label, sha256, j
     parquet_path = os.path.join(tmp, "export.parquet")
     try:
         with open(records_path, "rb") as records:
-            _write_parquet(parquet_path, records, pipeline)
+            archive.parquet_write(
+                parquet_path,
+                records,
+                schema=parquet_schema(),
+                image_fields=IMAGE_FIELDS,
+                rows=PARQUET_ROWS,
+            )
     except ImportError:
         parquet_path = ""
         card["parquet"] = "not written: install pyarrow"
@@ -311,12 +210,12 @@ def _files(pipeline, tmp: str, *, card: dict, images: set[int], label, sha256, j
     files = {"archive": (zip_path, f"{stem}.zip")}
     if parquet_path:
         files["parquet"] = (parquet_path, f"{stem}.parquet")
-    hashes = {field: _file_sha256(path) for field, (path, _name) in files.items()}
+    hashes = {field: archive.file_sha256(path) for field, (path, _name) in files.items()}
     job_progress(
         job_id=job_id, done=3, total=4, message="Storing the files and the evaluation version"
     )
     stored = {
-        field: _store(path, f"exports/naturalbench/{pipeline.pk}/{name}")
+        field: archive.store_file(path, f"exports/naturalbench/{pipeline.pk}/{name}")
         for field, (path, name) in files.items()
     }
     return stored, hashes
