@@ -7,6 +7,7 @@ responses.
 """
 
 import json
+from typing import NamedTuple
 
 import pytest
 from django.urls import get_resolver
@@ -66,121 +67,56 @@ def snapshot(world) -> dict:
     }
 
 
-# name, method, url template, JSON body, expected status per role (ANON always 401)
+class Endpoint(NamedTuple):
+    """One API call, and the roles it serves (`ok`); every other signed-in role gets 404."""
+
+    name: str
+    method: str
+    url: str
+    allowed: tuple[str, ...]
+    body: object = None
+    ok: int = 200
+
+    def expected(self, who: str) -> int:
+        """The status for `who` (ANON always 401)."""
+        if who == ANON:
+            return 401
+        return self.ok if who in self.allowed else 404
+
+
+# Who an endpoint serves
+EVERYONE = (WORKER, CURATOR, RESEARCHER)
+STAFF = (CURATOR, RESEARCHER)
+CURATORS = (CURATOR,)
+WORKERS = (WORKER,)
 NEW_QUEUE = {"project": "{project}", "kind": "vqa_choice", "title": "New"}
+CANCEL = {"ids": ["{task}"], "reason": "withdrawn"}
+QUEUE, TASK = "/api/queues/{queue}/", "/api/tasks/{task}/"
 ENDPOINTS = [
-    ("queue-list", "get", "/api/queues/", None, {WORKER: 200, CURATOR: 200, RESEARCHER: 200}),
-    (
-        "queue-create",
-        "post",
-        "/api/queues/",
-        NEW_QUEUE,
-        {WORKER: 404, CURATOR: 201, RESEARCHER: 404},
+    Endpoint("queue-list", "get", "/api/queues/", EVERYONE),
+    Endpoint("queue-create", "post", "/api/queues/", CURATORS, NEW_QUEUE, ok=201),
+    Endpoint("queue-detail", "get", QUEUE, EVERYONE),
+    Endpoint("queue-update", "patch", QUEUE, CURATORS, {"priority": 5}),
+    Endpoint("queue-status", "post", QUEUE + "status/", CURATORS, {"status": "paused"}),
+    Endpoint("task-list", "get", QUEUE + "tasks/", STAFF),
+    Endpoint("task-bulk-create", "post", QUEUE + "tasks/", CURATORS, [vqa_payload(9)], ok=201),
+    Endpoint("task-cancel", "post", QUEUE + "tasks/cancel/", CURATORS, CANCEL),
+    Endpoint("next", "post", QUEUE + "next/", WORKERS),
+    Endpoint("submit", "post", TASK + "submit/", WORKERS, {"response": {"answer": "Yes"}}, ok=201),
+    Endpoint("skip", "post", TASK + "skip/", WORKERS),
+    Endpoint("report", "post", TASK + "report/", WORKERS, {"reason": "broken_image"}),
+    Endpoint("heartbeat", "post", TASK + "heartbeat/", WORKERS),
+    Endpoint("outcomes", "get", QUEUE + "outcomes/?format=jsonl", STAFF),
+    Endpoint("annotations", "get", QUEUE + "annotations/?format=csv", STAFF),
+    Endpoint("project-members", "get", "/api/projects/{project}/members/", CURATORS),
+    Endpoint(
+        "project-member-remove", "delete", "/api/projects/{project}/members/{member}/", CURATORS
     ),
-    (
-        "queue-detail",
-        "get",
-        "/api/queues/{queue}/",
-        None,
-        {WORKER: 200, CURATOR: 200, RESEARCHER: 200},
-    ),
-    (
-        "queue-update",
-        "patch",
-        "/api/queues/{queue}/",
-        {"priority": 5},
-        {WORKER: 404, CURATOR: 200, RESEARCHER: 404},
-    ),
-    (
-        "queue-status",
-        "post",
-        "/api/queues/{queue}/status/",
-        {"status": "paused"},
-        {WORKER: 404, CURATOR: 200, RESEARCHER: 404},
-    ),
-    (
-        "task-list",
-        "get",
-        "/api/queues/{queue}/tasks/",
-        None,
-        {WORKER: 404, CURATOR: 200, RESEARCHER: 200},
-    ),
-    (
-        "task-bulk-create",
-        "post",
-        "/api/queues/{queue}/tasks/",
-        [vqa_payload(9)],
-        {WORKER: 404, CURATOR: 201, RESEARCHER: 404},
-    ),
-    (
-        "task-cancel",
-        "post",
-        "/api/queues/{queue}/tasks/cancel/",
-        {"ids": ["{task}"], "reason": "withdrawn"},
-        {WORKER: 404, CURATOR: 200, RESEARCHER: 404},
-    ),
-    (
-        "next",
-        "post",
-        "/api/queues/{queue}/next/",
-        None,
-        {WORKER: 200, CURATOR: 404, RESEARCHER: 404},
-    ),
-    (
-        "submit",
-        "post",
-        "/api/tasks/{task}/submit/",
-        {"response": {"answer": "Yes"}},
-        {WORKER: 201, CURATOR: 404, RESEARCHER: 404},
-    ),
-    ("skip", "post", "/api/tasks/{task}/skip/", None, {WORKER: 200, CURATOR: 404, RESEARCHER: 404}),
-    (
-        "report",
-        "post",
-        "/api/tasks/{task}/report/",
-        {"reason": "broken_image"},
-        {WORKER: 200, CURATOR: 404, RESEARCHER: 404},
-    ),
-    (
-        "heartbeat",
-        "post",
-        "/api/tasks/{task}/heartbeat/",
-        None,
-        {WORKER: 200, CURATOR: 404, RESEARCHER: 404},
-    ),
-    (
-        "outcomes",
-        "get",
-        "/api/queues/{queue}/outcomes/?format=jsonl",
-        None,
-        {WORKER: 404, CURATOR: 200, RESEARCHER: 200},
-    ),
-    (
-        "annotations",
-        "get",
-        "/api/queues/{queue}/annotations/?format=csv",
-        None,
-        {WORKER: 404, CURATOR: 200, RESEARCHER: 200},
-    ),
-    (
-        "project-members",
-        "get",
-        "/api/projects/{project}/members/",
-        None,
-        {WORKER: 404, CURATOR: 200, RESEARCHER: 404},
-    ),
-    (
-        "project-member-remove",
-        "delete",
-        "/api/projects/{project}/members/{member}/",
-        None,
-        {WORKER: 404, CURATOR: 200, RESEARCHER: 404},
-    ),
-    ("job-list", "get", "/api/jobs/", None, {WORKER: 404, CURATOR: 200, RESEARCHER: 200}),
-    ("job-detail", "get", "/api/jobs/{job}/", None, {WORKER: 404, CURATOR: 200, RESEARCHER: 200}),
+    Endpoint("job-list", "get", "/api/jobs/", STAFF),
+    Endpoint("job-detail", "get", "/api/jobs/{job}/", STAFF),
 ]
 MATRIX = [
-    pytest.param(endpoint, who, id=f"{endpoint[0]}-{who}")
+    pytest.param(endpoint, who, id=f"{endpoint.name}-{who}")
     for endpoint in ENDPOINTS
     for who in (ANON, WORKER, CURATOR, RESEARCHER)
 ]
@@ -203,15 +139,15 @@ def fill(template, world):
 
 
 def call(client, world, endpoint):
-    _name, method, url, body, _expected = endpoint
+    body = endpoint.body
     kwargs = {"format": "json"} if body is not None else {}
     args = (fill(body, world),) if body is not None else ()
-    return getattr(client, method)(fill(url, world), *args, **kwargs)
+    return getattr(client, endpoint.method)(fill(endpoint.url, world), *args, **kwargs)
 
 
 def test_matrix_covers_every_api_route():
     routes = {p.pattern._route for p in api_urls.urlpatterns}
-    covered = {ep[2].split("?")[0].removeprefix("/api/") for ep in ENDPOINTS}
+    covered = {ep.url.split("?")[0].removeprefix("/api/") for ep in ENDPOINTS}
     covered = {
         c.replace("{queue}", "<int:queue_id>")
         .replace("{task}", "<int:task_id>")
@@ -229,7 +165,7 @@ def test_matrix_covers_every_api_route():
 
 @pytest.mark.parametrize("endpoint, who", MATRIX)
 def test_permission_matrix(world, endpoint, who):
-    expected = 401 if who == ANON else endpoint[4][who]
+    expected = endpoint.expected(who)
     before = snapshot(world)
     response = call(client_as(world, who), world, endpoint)
     assert response.status_code == expected
@@ -239,7 +175,7 @@ def test_permission_matrix(world, endpoint, who):
         assert snapshot(world) == before
 
 
-@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e[0] for e in ENDPOINTS])
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e.name for e in ENDPOINTS])
 def test_staff_of_another_project_get_404(world, endpoint):
     # A curator-and-researcher who is not a member of the project
     outsider = UserFactory(role="curator")
@@ -249,7 +185,7 @@ def test_staff_of_another_project_get_404(world, endpoint):
     client.force_login(outsider)
     before = snapshot(world)
     response = call(client, world, endpoint)
-    name = endpoint[0]
+    name = endpoint.name
     if name in ("queue-list", "job-list"):
         assert response.status_code == 200
         assert response.json()["count"] == 0
@@ -262,8 +198,8 @@ def test_staff_of_another_project_get_404(world, endpoint):
 
 @pytest.mark.parametrize(
     "endpoint",
-    [e for e in ENDPOINTS if "{task}" in e[2] or e[0] == "next"],
-    ids=lambda e: e[0],
+    [e for e in ENDPOINTS if "{task}" in e.url or e.name == "next"],
+    ids=lambda e: e.name,
 )
 def test_crowdworker_outside_the_project_gets_404(world, endpoint):
     stranger = UserFactory(role="crowdworker")
