@@ -3,9 +3,10 @@ see the objects of their projects; anything else answers like a missing object (
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.http import Http404
 
 from annotator.platform import roles
@@ -45,3 +46,8 @@ def latest_jobs(recipe: Recipe, obj: Any) -> dict[str, Job]:
     for job in jobs:
         latest.setdefault(job.kind, job)
     return latest
+
+
+def count_by(queryset: QuerySet, field: str) -> Counter:
+    """``{value of field: rows}`` of ``queryset`` in one GROUP BY query."""
+    return Counter(dict(queryset.values_list(field).annotate(n=Count("pk")).order_by()))
