@@ -22,7 +22,6 @@ from evaluation.metrics import vlind
 
 from ...export_files import Progress
 from ...models import Image
-from . import prompts
 from .benches import MIN_ACCEPTS
 
 DATA_NAME = "data.json"
@@ -105,12 +104,12 @@ def test_inputs(row: dict) -> list[dict]:
     out = [
         ("a1_image", "CK", factual, vlind.ck_prompt(f), "True"),
         ("a2_image", "CK", factual, vlind.ck_prompt(t), "False"),
-        ("b1", "VP", best, vlind.vp_prompt(prompts.vp_statement(row["existent_noun"])), "True"),
+        ("b1", "VP", best, vlind.vp_prompt(vlind.vp_statement(row["existent_noun"])), "True"),
         (
             "b2",
             "VP",
             best,
-            vlind.vp_prompt(prompts.vp_statement(row["non-existent_noun"])),
+            vlind.vp_prompt(vlind.vp_statement(row["non-existent_noun"])),
             "False",
         ),
         ("c1_image", "CB", best, vlind.cb_prompt(row["context"], t), "True"),

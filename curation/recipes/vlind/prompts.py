@@ -43,11 +43,6 @@ def slots_of_style(style: str, per_style: int = PER_STYLE) -> list[int]:
     return list(range(base, base + min(per_style, PER_STYLE)))
 
 
-def vp_statement(noun: str) -> str:
-    """Sec. 3.2 / the official runner: "There is {noun} in the given image."."""
-    return f"There is {noun} in the given image."
-
-
 TRIPLE_ITEM_SCHEMA = {
     "type": "object",
     "required": ["context", "true_statement", "false_statement"],

@@ -23,17 +23,6 @@ from ..framework.registry import register
 from . import benches, demo, export, forms, generation, images, nouns, selectors, triples, views
 from .models import VLindBench
 
-
-def _draft(bench, *, job_id, created_by, count=None, concept_ids=None, **_kw) -> dict:
-    return triples.triples_draft(
-        bench=bench,
-        concept_ids=concept_ids or None,
-        count=count,
-        job_id=job_id,
-        created_by=created_by,
-    )
-
-
 RECIPE = register(
     Recipe(
         key="vlind",
@@ -62,7 +51,7 @@ RECIPE = register(
                 name="draft",
                 label=gettext_lazy("Triples"),
                 job_kind=benches.DRAFT_JOB,
-                run=_draft,
+                run=triples.triples_draft,
                 check=triples.draft_check,
                 form=forms.DraftForm,
                 url="draft/",

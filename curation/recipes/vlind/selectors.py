@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from django.db.models import Count, Prefetch, Q, QuerySet
-from django.http import Http404
+from django.shortcuts import get_object_or_404
 
 from ..framework.publish import published_versions
 from ..framework.registry import recipe_of
-from ..framework.selectors import object_or_404, objects_for
+from ..framework.selectors import count_by, object_or_404, objects_for
 from .images import best_of
 from .models import VLindBench, VLindImage, VLindTriple
 
@@ -32,28 +32,15 @@ def bench_or_404(user, pk: int) -> VLindBench:
 
 
 def triple_or_404(bench: VLindBench, pk: int) -> VLindTriple:
-    triple = (
-        bench.triples.select_related("concept", "factual_image", "generation", "noun_generation")
-        .prefetch_related(
-            Prefetch(
-                "images",
-                queryset=VLindImage.objects.select_related("image", "generation").order_by("slot"),
-            )
-        )
-        .filter(pk=pk)
-        .first()
+    images = VLindImage.objects.select_related("image", "generation").order_by("slot")
+    triple = get_object_or_404(
+        bench.triples.select_related(
+            "concept", "factual_image", "generation", "noun_generation"
+        ).prefetch_related(Prefetch("images", queryset=images)),
+        pk=pk,
     )
-    if triple is None:
-        raise Http404
     triple.bench = bench
     return triple
-
-
-def concept_or_404(bench: VLindBench, pk: int):
-    concept = bench.concepts.filter(pk=pk).first()
-    if concept is None:
-        raise Http404
-    return concept
 
 
 def benches_with_counts(user) -> QuerySet[VLindBench]:
@@ -63,18 +50,23 @@ def benches_with_counts(user) -> QuerySet[VLindBench]:
     )
 
 
-def stage_of(triple: VLindTriple, images: list[VLindImage]) -> str:
-    if triple.status != VLindTriple.Status.KEPT:
-        return triple.status
+def _stage(status: str, images: Counter, factual_id, noun: str, absent: str) -> str:
+    """Where a triple of ``status`` stands, given its images' statuses (counted)."""
+    if status != VLindTriple.Status.KEPT:
+        return status
     if not images:
         return "needs_images"
-    if not any(i.status == VLindImage.Status.GOOD for i in images):
-        if any(i.status == VLindImage.Status.REVIEW for i in images):
-            return "images_review"
-        return "no_good_image"
-    if triple.factual_image_id is None or not (triple.existent_noun and triple.non_existent_noun):
+    if not images[VLindImage.Status.GOOD]:
+        return "images_review" if images[VLindImage.Status.REVIEW] else "no_good_image"
+    if factual_id is None or not (noun and absent):
         return "needs_factual"
     return "assembled"
+
+
+def stage_of(triple: VLindTriple, images: list[VLindImage]) -> str:
+    statuses = Counter(i.status for i in images)
+    t = triple
+    return _stage(t.status, statuses, t.factual_image_id, t.existent_noun, t.non_existent_noun)
 
 
 def _stage_counts(bench: VLindBench) -> tuple[Counter, dict]:
@@ -100,17 +92,7 @@ def _stage_counts(bench: VLindBench) -> tuple[Counter, dict]:
     )
     nouns_proposed = 0
     for pk, status, factual, noun, absent, concept, candidates in rows:
-        counts = by_triple.get(pk, Counter())
-        if status != VLindTriple.Status.KEPT:
-            stage = status
-        elif not counts:
-            stage = "needs_images"
-        elif not counts[VLindImage.Status.GOOD]:
-            stage = "images_review" if counts[VLindImage.Status.REVIEW] else "no_good_image"
-        elif factual is None or not (noun and absent):
-            stage = "needs_factual"
-        else:
-            stage = "assembled"
+        stage = _stage(status, by_triple.get(pk, Counter()), factual, noun, absent)
         stages[stage] += 1
         per_concept[concept][stage] += 1
         per_concept[concept]["drafted"] += 1
@@ -127,22 +109,8 @@ def funnel(bench: VLindBench) -> dict:
     stages, per_concept = _stage_counts(bench)
     triples = sum(stages[s] for s, _ in STAGES)
     kept = triples - stages["review"] - stages["rejected"]
-    images = Counter(
-        dict(
-            VLindImage.objects.filter(triple__bench=bench)
-            .values_list("status")
-            .annotate(n=Count("id"))
-            .order_by()
-        )
-    )
-    origins = Counter(
-        dict(
-            VLindImage.objects.filter(triple__bench=bench)
-            .values_list("origin")
-            .annotate(n=Count("id"))
-            .order_by()
-        )
-    )
+    of_bench = VLindImage.objects.filter(triple__bench=bench)
+    images, origins = count_by(of_bench, "status"), count_by(of_bench, "origin")
     with_images = kept - stages["needs_images"]
     with_good = stages["needs_factual"] + stages["assembled"]
     latest = published_versions(recipe_of("vlind"), bench).first()

@@ -72,8 +72,8 @@ def triples_record(
 
 
 def triples_draft(
-    *,
     bench: VLindBench,
+    *,
     concept_ids: Sequence[int] | None = None,
     count: int | None = None,
     provider: LLMProvider | None = None,
@@ -90,7 +90,7 @@ def triples_draft(
     target = int(count or bench.triples_per_concept)
     check_counts(target, None)
     qs = bench.concepts.filter(active=True).order_by("position", "name")
-    if concept_ids is not None:
+    if concept_ids:
         qs = qs.filter(pk__in=list(concept_ids))
     chosen = list(qs)
     result = {"drafted": 0, "invalid": 0, "failed_calls": 0, "errors": [], "concepts": {}}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotator.platform import roles
 from annotator.platform.errors import Invalid, ServiceError
 from annotator.platform.views import error_context, form_page, state_chips
+from evaluation.metrics import vlind
 
 from ... import assets, gateway
 from ..framework import views as framework_views
@@ -64,7 +65,7 @@ def detail_context(request: HttpRequest, bench, base: dict) -> dict:
 @roles.roles_required(*CURATOR)
 def concept_edit(request: HttpRequest, bench_id: int, concept_id: int) -> HttpResponse:
     bench = selectors.bench_or_404(request.user, bench_id)
-    concept = selectors.concept_or_404(bench, concept_id)
+    concept = get_object_or_404(bench.concepts, pk=concept_id)
     prompts.templates_ensure()
     form = forms.ConceptForm(request.POST or None, initial=forms.ConceptForm.initial_for(concept))
     error = None
@@ -164,8 +165,8 @@ def _triple_context(bench, triple, error=None) -> dict:
         "candidates": candidates,
         "nouns_found": candidates.get("nouns", []),
         "nouns_absent": candidates.get("non-existent_nouns", []),
-        "vp_true": prompts.vp_statement(triple.existent_noun) if triple.existent_noun else "",
-        "vp_false": prompts.vp_statement(triple.non_existent_noun)
+        "vp_true": vlind.vp_statement(triple.existent_noun) if triple.existent_noun else "",
+        "vp_false": vlind.vp_statement(triple.non_existent_noun)
         if triple.non_existent_noun
         else "",
         "error": error,

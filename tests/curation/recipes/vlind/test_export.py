@@ -13,7 +13,7 @@ from PIL import Image as PILImage
 
 from annotator.platform.errors import Invalid
 from curation import gateway
-from curation.recipes.vlind import export, nouns, prompts
+from curation.recipes.vlind import archive, export, nouns
 from evaluation import importers
 from evaluation import services as evaluation_services
 from evaluation.metrics import vlind
@@ -41,9 +41,10 @@ def _zip(archive) -> zipfile.ZipFile:
     return zipfile.ZipFile(io.BytesIO(archive.read()))
 
 
-def test_vp_statements_follow_the_template():
-    assert prompts.vp_statement("a fire truck") == "There is a fire truck in the given image."
-    assert prompts.vp_statement("umbrella") == vlind.vp_statement("umbrella")
+def test_vp_statements_follow_the_template(built):
+    row = export.rows_of(built)[1].data
+    b1 = next(t for t in archive.test_inputs(row) if t["key"] == "b1")
+    assert b1["prompt"] == vlind.vp_prompt("There is a fire truck in the given image.")
 
 
 def test_nouns_are_picked_by_a_person_with_checks(built):
