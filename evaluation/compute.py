@@ -73,6 +73,10 @@ class PredictionData:
     scores: Any = None
 
 
+Items = Sequence[ItemData]  # a version's items, in order
+Predictions = Mapping[str, PredictionData]  # a run's predictions by item id
+
+
 @dataclass(frozen=True)
 class ReferenceRow:
     """A row for comparison on a leaderboard, not a run: chance, or a paper's human figures."""

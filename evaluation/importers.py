@@ -170,20 +170,25 @@ def index_of(obj: dict) -> str | None:
     return None
 
 
+# (line, record, id, errors) -> the row, or None after adding its problem to errors
+RowBuilder = Callable[[int, dict, str, LineErrors], Any]
+
+
 def parse_indexed(
     content: str,
     filename: str,
-    build: Callable[[int, dict, str, LineErrors], Any],
+    build: RowBuilder,
     *,
-    id_field: str,
-    what: str,
-    message: str,
+    file: str,
+    id_field: str = "id",
+    what: str = "",
     check: Callable[[list, LineErrors], None] | None = None,
 ) -> list:
     """Rows of a JSONL/JSON/CSV table whose records carry an id ("Index", "index" or "id"):
     ``build(line, record, id, errors)`` returns the row, or None after adding its problem. Ids
-    must be unique (``what`` names them in the error); ``check`` may then look at all rows.
-    Every problem is collected before the file is refused with ``message``."""
+    must be unique (``what`` names them in the error, `id_field` when blank); ``check`` may then
+    look at all rows. Every problem is collected before the file is refused as "The `file` file
+    has errors"."""
     errors = LineErrors()
     rows = []
     for line, obj in read_table(content, errors, filename):
@@ -194,29 +199,19 @@ def parse_indexed(
         row = build(line, obj, index, errors)
         if row is not None:
             rows.append(row)
-    check_unique(rows, errors, what)
+    check_unique(rows, errors, what or id_field)
     if check is not None:
         check(rows, errors)
-    errors.raise_if_any(message)
+    errors.raise_if_any(f"The {file} file has errors; nothing was imported.")
     return rows
 
 
 def parse_indexed_predictions(
-    content: str,
-    filename: str,
-    build: Callable[[int, dict, str, LineErrors], Any],
-    *,
-    id_field: str,
+    content: str, filename: str, build: RowBuilder, id_field: str
 ) -> list:
     """``parse_indexed`` for a predictions file: one prediction per id, named by `id_field`."""
-    return parse_indexed(
-        content,
-        filename,
-        build,
-        id_field=id_field,
-        what=f"prediction for {id_field}",
-        message="The predictions file has errors; nothing was imported.",
-    )
+    what = f"prediction for {id_field}"
+    return parse_indexed(content, filename, build, file="predictions", id_field=id_field, what=what)
 
 
 def float_list(value: Any, width: int) -> list[float] | None:

@@ -9,14 +9,14 @@ module imports none of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from annotator.platform.errors import Invalid
 
 if TYPE_CHECKING:
-    from evaluation.compute import ItemData, MetricRow, MetricSpec, PredictionData, ReferenceRow
+    from evaluation.compute import ItemData, Items, MetricRow, MetricSpec, Predictions, ReferenceRow
     from evaluation.importers import ItemRow, JudgmentFile, JudgmentRow, PredictionRow
 
 
@@ -27,13 +27,7 @@ class RowsFn(Protocol):
     """A run's metric rows from the version's items and the run's predictions (no database)."""
 
     def __call__(
-        self,
-        items: Sequence[ItemData],
-        predictions: Mapping[str, PredictionData],
-        *,
-        seed: int,
-        rounds: int,
-        text_metrics: bool,
+        self, items: Items, predictions: Predictions, *, seed: int, rounds: int, text_metrics: bool
     ) -> list[MetricRow]: ...
 
 
@@ -41,12 +35,7 @@ class VersionRowsFn(Protocol):
     """Rows that rate every run of a version together (stored on each run), keyed like `runs`."""
 
     def __call__(
-        self,
-        items: Sequence[ItemData],
-        runs: Mapping[str, Mapping[str, PredictionData]],
-        *,
-        seed: int,
-        rounds: int,
+        self, items: Items, runs: Mapping[str, Predictions], *, seed: int, rounds: int
     ) -> dict[str, list[MetricRow]]: ...
 
 

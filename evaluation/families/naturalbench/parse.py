@@ -73,14 +73,7 @@ def _item(line: int, obj: dict, index: str, errors: LineErrors) -> ItemRow | Non
 def parse_items(content: str, filename: str = "") -> list[ItemRow]:
     """NaturalBench records (Index, Image_0, …, Question_Type, Source); ground truth must follow
     the published layout q0_i0 = a0, q0_i1 = a1, q1_i0 = a1, q1_i1 = a0 (``layout``)."""
-    return parse_indexed(
-        content,
-        filename,
-        _item,
-        id_field="Index",
-        what="Index",
-        message="The NaturalBench file has errors; nothing was imported.",
-    )
+    return parse_indexed(content, filename, _item, file="NaturalBench", id_field="Index")
 
 
 def _scores(scores: Any) -> dict | None:
@@ -122,7 +115,7 @@ def _prediction(line: int, obj: dict, index: str, errors: LineErrors) -> Predict
 def parse_predictions(content: str, filename: str = "", option: str = "") -> list[PredictionRow]:
     """Per sample: "outputs" (four strings in q0_i0, q0_i1, q1_i0, q1_i1 order) or one field per
     key; optional "scores" {p_a0: [4], p_a1: [4], p_a0_blind: [2], p_a1_blind: [2]} (App. D)."""
-    return importers.parse_indexed_predictions(content, filename, _prediction, id_field="Index")
+    return importers.parse_indexed_predictions(content, filename, _prediction, "Index")
 
 
 def parse_answer(item: ItemData, raw: Mapping[str, str]) -> list[str | None]:

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 import numpy as np
 
 from evaluation.compute import (
-    ItemData,
+    Items,
     MetricRow,
     MetricSpec,
-    PredictionData,
+    Predictions,
     ReferenceRow,
     cell,
     metric_row,
     score_rows,
 )
 from evaluation.metrics import naturalbench as nb
-from evaluation.metrics.bootstrap import DEFAULT_ROUNDS
 
 SPECS = (
     MetricSpec("acc", "Acc"),
@@ -48,13 +45,10 @@ REFERENCE_ROWS = (
 
 
 def rows(
-    items: Sequence[ItemData],
-    predictions: Mapping[str, PredictionData],
-    *,
-    seed: int,
-    rounds: int = DEFAULT_ROUNDS,
-    text_metrics: bool = True,  # no text metrics in this family
+    items: Items, predictions: Predictions, *, seed: int, rounds: int, text_metrics: bool = True
 ) -> list[MetricRow]:
+    """Acc, Q-Acc, I-Acc, G-Acc by subset and skill, and the debiased metrics when the run has
+    likelihoods; text metrics do not apply here."""
     kept = [item for item in items if item.kept]
     samples: list[list[str | None]] = []
     missing = 0
@@ -102,9 +96,7 @@ def rows(
     return out
 
 
-def _debiased(
-    kept: Sequence[ItemData], predictions: Mapping[str, PredictionData], options: dict
-) -> list[MetricRow]:
+def _debiased(kept: Items, predictions: Predictions, options: dict) -> list[MetricRow]:
     """Debiased metrics when every sample has likelihoods (naturalbench.txt Sec. 5, App. D)."""
     scored = [predictions.get(item.item_id) for item in kept]
     if not kept or any(p is None or not p.scores or "p_a0" not in p.scores for p in scored):

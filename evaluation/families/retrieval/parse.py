@@ -21,14 +21,7 @@ def _item(line: int, obj: dict, index: str, errors: LineErrors) -> ItemRow:
 
 
 def parse_items(content: str, filename: str = "") -> list[ItemRow]:
-    return parse_indexed(
-        content,
-        filename,
-        _item,
-        id_field="id",
-        what="id",
-        message="The retrieval file has errors; nothing was imported.",
-    )
+    return parse_indexed(content, filename, _item, file="retrieval")
 
 
 def _prediction(line: int, obj: dict, index: str, errors: LineErrors) -> PredictionRow | None:
@@ -46,4 +39,4 @@ def _prediction(line: int, obj: dict, index: str, errors: LineErrors) -> Predict
 
 def parse_predictions(content: str, filename: str = "", option: str = "") -> list[PredictionRow]:
     """Per pair: "scores" = [[s(c0,i0), s(c0,i1)], [s(c1,i0), s(c1,i1)]] (App. B)."""
-    return importers.parse_indexed_predictions(content, filename, _prediction, id_field="id")
+    return importers.parse_indexed_predictions(content, filename, _prediction, "id")

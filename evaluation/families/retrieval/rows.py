@@ -2,18 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
-from evaluation.compute import (
-    ItemData,
-    MetricRow,
-    MetricSpec,
-    PredictionData,
-    ReferenceRow,
-    score_rows,
-)
+from evaluation.compute import Items, MetricRow, MetricSpec, Predictions, ReferenceRow, score_rows
 from evaluation.metrics import retrieval
-from evaluation.metrics.bootstrap import DEFAULT_ROUNDS
 
 SPECS = (
     MetricSpec("text", "Text score"),
@@ -31,13 +21,9 @@ REFERENCE_ROWS = (
 
 
 def rows(
-    items: Sequence[ItemData],
-    predictions: Mapping[str, PredictionData],
-    *,
-    seed: int,
-    rounds: int = DEFAULT_ROUNDS,
-    text_metrics: bool = True,  # no text metrics in this family
+    items: Items, predictions: Predictions, *, seed: int, rounds: int, text_metrics: bool = True
 ) -> list[MetricRow]:
+    """Winoground scores of the pairs the run scored; text metrics do not apply here."""
     pairs = [predictions[i.item_id].scores for i in items if i.kept and i.item_id in predictions]
     scores = retrieval.winoground_scores(pairs, seed=seed, rounds=rounds)
     missing = sum(1 for i in items if i.kept and i.item_id not in predictions)

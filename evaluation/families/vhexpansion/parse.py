@@ -66,15 +66,7 @@ def _item(line: int, obj: dict, index: str, errors: LineErrors) -> ItemRow | Non
 def parse_items(content: str, filename: str = "") -> list[ItemRow]:
     """VH test cases: id, pair_id, image, question, answer (yes/no), negated, perturbation,
     source. Each pair_id needs exactly one original and one negated case (vhexpansion Def. 3)."""
-    return parse_indexed(
-        content,
-        filename,
-        _item,
-        id_field="id",
-        what="id",
-        message="The VH test-case file has errors; nothing was imported.",
-        check=_check_pairs,
-    )
+    return parse_indexed(content, filename, _item, file="VH test-case", check=_check_pairs)
 
 
 def _prediction(line: int, obj: dict, index: str, errors: LineErrors) -> PredictionRow | None:
@@ -89,4 +81,4 @@ def _prediction(line: int, obj: dict, index: str, errors: LineErrors) -> Predict
 
 def parse_predictions(content: str, filename: str = "", option: str = "") -> list[PredictionRow]:
     """Per test case: id and the model's output text, parsed as yes/no (``answer_of``)."""
-    return importers.parse_indexed_predictions(content, filename, _prediction, id_field="id")
+    return importers.parse_indexed_predictions(content, filename, _prediction, "id")

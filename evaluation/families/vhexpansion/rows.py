@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
 
 from evaluation.compute import (
     ItemData,
+    Items,
     MetricRow,
     MetricSpec,
-    PredictionData,
+    Predictions,
     ReferenceRow,
     score_rows,
 )
 from evaluation.metrics import vhexpansion
-from evaluation.metrics.bootstrap import DEFAULT_ROUNDS
 
 SPECS = (
     MetricSpec("accuracy", "Accuracy"),
@@ -40,9 +39,7 @@ REFERENCE_ROWS = (
 )
 
 
-def vh_pairs(
-    items: Sequence[ItemData], predictions: Mapping[str, PredictionData]
-) -> list[vhexpansion.VHPair]:
+def vh_pairs(items: Items, predictions: Predictions) -> list[vhexpansion.VHPair]:
     """One VHPair per (case, negated case); a missing prediction counts as wrong."""
     by_pair: dict[str, dict[bool, ItemData]] = defaultdict(dict)
     for item in items:
@@ -71,13 +68,10 @@ def vh_pairs(
 
 
 def rows(
-    items: Sequence[ItemData],
-    predictions: Mapping[str, PredictionData],
-    *,
-    seed: int,
-    rounds: int = DEFAULT_ROUNDS,
-    text_metrics: bool = True,  # no text metrics in this family
+    items: Items, predictions: Predictions, *, seed: int, rounds: int, text_metrics: bool = True
 ) -> list[MetricRow]:
+    """Scores over the (case, negation) pairs, by perturbation and source; text metrics do not
+    apply here."""
     pairs = vh_pairs(items, predictions)
     options = {"seed": seed, "rounds": rounds}
     overall = vhexpansion.vh_scores(pairs, **options)

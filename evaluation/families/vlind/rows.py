@@ -5,9 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluation.compute import ItemData, MetricRow, MetricSpec, PredictionData, score_rows
+from evaluation.compute import (
+    ItemData,
+    Items,
+    MetricRow,
+    MetricSpec,
+    PredictionData,
+    Predictions,
+    score_rows,
+)
 from evaluation.metrics import vlind
-from evaluation.metrics.bootstrap import DEFAULT_ROUNDS
 
 from .parse import STYLES
 
@@ -43,13 +50,10 @@ def vlind_instance(
 
 
 def rows(
-    items: Sequence[ItemData],
-    predictions: Mapping[str, PredictionData],
-    *,
-    seed: int,
-    rounds: int = DEFAULT_ROUNDS,
-    text_metrics: bool = True,  # no text metrics in this family
+    items: Items, predictions: Predictions, *, seed: int, rounds: int, text_metrics: bool = True
 ) -> list[MetricRow]:
+    """The six scores over all instances, by concept and by image style; text metrics do not
+    apply here."""
     options = {"seed": seed, "rounds": rounds}
     instances = [
         vlind_instance(item, predictions.get(item.item_id), item.data.get("good_images", []))
