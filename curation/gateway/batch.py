@@ -12,7 +12,6 @@ Worker threads do network calls only; the job's own thread reads and writes the 
 from __future__ import annotations
 
 import uuid
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from annotator.platform.errors import Invalid
@@ -149,10 +148,9 @@ def batch_run(*, job: Job) -> dict:
     )
     images = _images_by_id(pending)
     workers = max(1, min(provider.concurrency or 1, len(pending) or 1))
-    in_flight: dict[Future, Plan] = {}
     queue = iter(pending)
 
-    def submit_next(pool: ThreadPoolExecutor) -> bool:
+    def next_call() -> tuple[Plan, calls.CallRequest] | None:
         for key, item in queue:
             try:
                 plan = generation_prepare(
@@ -173,27 +171,18 @@ def batch_run(*, job: Job) -> dict:
                 counts["invalid"] += 1
                 failed_keys.append(key.split(":", 1)[1])
                 continue
-            in_flight[pool.submit(calls.execute, plan.request)] = plan
-            return True
-        return False
+            return plan, plan.request
+        return None
 
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm-batch") as pool:
-        while len(in_flight) < workers and submit_next(pool):
-            pass
-        while in_flight:
-            finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-            for future in finished:
-                plan = in_flight.pop(future)
-                generation = generation_record(plan, future.result())
-                if generation.status == Generation.Status.OK:
-                    counts["ok"] += 1
-                else:
-                    counts["failed"] += 1
-                    failed_keys.append(plan.item_key.split(":", 1)[1])
-                job_progress(
-                    job_id=job.pk, done=counts["skipped"] + counts["ok"] + counts["failed"]
-                )
-                submit_next(pool)
+    for answers in calls.execute_concurrently(next_call, workers=workers, name="llm-batch"):
+        for plan, result in answers:
+            generation = generation_record(plan, result)
+            if generation.status == Generation.Status.OK:
+                counts["ok"] += 1
+            else:
+                counts["failed"] += 1
+                failed_keys.append(plan.item_key.split(":", 1)[1])
+            job_progress(job_id=job.pk, done=counts["skipped"] + counts["ok"] + counts["failed"])
     total_done = sum(counts.values())
     job_progress(
         job_id=job.pk,

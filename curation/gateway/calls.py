@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import email.utils
 import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import openai
 
@@ -89,6 +91,31 @@ def execute(request: CallRequest) -> CallResult:
 
         return run_offline(request)
     return _execute_openai(request)
+
+
+Tag = TypeVar("Tag")
+
+
+def execute_concurrently(
+    next_call: Callable[[], tuple[Tag, CallRequest] | None], *, workers: int, name: str
+) -> Iterator[list[tuple[Tag, CallResult]]]:
+    """Keep up to ``workers`` calls in flight in threads named ``name``; yield the answers that
+    arrived together, each with the tag it was asked with. ``next_call`` is asked whenever a
+    thread is free (None: nothing now); it runs in the caller's thread, and so does the code
+    that handles what is yielded, so both may use the database."""
+    in_flight: dict[Future, Tag] = {}
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name) as pool:
+
+        def fill() -> None:
+            while len(in_flight) < workers and (call := next_call()) is not None:
+                tag, request = call
+                in_flight[pool.submit(execute, request)] = tag
+
+        fill()
+        while in_flight:
+            finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            yield [(in_flight.pop(future), future.result()) for future in finished]
+            fill()
 
 
 def retry_after_seconds(headers: Any) -> float | None:

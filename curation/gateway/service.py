@@ -123,35 +123,44 @@ def generation_prepare(
     )
 
 
+# What a Generation stores under the same name from the plan, and from the call's result.
+_PLAN_FIELDS = (
+    "project",
+    "provider",
+    "purpose",
+    "variables",
+    "params",
+    "seed",
+    "job_id",
+    "item_key",
+    "created_by",
+)
+_RESULT_FIELDS = (
+    "logprobs",
+    "attempts",
+    "attempt_log",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_ms",
+    "error",
+)
+
+
 def generation_record(plan: Plan, result: calls.CallResult) -> Generation:
     tpl = plan.template
     return Generation.objects.create(
-        project=plan.project,
-        provider=plan.provider,
+        **{name: getattr(plan, name) for name in _PLAN_FIELDS},
+        **{name: getattr(result, name) for name in _RESULT_FIELDS},
         provider_kind=plan.provider.kind,
         template=tpl,
         template_name=tpl.name,
         template_version=tpl.version,
         template_sha256=tpl.sha256,
-        purpose=plan.purpose,
-        variables=plan.variables,
         messages=plan.stored_messages,
         model=result.model or plan.params.get("model_requested") or "(none)",
-        params=plan.params,
-        seed=plan.seed,
         status=Generation.Status.OK if result.ok else Generation.Status.FAILED,
         raw_response=result.raw_text,
         output=_json_safe(result.output) if result.ok else None,
-        logprobs=result.logprobs,
-        attempts=result.attempts,
-        attempt_log=result.attempt_log,
-        prompt_tokens=result.prompt_tokens,
-        completion_tokens=result.completion_tokens,
-        latency_ms=result.latency_ms,
-        error=result.error,
-        job_id=plan.job_id,
-        item_key=plan.item_key,
-        created_by=plan.created_by,
     )
 
 

@@ -8,6 +8,7 @@ rendered from. ``sha256`` covers (system, text, output_schema) in canonical JSON
 from __future__ import annotations
 
 import re
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -51,6 +52,27 @@ def template_check(
     return fields
 
 
+@dataclass(frozen=True)
+class _Content:
+    """A version's checked content, as PromptTemplate fields: what sha256 covers, and the
+    variables the text uses."""
+
+    name: str
+    text: str
+    system: str
+    output_schema: Any
+    variables: list[str]
+    sha256: str
+
+
+def _checked(*, name: str, text: str, system: str, output_schema: Any, variables=None) -> _Content:
+    fields = template_check(
+        name=name, text=text, system=system, output_schema=output_schema, variables=variables
+    )
+    sha = content_sha256(system=system, text=text, output_schema=output_schema)
+    return _Content(name, text, system, output_schema, fields, sha)
+
+
 def template_current(name: str) -> PromptTemplate:
     """The current version of ``name``; the built-in defaults are seeded on first use."""
     template = PromptTemplate.objects.filter(name=name, is_current=True).first()
@@ -87,10 +109,9 @@ def template_ensure(
       default moved on, so it becomes a new version;
     - the current version was written by a person: it is kept.
     """
-    fields = template_check(
+    content = _checked(
         name=name, text=text, system=system, output_schema=output_schema, variables=variables
     )
-    sha = content_sha256(system=system, text=text, output_schema=output_schema)
     for _try in range(2):
         try:
             with transaction.atomic():
@@ -98,18 +119,13 @@ def template_ensure(
                     PromptTemplate.objects.select_for_update().filter(name=name).order_by("version")
                 )
                 current = next((v for v in versions if v.is_current), None)
-                if any(v.sha256 == sha for v in versions) and current is not None:
+                if any(v.sha256 == content.sha256 for v in versions) and current is not None:
                     return current
                 if current is not None and current.created_by_id is not None:
                     return current
                 return _new_version(
                     versions,
-                    name=name,
-                    text=text,
-                    system=system,
-                    output_schema=output_schema,
-                    sha=sha,
-                    fields=fields,
+                    content,
                     title=title,
                     description=description,
                     source=source,
@@ -132,20 +148,14 @@ def template_create(
     source: str = "",
     created_by=None,
 ) -> PromptTemplate:
-    fields = template_check(name=name, text=text, system=system, output_schema=output_schema)
+    content = _checked(name=name, text=text, system=system, output_schema=output_schema)
     if PromptTemplate.objects.filter(name=name).exists():
         raise TemplateError(f"A template named {name!r} already exists; edit it instead.")
-    sha = content_sha256(system=system, text=text, output_schema=output_schema)
     try:
         with transaction.atomic():
             return _new_version(
                 [],
-                name=name,
-                text=text,
-                system=system,
-                output_schema=output_schema,
-                sha=sha,
-                fields=fields,
+                content,
                 title=title,
                 description=description,
                 source=source,
@@ -180,31 +190,20 @@ def template_update(
         text = current.text if text is None else text
         system = current.system if system is None else system
         output_schema = current.output_schema if output_schema is KEEP else output_schema
-        fields = template_check(name=name, text=text, system=system, output_schema=output_schema)
-        sha = content_sha256(system=system, text=text, output_schema=output_schema)
+        content = _checked(name=name, text=text, system=system, output_schema=output_schema)
         meta = {
             "title": current.title if title is None else title,
             "description": current.description if description is None else description,
             "source": current.source if source is None else source,
         }
-        if current.sha256 == sha:
+        if current.sha256 == content.sha256:
             changed = [k for k, v in meta.items() if getattr(current, k) != v]
             if changed:
                 for k in changed:
                     setattr(current, k, meta[k])
                 current.save(update_fields=changed)
             return current
-        return _new_version(
-            versions,
-            name=name,
-            text=text,
-            system=system,
-            output_schema=output_schema,
-            sha=sha,
-            fields=fields,
-            created_by=created_by,
-            **meta,
-        )
+        return _new_version(versions, content, created_by=created_by, **meta)
 
 
 def template_restore(*, name: str, version: int, created_by=None) -> PromptTemplate:
@@ -223,31 +222,21 @@ def template_restore(*, name: str, version: int, created_by=None) -> PromptTempl
 
 def _new_version(
     versions: list[PromptTemplate],
+    content: _Content,
     *,
-    name: str,
-    text: str,
-    system: str,
-    output_schema: Any,
-    sha: str,
-    fields: list[str],
     title: str,
     description: str,
     source: str,
     created_by,
 ) -> PromptTemplate:
     # The one-current constraint is a partial unique index: clear the flag before the insert.
-    PromptTemplate.objects.filter(name=name, is_current=True).update(is_current=False)
+    PromptTemplate.objects.filter(name=content.name, is_current=True).update(is_current=False)
     return PromptTemplate.objects.create(
-        name=name,
+        **asdict(content),
         version=max((v.version for v in versions), default=0) + 1,
         title=title,
         description=description,
-        system=system,
-        text=text,
-        variables=fields,
-        output_schema=output_schema,
         source=source,
-        sha256=sha,
         is_current=True,
         created_by=created_by,
     )
