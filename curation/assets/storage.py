@@ -88,23 +88,13 @@ def image_ingest(
     blob_save(norm.path, norm.data)  # also heals a blob lost from storage
     if existing is not None:
         return existing, False
-    image = Image(
-        sha256=norm.sha256,
-        width=norm.width,
-        height=norm.height,
-        format=norm.format,
-        original_format=norm.original_format,
-        byte_size=len(norm.data),
-        original_name=_clip(PurePosixPath(name or "").name, "original_name"),
-        source=_clip(source, "source"),
-        licence=_clip(licence, "licence"),
-        attribution=_clip(attribution, "attribution"),
+    meta = {"source": source, "licence": licence, "attribution": attribution}
+    image = ImageEntry.of(norm, original_name=name, **meta).row(
         derived_from=derived_from,
         derivation=derivation or {},
         generation=generation,
         created_by=created_by,
     )
-    image.file.name = norm.path
     try:
         with transaction.atomic():
             image.save()
@@ -131,17 +121,29 @@ class ImageEntry:
     attribution: str = ""
 
     @classmethod
-    def of(cls, norm: NormalisedImage, **meta: str) -> ImageEntry:
+    def of(cls, norm: NormalisedImage, **meta: str | None) -> ImageEntry:
+        same = ("sha256", "path", "format", "width", "height", "original_format")
         return cls(
-            sha256=norm.sha256,
-            path=norm.path,
-            format=norm.format,
-            width=norm.width,
-            height=norm.height,
-            original_format=norm.original_format,
+            **{key: getattr(norm, key) for key in same},
             byte_size=len(norm.data),
-            **meta,
+            **{key: value or "" for key, value in meta.items()},
         )
+
+    def row(self, **fields) -> Image:
+        """The unsaved Image of this blob, its metadata clipped to the columns' lengths."""
+        image = Image(
+            sha256=self.sha256,
+            width=self.width,
+            height=self.height,
+            format=self.format,
+            original_format=self.original_format[:16],
+            byte_size=self.byte_size,
+            original_name=_clip(PurePosixPath(self.original_name).name, "original_name"),
+            **{key: _clip(getattr(self, key), key) for key in ("source", "licence", "attribution")},
+            **fields,
+        )
+        image.file.name = self.path
+        return image
 
 
 def images_register(
@@ -163,21 +165,7 @@ def images_register(
     for sha, e in unique.items():
         if sha in existing:
             continue
-        row = Image(
-            sha256=sha,
-            width=e.width,
-            height=e.height,
-            format=e.format,
-            original_format=e.original_format[:16],
-            byte_size=e.byte_size,
-            original_name=_clip(PurePosixPath(e.original_name).name, "original_name"),
-            source=_clip(e.source, "source"),
-            licence=_clip(e.licence, "licence"),
-            attribution=_clip(e.attribution, "attribution"),
-            created_by=created_by,
-        )
-        row.file.name = e.path
-        new_rows.append(row)
+        new_rows.append(e.row(created_by=created_by))
     # ignore_conflicts: a concurrent import of the same bytes wins the row, we reuse it.
     Image.objects.bulk_create(new_rows, batch_size=batch_size, ignore_conflicts=True)
     by_sha: dict[str, Image] = {}
