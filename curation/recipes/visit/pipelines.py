@@ -25,11 +25,12 @@ from annotator.platform.errors import Invalid
 from annotator.platform.files import media_url
 from annotator.platform.jobs import job_enqueue
 from annotator.platform.models import Job, Project
+from evaluation.families.visit import sampling
 
 from ...models import LLMProvider
 from ..framework.declare import QueueSpec
 from ..framework.queues import queue_ensure
-from . import prompts, sampling
+from . import prompts
 from .models import VisitImage, VisitInstance, VisitPipeline
 
 IMPORT_JOB = "visit.import_dataset"

@@ -1,6 +1,5 @@
 """Publishing a VisIT-Bench pipeline: the instances with a final verdict frozen as a version of
-the evaluation app (items in the published layout; only verified ones count on leaderboards),
-and the players' responses of a version as the judge sees them."""
+the evaluation app (items in the published layout; only verified ones count on leaderboards)."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ from django.db import transaction
 from annotator.platform.errors import Invalid
 from evaluation import importers
 from evaluation import services as eval_services
-from evaluation.families.visit import judge
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import BenchmarkVersion
 
@@ -134,16 +132,3 @@ def version_publish(
         )
     pipeline.version_id, pipeline.human_set_id = version.pk, None
     return version
-
-
-def responses_of(version) -> dict[str, dict[str, str]]:
-    """{item id: {player: response}} over the version's verified (kept) instances: the
-    reference and every run's answers, as the judge runner sees them (``judge_players``)."""
-
-    ids = dict(version.items.filter(kept=True).values_list("pk", "item_id"))
-    responses: dict[str, dict[str, str]] = {item_id: {} for item_id in ids.values()}
-    for player, answers in judge.judge_players(version).items():
-        for item_pk, text in answers.items():
-            if item_pk in ids:
-                responses[ids[item_pk]][player] = text
-    return responses

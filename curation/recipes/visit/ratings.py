@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -14,13 +13,11 @@ from annotator import services as annotator_services
 from annotator.models import Task
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
-from annotator.platform.models import Job
-from evaluation import importers
-from evaluation import services as eval_services
+from evaluation.families.visit import living, sampling
+from evaluation.importers import pair_key
 from evaluation.models import JudgmentSet
 
 from ..framework.queues import queue_ensure
-from . import sampling
 from .models import VisitInstance, VisitPair, VisitPipeline
 from .pipelines import (
     MAX_PAIRS_PER_CALL,
@@ -31,7 +28,7 @@ from .pipelines import (
     pipeline_settings,
     remote_links,
 )
-from .publish import responses_of, version_of
+from .publish import version_of
 
 
 def _rating_payload(instance: VisitInstance, item_data: dict, a: str, ra: str, b: str, rb: str):
@@ -61,7 +58,7 @@ def pairs_sample(
     if votes is not None and votes != pipeline.votes_per_pair:
         pipeline = pipeline_settings(pipeline=pipeline, votes_per_pair=votes)
     version = version_of(pipeline)
-    responses = responses_of(version)
+    responses = living.responses_of(version)
     players = {p for r in responses.values() for p in r}
     if len(players) < 2:
         raise Invalid(
@@ -100,7 +97,7 @@ def pairs_sample(
                     item_id=t.instance_id,
                     model_a=t.model_a,
                     model_b=t.model_b,
-                    pair_key=sampling.pair_key(t.model_a, t.model_b),
+                    pair_key=pair_key(t.model_a, t.model_b),
                     response_a=responses[t.instance_id][t.model_a],
                     response_b=responses[t.instance_id][t.model_b],
                     seed=seed,
@@ -155,64 +152,24 @@ def human_set_label(pipeline: VisitPipeline) -> str:
     return f"Crowd votes · {pipeline.name}"[:120]
 
 
-def _judgment_rows(pipeline: VisitPipeline, version) -> list:
-    """The decided tuples of the version as the evaluation app's judgment rows, in order."""
-    pairs = list(
-        VisitPair.objects.filter(
-            pipeline=pipeline, version_id=version.pk, decided_at__isnull=False
-        ).order_by("decided_at", "id")
-    )
-    items = dict(
-        version.items.filter(item_id__in={p.item_id for p in pairs}).values_list("item_id", "data")
-    )
-    return [
-        importers.JudgmentRow(
-            line=k,
-            image=items[p.item_id].get("image", ""),
-            instruction=items[p.item_id].get("instruction", ""),
-            model_a=p.model_a,
-            model_b=p.model_b,
-            response_a=p.response_a,
-            response_b=p.response_b,
-            votes_a=p.votes_a,
-            votes_b=p.votes_b,
-            winner=p.winner if p.winner in (p.model_a, p.model_b) else "tie",
-        )
-        for k, p in enumerate(pairs, start=1)
-    ]
-
-
 def _crowd_set_replace(pipeline: VisitPipeline, version, rows: list, job_id) -> JudgmentSet | None:
     """The pipeline's crowd-vote set of the version, replaced by one holding ``rows`` (None
     without rows); its label is kept."""
     with transaction.atomic():
         locked = VisitPipeline.objects.select_for_update().get(pk=pipeline.pk)
-        previous = JudgmentSet.objects.filter(pk=locked.human_set_id, version=version).first()
-        label = human_set_label(locked)
-        if previous is not None:
-            label = previous.label
-            # Replaced as a whole: the votes only grow, and the evaluation app has no append for
-            # crowd sets (judgment_record is the LLM judge's two-order record).
-            previous.delete()
-        elif JudgmentSet.objects.filter(version=version, label=label).exists():
-            label = f"{label} #{locked.pk}"[:120]
-        new_set = None
-        if rows:
-            new_set = eval_services.judgment_set_import(
-                version=version,
-                kind=JudgmentSet.Kind.HUMAN,
-                label=label,
-                parsed=importers.JudgmentFile(
-                    rows=rows, votes=sum(r.votes_a + r.votes_b for r in rows)
-                ),
-                judge="crowd (Blindspot forced choice)",
-                provenance={
-                    "pipeline_id": locked.pk,
-                    "rating_queue_id": locked.rating_queue_id,
-                    "source": "Blindspot VisIT-Bench pipeline (forced_choice queue)",
-                },
-                job=Job.objects.filter(pk=job_id).first() if job_id else None,
-            )
+        new_set = living.crowd_set_replace(
+            version=version,
+            previous_id=locked.human_set_id,
+            label=human_set_label(locked),
+            owner_id=locked.pk,
+            rows=rows,
+            provenance={
+                "pipeline_id": locked.pk,
+                "rating_queue_id": locked.rating_queue_id,
+                "source": "Blindspot VisIT-Bench pipeline (forced_choice queue)",
+            },
+            job_id=job_id,
+        )
         VisitPipeline.objects.filter(pk=locked.pk).update(
             human_set_id=new_set.pk if new_set else None
         )
@@ -229,21 +186,17 @@ def human_votes_sync(
 ) -> dict:
     """Give the evaluation app this pipeline's rated tuples as one crowd-vote judgment set (the
     published ``visit_bench_human_preferences`` semantics: votes per response, majority winner),
-    replacing the one it gave before, then rate every judgment set of the version: Elo and
-    win-rate vs the reference (Table 3) and each judge's agreement with the crowd by 5/5, 4/5,
-    3/5 stratum (Fig. 7) are computed by ``evaluation.services.judgments_compute``."""
+    replacing the one it gave before, then rate every judgment set of the version
+    (``living.crowd_rate``: Elo, win-rate vs the reference, agreement with the crowd)."""
     version = version_of(pipeline)
-    rows = _judgment_rows(pipeline, version)
+    decided = VisitPair.objects.filter(
+        pipeline=pipeline, version_id=version.pk, decided_at__isnull=False
+    )
+    rows = living.crowd_rows(version, decided.order_by("decided_at", "id"))
     new_set = _crowd_set_replace(pipeline, version, rows, job_id)
     pipeline.human_set_id = new_set.pk if new_set else None
     job_progress(job_id=job_id, done=1, total=2, message=f"{len(rows)} rated tuples; rating")
-    results = {}
-    if rows:
-        results = eval_services.judgments_compute(
-            version=version,
-            rounds=rounds or int(getattr(settings, "BLINDSPOT_VISIT_ROUNDS", 1000)),
-            text_metrics=text_metrics,
-        )
+    results = living.crowd_rate(version, rows, rounds=rounds, text_metrics=text_metrics)
     return {"pairs": len(rows), "judgment_set_id": pipeline.human_set_id, "sets": len(results)}
 
 

@@ -8,16 +8,11 @@ from collections import Counter
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
-from django.utils.translation import gettext as _
 
-from annotator.models import Annotation
 from annotator.platform import roles
 from annotator.platform.scoping import projects_for
-from evaluation import plots
-from evaluation.families.visit import pairwise
-from evaluation.models import JudgmentSet
+from evaluation.families.visit import board, stats
 
-from . import stats
 from .models import (
     VisitFamily,
     VisitImage,
@@ -118,7 +113,9 @@ def funnel(pipeline: VisitPipeline) -> dict:
         "pairs_rated": pair_counts["rated"],
         "submissions": pipeline.submissions.count(),
         "ranked": len(
-            ratings_table(judgment_set(pipeline.version_id, label=leaderboard_label(pipeline)))
+            board.ratings_table(
+                board.judgment_set(pipeline.version_id, label=leaderboard_label(pipeline))
+            )
         ),
         "images": images,
         "max_bar": max(instances, 1),
@@ -176,113 +173,23 @@ def sample_instances(pipeline: VisitPipeline, limit: int = 4) -> list[VisitInsta
     return picked
 
 
-def position_bias(pipeline: VisitPipeline) -> list[dict]:
-    """Each rater's share of "left" choices in the forced-choice queue (Sec. 4.2)."""
-    if not pipeline.rating_queue_id:
-        return []
-    rows = Annotation.objects.filter(queue_id=pipeline.rating_queue_id, is_gold=False).values_list(
-        "annotator__username", "response__choice"
-    )
-    return stats.position_bias(rows)
-
-
-def judgment_set(version_id: int | None, *, pk: int | None = None, label: str = ""):
-    if not version_id:
-        return None
-    qs = JudgmentSet.objects.filter(version_id=version_id)
-    if pk:
-        return qs.filter(pk=pk).first()
-    return qs.filter(label=label).first() if label else None
-
-
-def ratings_table(judgment_set) -> list[dict]:
-    """Players of a rated judgment set in the Table 3 / Table 4 layout: Elo with its bootstrap
-    interval, matches, win-rate vs the reference."""
-    if judgment_set is None:
-        return []
-    return list((judgment_set.results or {}).get("players") or [])
-
-
 def leaderboard(pipeline: VisitPipeline) -> dict:
-    """The living leaderboard: the LLM judge's set of the current version, and the submissions."""
-    version = current_version(pipeline)
-    judge_set = judgment_set(pipeline.version_id, label=leaderboard_label(pipeline))
-    human_set = judgment_set(pipeline.version_id, pk=pipeline.human_set_id)
+    """The living leaderboard: the LLM judge's set of the current version and the crowd-vote set
+    (``board.board``), and the submissions."""
+    sets = board.board(
+        pipeline.version_id,
+        judge_label=leaderboard_label(pipeline),
+        human_set_id=pipeline.human_set_id,
+    )
     submissions = list(
         VisitSubmission.objects.filter(pipeline=pipeline)
         .select_related("judge_job", "created_by")
         .order_by("-created_at", "-id")[:20]
     )
     return {
-        "version": version,
-        "judge_set": judge_set,
-        "players": ratings_table(judge_set),
-        "human_set": human_set,
-        "human_players": ratings_table(human_set),
+        **sets,
+        "version": current_version(pipeline),
         "submissions": submissions,
         "running": any(s.judge_job and not s.judge_job.is_finished for s in submissions)
-        or bool(judge_set and judge_set.job_id and not judge_set.job.is_finished),
+        or sets["running"],
     }
-
-
-def _fig8_panel(judgment_set, title: str) -> dict | None:
-    """One set's per-category win-rate vs the reference: the table and its SVG bar chart."""
-    if judgment_set is None:
-        return None
-    rows = judgment_set.judgments.order_by("position").values_list(
-        "item__data__category",
-        "item__data__image",
-        "item__data__instruction",
-        "model_a",
-        "model_b",
-        "winner",
-        "votes_a",
-        "votes_b",
-    )
-    pairs = (
-        (
-            category if isinstance(category, str) else "",
-            pairwise.PairData(
-                item_id="",
-                image=image or "",
-                instruction=instruction or "",
-                model_a=a,
-                model_b=b,
-                winner=winner,
-                votes_a=votes_a,
-                votes_b=votes_b,
-            ),
-        )
-        for category, image, instruction, a, b, winner, votes_a, votes_b in rows
-    )
-    table = stats.category_win_rates(
-        pairs, kind=judgment_set.kind, reference=judgment_set.reference_player
-    )
-    if not table["rows"]:
-        return {"title": title, "set": judgment_set, "table": table, "svg": ""}
-    categories = table["categories"]
-    svg = plots.bar_chart(
-        categories,
-        [
-            plots.Series(name=r["model"], values=[c["rate"] for c in r["cells"]])
-            for r in table["rows"]
-        ],
-        title=title,
-        y_label=_("win rate vs reference (%)"),
-        y_max=1.0,
-        reference=0.5,
-        reference_label=_("50%: on par with the reference"),
-        # Room for every bar: Fig. 8 has up to ~60 categories × several models.
-        width=min(2400, max(760, 60 + len(categories) * (14 * len(table["rows"]) + 12))),
-    )
-    return {"title": title, "set": judgment_set, "table": table, "svg": svg}
-
-
-def category_win_rates(board: dict) -> list[dict]:
-    """Fig. 8 for the leaderboard's LLM-judge set and the crowd-vote set (when they exist): win
-    rate vs the reference per instruction category (the item's family), one query per set."""
-    panels = [
-        _fig8_panel(board.get("judge_set"), _("Win rate vs reference by category · LLM judge")),
-        _fig8_panel(board.get("human_set"), _("Win rate vs reference by category · crowd votes")),
-    ]
-    return [p for p in panels if p is not None]

@@ -33,6 +33,7 @@ from annotator.platform.views import (
     start_job,
     state_chips,
 )
+from evaluation.families.visit import board
 
 from ... import gateway
 from ...models import LLMProvider
@@ -93,7 +94,7 @@ def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
     """What the pipeline page shows besides the generic funnel, buttons, jobs and forms."""
     table2 = selectors.verification_table(pipeline)
     version = publish.current_version(pipeline)
-    board = selectors.leaderboard(pipeline)
+    leaders = selectors.leaderboard(pipeline)
     runs = list(version.runs.select_related("model").order_by("model__name")) if version else []
     return {
         "table2": table2,
@@ -108,9 +109,9 @@ def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
         "judge_form": forms.JudgeForm(),
         "version": version,
         "runs": runs,
-        "board": board,
-        "bias": selectors.position_bias(pipeline),
-        "fig8": selectors.category_win_rates(board),
+        "board": leaders,
+        "bias": board.position_bias(pipeline.rating_queue_id),
+        "fig8": board.category_win_rates(leaders),
         "template": references.reference_template(multi=False),
         "template_multi": references.reference_template(multi=True),
         "provider": pipeline.provider or gateway.provider_for(pipeline.project),
@@ -297,14 +298,15 @@ def judge(request: HttpRequest, pipeline_id: int) -> HttpResponse:
 
 
 def _leaderboard_page(request, pipeline, form, error=None, status=200) -> HttpResponse:
-    board = selectors.leaderboard(pipeline)
+    leaders = selectors.leaderboard(pipeline)
     if request.GET.get("part") == "board":
-        return render(request, "curation/visit/_board.html", {"pipeline": pipeline, "board": board})
+        context = {"pipeline": pipeline, "board": leaders}
+        return render(request, "curation/visit/_board.html", context)
     api_url = request.build_absolute_uri(reverse("api-visit-submissions", args=[pipeline.pk]))
     context = {
         "pipeline": pipeline,
-        "board": board,
-        "fig8": selectors.category_win_rates(board),
+        "board": leaders,
+        "fig8": board.category_win_rates(leaders),
         "form": form,
         "error": error,
         "api_url": api_url,

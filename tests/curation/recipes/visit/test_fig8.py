@@ -9,9 +9,9 @@ from django.urls import reverse
 
 from annotator.models import Annotation, Assignment, Task
 from curation.recipes.framework.queues import queue_ensure
-from curation.recipes.visit import pipelines, selectors, stats, submissions
+from curation.recipes.visit import pipelines, selectors, submissions
 from curation.recipes.visit.models import VisitPipeline
-from evaluation.families.visit import pairwise
+from evaluation.families.visit import board, pairwise, stats
 from evaluation.models import Benchmark, BenchmarkItem, BenchmarkVersion, JudgmentSet, PairJudgment
 from tests.curation.recipes.visit.helpers import answer_all, workers
 
@@ -103,7 +103,7 @@ def test_category_win_rates_of_the_judge_and_the_crowd(judged):
     # given the hand-made sets
     pipeline, judge, human = judged
     # when Fig. 8 is computed from the leaderboard's sets
-    panels = selectors.category_win_rates(selectors.leaderboard(pipeline))
+    panels = board.category_win_rates(selectors.leaderboard(pipeline))
     # then each model's win rate vs the reference per category: judge battles once per pair,
     # ties left out, model-vs-model pairs ignored
     assert [p["set"].pk for p in panels] == [judge.pk, human.pk]
@@ -195,7 +195,7 @@ def test_position_bias_counts_the_side_shown_not_the_unswapped_winner(pipeline, 
     shown_left = Assignment.objects.filter(
         annotator=loyal, presentation__swapped=False, task__queue=queue
     ).count()
-    rows = {r["annotator"]: r for r in selectors.position_bias(pipeline)}
+    rows = {r["annotator"]: r for r in board.position_bias(pipeline.rating_queue_id)}
     assert (rows[loyal.username]["n"], rows[loyal.username]["left"]) == (6, shown_left)
     assert rows[lefty.username] == {
         "annotator": lefty.username,

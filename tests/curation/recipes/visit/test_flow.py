@@ -19,12 +19,12 @@ from curation.recipes.visit import (
     publish,
     ratings,
     references,
-    sampling,
 )
 from curation.recipes.visit.models import VisitImage, VisitInstance, VisitPair, VisitReference
 from evaluation import importers
 from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
+from evaluation.importers import pair_key
 from evaluation.models import JudgmentSet, PairJudgment
 from tests.curation.recipes.visit.helpers import (
     CAPTION_TEXT,
@@ -205,7 +205,7 @@ def test_full_flow_to_crowd_elo_with_the_fake_llm(
         p.pair_key: (p.model_a, p.votes_a, p.model_b, p.votes_b, p.winner)
         for p in VisitPair.objects.all()
     }
-    xy = votes[sampling.pair_key("model-x", "model-y")]
+    xy = votes[pair_key("model-x", "model-y")]
     assert sorted([(xy[0], xy[1]), (xy[2], xy[3])]) == [("model-x", 4), ("model-y", 1)]
     assert xy[4] == "model-x"
 

@@ -15,6 +15,7 @@ from django.db.models import Count
 from annotator.platform.errors import Invalid
 from curation.recipes.visit import dataset, export, publish, selectors
 from curation.recipes.visit.models import VisitFamily, VisitImage, VisitInstance, VisitReference
+from evaluation.families.visit import living
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import ModelRun
 from tests.curation.recipes.visit.helpers import DATASET, MODEL_FILES, import_model, read
@@ -74,7 +75,7 @@ def test_published_version_keeps_529_of_578_and_matches_the_model_files(imported
     )
     assert counts == {"LLaVA (13B)": 577, "InstructBLIP (13B)": 578, "PandaGPT (13B)": 578}
     # so every verified instance has the reference and up to three models to pair
-    responses = publish.responses_of(version)
+    responses = living.responses_of(version)
     assert len(responses) == 529
     assert sum(len(r) for r in responses.values()) == 529 * 4 - 1
 

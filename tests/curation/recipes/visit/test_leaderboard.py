@@ -17,9 +17,10 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotator.platform import roles
-from curation.recipes.visit import dataset, pipelines, publish, ratings, sampling, submissions
+from curation.recipes.visit import dataset, pipelines, publish, ratings, submissions
 from curation.recipes.visit.models import VisitSubmission
-from evaluation.families.visit import judge
+from evaluation.families.visit import judge, living, sampling
+from evaluation.importers import pair_key
 from evaluation.models import JudgmentSet, ModelRun
 from tests.curation.recipes.visit.helpers import DATASET, MODEL_FILES, import_model, read
 from tests.factories import UserFactory
@@ -105,12 +106,12 @@ def test_submission_over_the_api_is_judged_and_rated(
 
 def test_the_same_seed_gives_the_same_pairs(board):
     pipeline, version = board
-    responses = publish.responses_of(version)
+    responses = living.responses_of(version)
     # human tuples: the same seed, the same sample; another seed, another one
     first = sampling.rating_tuples(responses, n=30, seed=11)
     assert sampling.rating_tuples(dict(reversed(list(responses.items()))), n=30, seed=11) == first
     assert sampling.rating_tuples(responses, n=30, seed=12) != first
-    assert len({(t.instance_id, sampling.pair_key(t.model_a, t.model_b)) for t in first}) == 30
+    assert len({(t.instance_id, pair_key(t.model_a, t.model_b)) for t in first}) == 30
     # and through the service: sampled tuples store their seed, new samples skip old tuples
     assert ratings.pairs_sample(pipeline=pipeline, n=30, seed=11, votes=5) == 30
     stored = list(

@@ -1,4 +1,4 @@
-"""Pipeline statistics with no Django import: Table 2's verification shares (visit-bench.txt
+"""VisIT-Bench statistics with no Django import: Table 2's verification shares (visit-bench.txt
 Sec. 2.2), each annotator's position bias in the forced-choice ratings (Sec. 4.2) and the
 per-category win-rate against the reference (Fig. 8)."""
 
@@ -9,8 +9,9 @@ from collections.abc import Iterable
 
 from scipy.stats import binomtest
 
-from evaluation.families.visit import pairwise
 from evaluation.metrics import visit
+
+from . import pairwise
 
 # A rater is flagged when a two-sided exact binomial test rejects "left half the time" at 5%.
 BIAS_ALPHA = 0.05

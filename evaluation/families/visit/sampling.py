@@ -1,7 +1,7 @@
 """Seeded sampling of the (instance, model A, model B) tuples people rate (visit-bench.txt
-Sec. 4.2). No Django import: inputs are plain mappings, outputs plain tuples, so a seed reproduces
+Sec. 4.2). No database access: inputs are plain mappings, outputs plain tuples, so a seed reproduces
 a sample exactly whatever the database order. (The LLM judge's pairs for a new model come from
-``evaluation.runners.judge_pairs_sample``.)
+``players.judge_pairs_sample``.)
 
 ``responses`` maps an instance id to {player: response text}; the verified reference is a player
 like any model (``REFERENCE``), so it takes part in the Elo setup (Sec. 4.3).
@@ -13,8 +13,12 @@ import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-# The reference's player name in the published judgment files (evaluation.importers).
-REFERENCE = "human_verified_reference"
+from evaluation.importers import pair_key
+
+from .judgments import OFFICIAL_REFERENCE_PLAYER
+
+# The reference's player name in the published judgment files.
+REFERENCE = OFFICIAL_REFERENCE_PLAYER
 
 
 @dataclass(frozen=True)
@@ -27,11 +31,6 @@ class Tuple:
 
     def as_dict(self) -> dict:
         return {"instance_id": self.instance_id, "a_model": self.model_a, "b_model": self.model_b}
-
-
-def pair_key(model_a: str, model_b: str) -> str:
-    """The unordered pair as one string (as ``evaluation.importers.pair_key``)."""
-    return "\x1f".join(sorted((model_a, model_b)))
 
 
 def rating_tuples(
