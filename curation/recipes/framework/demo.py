@@ -1,8 +1,12 @@
 """What the recipes' demos share: simulated annotators (accounts nobody can log in as) who work
-through a queue with the real claim and submit services, leaving chosen tasks for a visitor."""
+through a queue with the real claim and submit services, leaving chosen tasks for a visitor, and
+jobs run in this process while a demo is built."""
 
 from __future__ import annotations
 
+import contextlib
+
+from celery import current_app
 from django.contrib.auth import get_user_model
 
 from annotator.models import TaskQueue
@@ -27,13 +31,25 @@ def demo_annotators(project: Project, usernames) -> list:
     return users
 
 
-def demo_work(queue: TaskQueue, annotator, respond) -> int:
+@contextlib.contextmanager
+def jobs_in_process():
+    """Jobs run here, in this process, as they are enqueued: a demo never needs a broker."""
+    before = current_app.conf.task_always_eager
+    current_app.conf.task_always_eager = True
+    try:
+        yield
+    finally:
+        current_app.conf.task_always_eager = before
+
+
+def demo_work(queue: TaskQueue, annotator, respond, *, assignment: bool = False) -> int:
     """Claim and answer as ``annotator`` until the queue has nothing left for them; ``respond``
+    gets the claimed task (with ``assignment``: the claimed Assignment, its presentation too) and
     returns a response, or None to skip the task (leaving it for someone else)."""
     answered = 0
     claim = assignment_claim(queue=queue, annotator=annotator)
     while claim.task is not None:
-        response = respond(claim.task)
+        response = respond(claim.assignment if assignment else claim.task)
         if response is None:
             assignment_skip(task_id=claim.task.pk, annotator=annotator)
             claim = assignment_claim(queue=queue, annotator=annotator)

@@ -4,7 +4,11 @@ starts the job and later serves the stored file."""
 
 from __future__ import annotations
 
-from typing import Any
+import csv
+import io
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import IO, Any
 
 from django.db.models import QuerySet
 
@@ -14,6 +18,7 @@ from annotator.platform.models import Job
 from .declare import Export, Params, Recipe
 
 SCAN = 20  # newest export jobs of an object read for its cards
+PROGRESS_ROWS = 500  # records between two progress reports of ``records_write``
 
 
 def export_start(
@@ -74,3 +79,34 @@ def latest_exports(recipe: Recipe, obj: Any) -> list[tuple[Export, Job]]:
 
 def export_of(recipe: Recipe, job: Job) -> Export | None:
     return next((e for e in recipe.exports if e.job_kind == job.kind), None)
+
+
+def records_write(
+    fh: IO[bytes],
+    records: Sequence[dict],
+    *,
+    columns: Iterable[str],
+    fmt: str = "csv",
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
+    """Write ``records`` into ``fh`` (UTF-8) as CSV (a header of ``columns``, then one line per
+    record) or, with ``fmt="jsonl"``, as JSON lines; ``progress(done, total)`` counts the records
+    every ``PROGRESS_ROWS`` and at the end. ``fh`` stays open."""
+    text = io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)
+    try:
+        writer = csv.DictWriter(text, fieldnames=list(columns), lineterminator="\n")
+        if fmt == "csv":
+            writer.writeheader()
+        total = len(records)
+        if progress:
+            progress(0, total)
+        for done, record in enumerate(records, start=1):
+            if fmt == "csv":
+                writer.writerow(record)
+            else:
+                text.write(json.dumps(record, ensure_ascii=False) + "\n")
+            if progress and (done % PROGRESS_ROWS == 0 or done == total):
+                progress(done, total)
+        text.flush()
+    finally:
+        text.detach()  # leave ``fh`` open for the caller

@@ -1,5 +1,6 @@
 """Reads of the generic recipe pages, scoped like every curation page: curators (and admins)
-see the objects of their projects; anything else answers like a missing object (404)."""
+see the objects of their projects (with ``readers``, the projects' researchers too: pages such as
+a leaderboard); anything else answers like a missing object (404)."""
 
 from __future__ import annotations
 
@@ -18,17 +19,19 @@ from .declare import Recipe
 LATEST_JOBS_SCAN = 50  # the newest jobs of an object read to find each kind's latest
 
 
-def objects_for(recipe: Recipe, user) -> QuerySet:
-    """The recipe's objects in the projects ``user`` curates (none for other roles)."""
-    if not roles.has_role(user, [roles.CURATOR]):
+def objects_for(recipe: Recipe, user, *, readers: bool = False) -> QuerySet:
+    """The recipe's objects in the projects ``user`` curates (with ``readers``: or researches;
+    none for other roles)."""
+    wanted = [roles.CURATOR, roles.RESEARCHER] if readers else [roles.CURATOR]
+    if not roles.has_role(user, wanted):
         return recipe.model.objects.none()
     return recipe.model.objects.select_related(*recipe.select_related).filter(
         project__in=projects_for(user)
     )
 
 
-def object_or_404(recipe: Recipe, user, pk: int) -> Any:
-    obj = objects_for(recipe, user).filter(pk=pk).first()
+def object_or_404(recipe: Recipe, user, pk: int, *, readers: bool = False) -> Any:
+    obj = objects_for(recipe, user, readers=readers).filter(pk=pk).first()
     if obj is None:
         raise Http404
     return obj
