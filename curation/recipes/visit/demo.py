@@ -10,26 +10,21 @@ work of every kind waiting for a visitor: instruction, caption, review and force
 
 from __future__ import annotations
 
-import contextlib
 import io
 
-from celery import current_app
-from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from annotator.demo import images as demo_images
 from annotator.demo.visit_bench import ROWS
-from annotator.models import TaskQueue
-from annotator.platform import roles
 from annotator.platform.files import media_url
 from annotator.platform.models import Project
-from annotator.services import annotation_submit, assignment_claim, assignment_skip
 from evaluation import importers
 from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
 
 from ...gateway import provider_offline
+from ..framework.demo import demo_annotators, demo_work, jobs_in_process
 from . import dataset, families, pipelines, prompts, ratings, references, submissions
 from .models import VisitPipeline, VisitReference
 from .publish import version_publish
@@ -42,48 +37,6 @@ REJECTED = 1  # one reference the simulated reviewer rejects (problem in the res
 PAIRS = 10
 VOTES = 3
 LEFT_TO_RATE = 4  # tuples that keep one of their three votes open for a visitor
-
-
-@contextlib.contextmanager
-def _in_process():
-    """Jobs run here, in this process, as they are enqueued: the demo never needs a broker."""
-    before = current_app.conf.task_always_eager
-    current_app.conf.task_always_eager = True
-    try:
-        yield
-    finally:
-        current_app.conf.task_always_eager = before
-
-
-def _raters(project: Project) -> list:
-    User = get_user_model()
-    users = []
-    for username in RATERS:
-        user = User.objects.filter(username=username).first()
-        if user is None:
-            user = User.objects.create_user(username=username)
-            user.set_unusable_password()
-            user.save(update_fields=["password"])
-            roles.grant_role(user, roles.CROWDWORKER)
-        users.append(user)
-    project.members.add(*users)
-    return users
-
-
-def _work(queue: TaskQueue, person, respond) -> int:
-    """Answer as ``person`` until the queue has nothing left for them; ``respond`` returns the
-    response, or None to skip (the task stays for someone else)."""
-    answered = 0
-    claim = assignment_claim(queue=queue, annotator=person)
-    while claim.task is not None:
-        response = respond(claim.assignment)
-        if response is None:
-            assignment_skip(task_id=claim.task.pk, annotator=person)
-            claim = assignment_claim(queue=queue, annotator=person)
-            continue
-        claim = annotation_submit(task_id=claim.task.pk, annotator=person, response=response).next
-        answered += 1
-    return answered
 
 
 def _png(scene: str) -> bytes:
@@ -109,7 +62,7 @@ def visit_demo(*, project: Project, curator) -> VisitPipeline:
     existing = VisitPipeline.objects.filter(project=project, name=NAME).first()
     if existing is not None:
         return existing
-    with _in_process():
+    with jobs_in_process():
         return _build(project, curator)
 
 
@@ -125,7 +78,7 @@ def _build(project: Project, curator) -> VisitPipeline:
         created_by=curator,
     )
     pipelines.pipeline_settings(pipeline=pipeline, provider=offline, votes_per_pair=VOTES)
-    raters = _raters(project)
+    raters = demo_annotators(project, RATERS)
     _references_reviewed(pipeline, curator, raters[0])
     kept = _published_with_models(pipeline, project, curator)
     _tuples_rated(pipeline, curator, raters)
@@ -165,15 +118,15 @@ def _references_reviewed(pipeline: VisitPipeline, curator, reviewer) -> None:
     by_task = {r.task_id: k for k, r in enumerate(drafted.order_by("instance__position"))}
     last = len(by_task)
 
-    def review(assignment) -> dict | None:
-        k = by_task[assignment.task_id]
+    def review(task) -> dict | None:
+        k = by_task[task.pk]
         if k >= last - LEFT_IN_REVIEW:
             return None
         if k < REJECTED:
             return {"verdict": "reject", "reason": prompts.REASON_RESPONSE}
         return {"verdict": "accept"}
 
-    _work(pipeline.review_queue, reviewer, review)
+    demo_work(pipeline.review_queue, reviewer, review)
 
 
 def _published_with_models(pipeline: VisitPipeline, project: Project, curator) -> set[str]:
@@ -206,12 +159,14 @@ def _tuples_rated(pipeline: VisitPipeline, curator, raters: list) -> None:
     pipeline.refresh_from_db()
     open_ids = set(sorted(pipeline.pairs.values_list("task_id", flat=True))[-LEFT_TO_RATE:])
     first, second, third = raters
-    _work(pipeline.rating_queue, first, _prefer_reference_then_longer)
-    _work(pipeline.rating_queue, second, _prefer_reference_then_longer)
-    _work(
-        pipeline.rating_queue,
+    queue = pipeline.rating_queue
+    demo_work(queue, first, _prefer_reference_then_longer, assignment=True)
+    demo_work(queue, second, _prefer_reference_then_longer, assignment=True)
+    demo_work(
+        queue,
         third,
         lambda a: None if a.task_id in open_ids else _prefer_reference_then_longer(a),
+        assignment=True,
     )
 
 
@@ -238,10 +193,10 @@ def _work_left(pipeline: VisitPipeline, curator, writer) -> None:
     pipeline.refresh_from_db()
     answered = []
 
-    def write(assignment) -> dict | None:
+    def write(task) -> dict | None:
         if answered:
             return None
-        folder = f"uploads/{assignment.queue_id}/{assignment.task_id}"
+        folder = f"uploads/{task.queue_id}/{task.pk}"
         upload = default_storage.save(f"{folder}/apples-5.png", ContentFile(_png("apples-5")))
         answered.append(upload)
         return {
@@ -252,4 +207,4 @@ def _work_left(pipeline: VisitPipeline, curator, writer) -> None:
             "image": media_url(upload),
         }
 
-    _work(pipeline.instruction_queue, writer, write)
+    demo_work(pipeline.instruction_queue, writer, write)

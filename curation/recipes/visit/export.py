@@ -5,33 +5,18 @@ app's importers unchanged."""
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-from typing import IO
-
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from annotator.models import Annotation
 from annotator.platform.errors import Invalid
+from evaluation.families.visit import parse as visit_parse
 
-from ...export_files import Progress, export_store, progress_for
+from ...export_files import export_store, progress_for
+from ..framework.exports import records_write
 from .models import VisitPair, VisitPipeline
 from .publish import version_of
 
-DATASET_COLUMNS = (
-    "instruction_category",
-    "image",
-    "instruction",
-    "instruction_conditioned_caption",
-    "gpt4_prediction",
-    "reference_output",
-    "human_ratings_gpt4_correct",
-    "human_ratings_problem_in_caption",
-    "human_ratings_problem_in_gpt4",
-    "public_images_metadata",
-)
 PREFERENCE_COLUMNS = (
     "image_url",
     "instruction",
@@ -42,89 +27,12 @@ PREFERENCE_COLUMNS = (
     "model_selection.A",
     "model_selection.B",
 )
-FORMATS = ("csv", "jsonl")
-PROGRESS_ROWS = 500  # records between two progress reports
-
-
-def _flag(value: bool, fmt: str):
-    # The published CSV writes TRUE / FALSE; JSONL gets JSON booleans.
-    if fmt == "jsonl":
-        return bool(value)
-    return "TRUE" if value else "FALSE"
 
 
 def dataset_records(version, *, fmt: str = "csv") -> list[dict]:
-    """Every item of the version, in position order, with the published columns."""
-    records = []
-    for data in version.items.order_by("position").values_list("data", flat=True):
-        metadata = data.get("public_images_metadata") or {}
-        records.append(
-            {
-                "instruction_category": data.get("category", ""),
-                "image": data.get("image", ""),
-                "instruction": data.get("instruction", ""),
-                "instruction_conditioned_caption": data.get("caption", ""),
-                "gpt4_prediction": data.get("reference", ""),
-                "reference_output": data.get("reference_output", ""),
-                "human_ratings_gpt4_correct": _flag(data.get("gpt4_correct", False), fmt),
-                "human_ratings_problem_in_caption": _flag(
-                    data.get("problem_in_caption", False), fmt
-                ),
-                "human_ratings_problem_in_gpt4": _flag(data.get("problem_in_gpt4", False), fmt),
-                "public_images_metadata": json.dumps(metadata, ensure_ascii=False)
-                if metadata
-                else "",
-            }
-        )
-    return records
-
-
-def write_records(
-    fh: IO[bytes],
-    records: list[dict],
-    *,
-    columns=DATASET_COLUMNS,
-    fmt: str = "csv",
-    progress: Progress | None = None,
-) -> None:
-    """Write the records as CSV (header, then one line per record) or JSONL into ``fh`` (UTF-8);
-    ``progress(done, total)`` counts the records. The one writer behind every export."""
-    text = io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)
-    try:
-        writer = csv.DictWriter(text, fieldnames=list(columns), lineterminator="\n")
-        if fmt == "csv":
-            writer.writeheader()
-        total = len(records)
-        if progress:
-            progress(0, total)
-        for done, record in enumerate(records, start=1):
-            if fmt == "csv":
-                writer.writerow(record)
-            else:
-                text.write(json.dumps(record, ensure_ascii=False) + "\n")
-            if progress and (done % PROGRESS_ROWS == 0 or done == total):
-                progress(done, total)
-        text.flush()
-    finally:
-        text.detach()  # leave ``fh`` open for the caller
-
-
-def _text(records: list[dict], *, columns=DATASET_COLUMNS, fmt: str = "csv") -> str:
-    buffer = io.BytesIO()
-    write_records(buffer, records, columns=columns, fmt=fmt)
-    return buffer.getvalue().decode("utf-8")
-
-
-def _check_format(fmt: str) -> None:
-    if fmt not in FORMATS:
-        raise Invalid(f"Unknown format {fmt!r}: use csv or jsonl.")
-
-
-def dataset_export(*, pipeline: VisitPipeline, fmt: str) -> str:
-    """The pipeline's current version in the published layout."""
-    _check_format(fmt)
-    version = version_of(pipeline)
-    return _text(dataset_records(version, fmt=fmt), fmt=fmt)
+    """Every item of the version, in position order, in the published columns."""
+    items = version.items.order_by("position").values_list("data", flat=True)
+    return [visit_parse.published_record(data, fmt=fmt) for data in items]
 
 
 def preference_records(pipeline: VisitPipeline) -> list[dict]:
@@ -165,10 +73,6 @@ def preference_records(pipeline: VisitPipeline) -> list[dict]:
             }
         )
     return records
-
-
-def preferences_export(*, pipeline: VisitPipeline) -> str:
-    return _text(preference_records(pipeline), columns=PREFERENCE_COLUMNS)
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,7 +119,7 @@ def export_run(pipeline: VisitPipeline, *, what: str, fmt: str, job_id: int, **_
     """The body of the export job: write the records (counted) and store the file."""
     version = _check_export(pipeline, what, fmt)
     if what == "dataset":
-        records, columns = dataset_records(version, fmt=fmt), DATASET_COLUMNS
+        records, columns = dataset_records(version, fmt=fmt), visit_parse.PUBLISHED_COLUMNS
     else:
         records, columns = preference_records(pipeline), PREFERENCE_COLUMNS
     stored = export_store(
@@ -224,7 +128,7 @@ def export_run(pipeline: VisitPipeline, *, what: str, fmt: str, job_id: int, **_
         object_id=pipeline.pk,
         filename=export_filename(pipeline, what, fmt),
         content_type=CONTENT_TYPES[fmt],
-        write=lambda fh: write_records(
+        write=lambda fh: records_write(
             fh,
             records,
             columns=columns,

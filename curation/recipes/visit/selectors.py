@@ -1,18 +1,16 @@
-"""Reads for the VisIT-Bench pages and API, scoped like ``annotator.selectors``: curators (and
-admins) manage the pipelines of their projects; researchers of a project see its leaderboard and
-submit to it. Anything else answers like a missing object (404)."""
+"""Reads for the VisIT-Bench pages and API, scoped by the framework's ``objects_for``: curators
+(and admins) manage the pipelines of their projects; researchers of a project see its leaderboard
+and submit to it. Anything else answers like a missing object (404)."""
 
 from __future__ import annotations
-
-from collections import Counter
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
 
-from annotator.platform import roles
-from annotator.platform.scoping import projects_for
 from evaluation.families.visit import board, stats
 
+from ..framework.registry import recipe_of
+from ..framework.selectors import count_by, object_or_404, objects_for
 from .models import (
     VisitFamily,
     VisitImage,
@@ -26,20 +24,10 @@ from .publish import current_version
 from .submissions import leaderboard_label
 
 
-def pipelines_for(user, *, manage: bool = True) -> QuerySet[VisitPipeline]:
-    wanted = [roles.CURATOR] if manage else [roles.CURATOR, roles.RESEARCHER]
-    if not roles.has_role(user, wanted):
-        return VisitPipeline.objects.none()
-    return VisitPipeline.objects.select_related("project", "provider").filter(
-        project__in=projects_for(user)
-    )
-
-
 def pipeline_or_404(user, pk: int, *, manage: bool = True) -> VisitPipeline:
-    pipeline = pipelines_for(user, manage=manage).filter(pk=pk).first()
-    if pipeline is None:
-        raise Http404
-    return pipeline
+    """A pipeline of the user's projects: managed by its curators, or (``manage=False``) read by
+    its researchers too."""
+    return object_or_404(recipe_of("visit"), user, pk, readers=not manage)
 
 
 def family_or_404(pipeline: VisitPipeline, pk: int) -> VisitFamily:
@@ -50,7 +38,7 @@ def family_or_404(pipeline: VisitPipeline, pk: int) -> VisitFamily:
 
 
 def pipelines_with_counts(user) -> QuerySet[VisitPipeline]:
-    return pipelines_for(user).annotate(
+    return objects_for(recipe_of("visit"), user).annotate(
         n_families=Count("families", distinct=True),
         n_instances=Count("instances", filter=~Q(instances__origin="seed"), distinct=True),
         n_verified=Count("instances", filter=Q(instances__state="verified"), distinct=True),
@@ -60,22 +48,9 @@ def pipelines_with_counts(user) -> QuerySet[VisitPipeline]:
 def funnel(pipeline: VisitPipeline) -> dict:
     """Counts of the funnel: families → instances written → captioned → reference drafted →
     verified → rated tuples → leaderboard submissions. A handful of aggregate queries."""
-    states = Counter(
-        dict(
-            pipeline.instances.exclude(origin=VisitInstance.Origin.SEED)
-            .values_list("state")
-            .annotate(n=Count("id"))
-            .order_by()
-        )
-    )
-    origins = Counter(
-        dict(
-            pipeline.instances.exclude(origin=VisitInstance.Origin.SEED)
-            .values_list("origin")
-            .annotate(n=Count("id"))
-            .order_by()
-        )
-    )
+    written = pipeline.instances.exclude(origin=VisitInstance.Origin.SEED)
+    states = count_by(written, "state")
+    origins = count_by(written, "origin")
     instances = sum(states.values())
     captioned = instances - states[VisitInstance.State.CAPTIONING]
     drafted = (

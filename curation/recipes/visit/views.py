@@ -20,7 +20,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from annotator.platform import roles
@@ -41,6 +40,7 @@ from ..framework import views as framework_views
 from ..framework.registry import recipe_of
 from . import (
     dataset,
+    export,
     families,
     forms,
     prompts,
@@ -57,11 +57,6 @@ CURATOR = (roles.CURATOR,)  # admins pass every role check
 READERS = (roles.CURATOR, roles.RESEARCHER)
 PAGE_SIZE = 25
 MAX_UPLOAD = 50 * 1024 * 1024
-EXPORT_LABELS = {
-    ("dataset", "csv"): gettext_lazy("Dataset (CSV)"),
-    ("dataset", "jsonl"): gettext_lazy("Dataset (JSONL)"),
-    ("preferences", "csv"): gettext_lazy("Human preferences (CSV)"),
-}
 
 
 def _url(pipeline, anchor: str = "") -> str:
@@ -100,7 +95,7 @@ def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
         "table2": table2,
         "table2_rows": _table2_rows(table2),
         "families": selectors.families(pipeline),
-        "exports": [(what, fmt, label) for (what, fmt), label in EXPORT_LABELS.items()],
+        "exports": [(what, fmt, label) for (what, fmt), label in export.EXPORT_LABELS.items()],
         "samples": selectors.sample_instances(pipeline),
         "import_form": forms.ImportForm(),
         "instructions_form": forms.InstructionsForm(),

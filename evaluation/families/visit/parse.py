@@ -1,8 +1,10 @@
-"""VisIT-Bench's published CSVs (METRICS.md Sec. 2) into item and prediction rows."""
+"""VisIT-Bench's published CSVs (METRICS.md Sec. 2) into item and prediction rows, and an item back
+into the published dataset layout."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -32,6 +34,20 @@ DATASET_COLUMNS = {
     "human_ratings_problem_in_gpt4",
     "public_images_metadata",
 }
+
+# The published dataset's columns, in its order (what an item's data writes back).
+PUBLISHED_COLUMNS = (
+    "instruction_category",
+    "image",
+    "instruction",
+    "instruction_conditioned_caption",
+    "gpt4_prediction",
+    "reference_output",
+    "human_ratings_gpt4_correct",
+    "human_ratings_problem_in_caption",
+    "human_ratings_problem_in_gpt4",
+    "public_images_metadata",
+)
 
 
 def visit_key(image: str, instruction: str) -> str:
@@ -126,3 +142,28 @@ def prediction_column(content: str) -> str:
     judgment files (make_pairs.py)."""
     header, _ = read_csv(content.split("\n", 1)[0] + "\n", LineErrors())
     return output_column(header) or ""
+
+
+def _flag(value: bool, fmt: str):
+    # The published CSV writes TRUE / FALSE; JSONL gets JSON booleans.
+    if fmt == "jsonl":
+        return bool(value)
+    return "TRUE" if value else "FALSE"
+
+
+def published_record(data: Mapping[str, Any], *, fmt: str = "csv") -> dict:
+    """An item's data in the published columns (``PUBLISHED_COLUMNS``): what ``parse_items``
+    reads back unchanged."""
+    metadata = data.get("public_images_metadata") or {}
+    return {
+        "instruction_category": data.get("category", ""),
+        "image": data.get("image", ""),
+        "instruction": data.get("instruction", ""),
+        "instruction_conditioned_caption": data.get("caption", ""),
+        "gpt4_prediction": data.get("reference", ""),
+        "reference_output": data.get("reference_output", ""),
+        "human_ratings_gpt4_correct": _flag(data.get("gpt4_correct", False), fmt),
+        "human_ratings_problem_in_caption": _flag(data.get("problem_in_caption", False), fmt),
+        "human_ratings_problem_in_gpt4": _flag(data.get("problem_in_gpt4", False), fmt),
+        "public_images_metadata": json.dumps(metadata, ensure_ascii=False) if metadata else "",
+    }

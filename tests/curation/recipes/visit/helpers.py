@@ -3,6 +3,7 @@ uploaded answer image, a family with its seed example."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from django.core.files.base import ContentFile
@@ -10,8 +11,10 @@ from django.core.files.storage import default_storage
 
 from annotator import services as annotator_services
 from annotator.platform import roles
-from curation.recipes.visit import families
+from curation.recipes.framework.exports import records_write
+from curation.recipes.visit import export, families, publish
 from evaluation import services as eval_services
+from evaluation.families.visit import parse as visit_parse
 from tests.curation.recipes.common import png_bytes
 from tests.factories import UserFactory
 from tests.paths import VISIT_BENCH
@@ -35,6 +38,14 @@ CAPTION_TEXT = (
 
 def read(path: Path) -> str:
     return path.read_text(encoding="utf-8-sig")
+
+
+def dataset_export(pipeline, fmt: str) -> str:
+    """The pipeline's current version as the dataset export writes it (CSV or JSONL)."""
+    buffer = io.BytesIO()
+    records = export.dataset_records(publish.version_of(pipeline), fmt=fmt)
+    records_write(buffer, records, columns=visit_parse.PUBLISHED_COLUMNS, fmt=fmt)
+    return buffer.getvalue().decode("utf-8")
 
 
 def workers(project, n: int, prefix: str = "rater") -> list:

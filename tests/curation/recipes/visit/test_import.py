@@ -13,12 +13,18 @@ import pytest
 from django.db.models import Count
 
 from annotator.platform.errors import Invalid
-from curation.recipes.visit import dataset, export, publish, selectors
+from curation.recipes.visit import dataset, publish, selectors
 from curation.recipes.visit.models import VisitFamily, VisitImage, VisitInstance, VisitReference
 from evaluation.families.visit import living
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import ModelRun
-from tests.curation.recipes.visit.helpers import DATASET, MODEL_FILES, import_model, read
+from tests.curation.recipes.visit.helpers import (
+    DATASET,
+    MODEL_FILES,
+    dataset_export,
+    import_model,
+    read,
+)
 from tests.paths import VISIT_BENCH, needs
 
 pytestmark = [pytest.mark.django_db, needs(VISIT_BENCH)]
@@ -84,11 +90,11 @@ def test_dataset_export_reads_back_through_the_evaluation_parser(imported, curat
     pipeline, _ = imported
     publish.version_publish(pipeline=pipeline, label="v1", created_by=curator)
     # when the version is exported as CSV and JSONL
-    text = export.dataset_export(pipeline=pipeline, fmt="csv")
-    lines = export.dataset_export(pipeline=pipeline, fmt="jsonl").splitlines()
+    text = dataset_export(pipeline, fmt="csv")
+    lines = dataset_export(pipeline, fmt="jsonl").splitlines()
     # then the CSV has the published columns and the evaluation parser gets the same 529 of 578
     header = next(csv.reader(io.StringIO(text)))
-    assert tuple(header) == export.DATASET_COLUMNS
+    assert tuple(header) == visit_parse.PUBLISHED_COLUMNS
     again = visit_parse.parse_items(text)
     original = visit_parse.parse_items(read(DATASET))
     assert [(r.item_id, r.kept) for r in again] == [(r.item_id, r.kept) for r in original]

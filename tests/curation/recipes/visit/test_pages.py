@@ -16,10 +16,10 @@ from django.urls import reverse
 from annotator.models import Task
 from annotator.platform import roles
 from annotator.platform.models import Job
-from curation.recipes.visit import dataset, export, families, fetch, pipelines, publish
+from curation.recipes.visit import dataset, families, fetch, pipelines, publish
 from curation.recipes.visit.models import VisitFamily, VisitImage, VisitInstance, VisitPipeline
 from tests.curation.recipes.common import assert_out_of_reach, login_out_of_reach, png_bytes
-from tests.curation.recipes.visit.helpers import DATASET, read, seed_family
+from tests.curation.recipes.visit.helpers import DATASET, dataset_export, read, seed_family
 from tests.factories import UserFactory
 from tests.paths import VISIT_BENCH, needs
 
@@ -203,7 +203,7 @@ def test_export_jobs_write_the_published_layout(
         .splitlines()[0]
         .startswith("instruction_category,image,instruction,instruction_conditioned_caption")
     )
-    assert body.decode() == export.dataset_export(pipeline=small, fmt="csv")
+    assert body.decode() == dataset_export(small, fmt="csv")
     file_url = reverse("curator-visit-export-file", args=[small.pk, job.pk])
     assert file_url in curator_client.get(page).content.decode()
     # the preferences CSV (no votes yet: the header alone) and the JSONL, by their own jobs
