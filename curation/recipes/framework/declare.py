@@ -130,6 +130,18 @@ class Publish:
 
 
 @dataclass(frozen=True)
+class Page:
+    """A recipe's own page under its object (``<slug>/<int:pk_kwarg>/<route>``), for curators
+    (and admins): the object is loaded as the detail page loads it (404 when out of reach),
+    then ``view(request, obj, **route kwargs)`` answers."""
+
+    route: str  # "triples/<int:triple_id>/"
+    view: Callable[..., Any]  # (request, obj, **kwargs) -> HttpResponse
+    name: str  # the URL name ("curator-vlind-triple")
+    methods: tuple[str, ...] | None = ("GET",)  # None: any method (a form page)
+
+
+@dataclass(frozen=True)
 class RecipeUrlNames:
     """Today's URL names of the generic pages ("" = the recipe serves that page itself or has
     none)."""
@@ -181,6 +193,7 @@ class Recipe:
     update: Callable[..., Any] | None = None  # (obj, **form data)
     settings_saved: str = ""  # message after update ("" = "Settings saved.")
     refuse: Callable[[Any, Any], None] | None = None  # (request, ServiceError) on a refusal
+    pages: tuple[Page, ...] = ()  # the recipe's own pages under the object
     extra_urls: Callable[[], list] | None = None  # the recipe's own patterns under curate/
     api_urls: str = ""  # dotted module of patterns mounted at api/<slug>/
     demo: Callable[..., Any] | None = None  # (*, project, curator)

@@ -12,7 +12,7 @@ from annotator.platform import roles
 from annotator.platform.files import DOWNLOAD_ROLES
 
 from . import views
-from .declare import Export, Recipe
+from .declare import Export, Page, Recipe
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check
 # As today's decorators: require_GET, require_POST, GET and POST, none (a form page).
@@ -54,6 +54,14 @@ def _export_view(export: Export) -> Callable:
     return export_download
 
 
+def _page_view(page: Page) -> Callable:
+    def own_page(recipe, request, **kwargs):
+        return views.own_page(recipe, page, request, **kwargs)
+
+    own_page.__name__, own_page.__doc__ = page.view.__name__, page.view.__doc__
+    return own_page
+
+
 def patterns_for(recipe: Recipe) -> list[URLPattern]:
     slug, names = recipe.slug, recipe.names
     base = f"{slug}/<int:{recipe.pk_kwarg}>/"
@@ -79,6 +87,9 @@ def patterns_for(recipe: Recipe) -> list[URLPattern]:
         publish = _bound(recipe, views.publish_post, CURATOR, POST)
         out.append(path(base + recipe.publishes.url, publish, name=recipe.publishes.url_name))
     out += _export_patterns(recipe, base)
+    for page in recipe.pages:
+        view = _bound(recipe, _page_view(page), CURATOR, page.methods)
+        out.append(path(base + page.route, view, name=page.name))
     if recipe.extra_urls is not None:
         out += recipe.extra_urls()
     return out

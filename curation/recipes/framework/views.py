@@ -36,7 +36,7 @@ from annotator.platform.views import (
 from curation.export_files import export_card, export_cards, newest_export, serve_export
 
 from . import exports, selectors, stages
-from .declare import Export, Recipe, Stage
+from .declare import Export, Page, Recipe, Stage
 from .publish import PublishForm, publish_context, publish_object, publish_version
 
 
@@ -237,6 +237,12 @@ def object_settings(recipe: Recipe, request: HttpRequest, pk: int) -> HttpRespon
         )
     messages.success(request, saved)
     return redirect(detail_url(recipe, obj))
+
+
+def own_page(recipe: Recipe, page: Page, request: HttpRequest, pk: int, **kwargs: Any):
+    """A page the recipe declares (``Recipe.pages``), given the object in reach."""
+    obj = selectors.object_or_404(recipe, request.user, pk)
+    return page.view(request, obj, **kwargs)
 
 
 def stage_post(recipe: Recipe, request: HttpRequest, pk: int, stage: str) -> HttpResponse:
