@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "generation_batch_enqueue": "batch",
     "DEFAULT_TEMPLATES": "defaults",
     "ensure_default_templates": "defaults",
+    "image_generate": "image_generation",
     "OfflineRuleError": "offline",
     "rule": "offline",
     "OutputInvalid": "parsing",
