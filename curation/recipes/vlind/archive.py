@@ -154,14 +154,6 @@ def rendered_prompt(text: str) -> bytes:
     return buf.getvalue()
 
 
-def blank_image() -> bytes:
-    from PIL import Image as PILImage
-
-    buf = io.BytesIO()
-    PILImage.new("RGB", (1024, 1024), (255, 255, 255)).save(buf, "PNG")
-    return buf.getvalue()
-
-
 def image_count(rows: list[Row], *, appendix_b: bool = False) -> int:
     """Image files the archive holds: every reviewed counterfactual image and the factual one
     per row, plus (App. B) the white image and four rendered prompts per row."""
@@ -178,7 +170,7 @@ def write_zip(
     progress: Progress | None = None,
 ) -> None:
     """Write the archive (layout in the module docstring) into ``fh``; ``progress(done,
-    total)`` counts the image files. The one builder behind the export job and ``zip_rows``."""
+    total)`` counts the image files. The one builder behind the export job."""
     total, done = image_count(rows, appendix_b=appendix_b), 0
 
     def image(zf: zipfile.ZipFile, path: str, data: bytes, **kwargs) -> None:
@@ -203,7 +195,7 @@ def write_zip(
             data = _jpeg(by_sha[r.factual])
             image(zf, f"{factual_dir(r.data)}/0.jpg", data, compress_type=zipfile.ZIP_STORED)
         if appendix_b:
-            image(zf, "appendix_b/blank.png", blank_image())
+            image(zf, "appendix_b/blank.png", rendered_prompt(""))  # the plain white image
             for r in rows:
                 folder = f"appendix_b/rendered/{r.data['concept']}/{r.data['context_id']}"
                 for t in test_inputs(r.data):

@@ -214,41 +214,42 @@ def concept_add(
     return concept
 
 
-def _instructions(what: str, question: str, criteria: list[str]) -> str:
-    return (
-        f"{what}\n\n**{question}** Accept or reject it by these criteria (VLind-Bench App. A):\n\n"
-        + "\n".join(f"{i}. {c}" for i, c in enumerate(criteria, 1))
+def _review_queue(
+    field: str, what: str, handler: str, intro: str, question: str, criteria, reasons
+):
+    """A review queue of the bench (App. A): three reviewers, the question and the criteria."""
+    steps = "\n".join(f"{i}. {c}" for i, c in enumerate(criteria, 1))
+    return QueueSpec(
+        field=field,
+        kind="review",
+        title=lambda bench: f"VLind-Bench {what}: {bench.name}",
+        handler=handler,
+        instructions=f"{intro}\n\n**{question}** Accept or reject it by these criteria "
+        f"(VLind-Bench App. A):\n\n{steps}",
+        config={"criteria": criteria, "reason_codes": reasons},
+        redundancy=REVIEWERS,
+        max_redundancy=REVIEWERS,
     )
 
 
-TRIPLE_QUEUE = QueueSpec(
-    field="triple_queue",
-    kind="review",
-    title=lambda bench: f"VLind-Bench triples: {bench.name}",
-    handler=TRIPLE_HANDLER,
-    instructions=_instructions(
-        "Each item is an instance triple an LLM drafted: a counterfactual context, a statement "
-        "that is true in that context and one that is false in it (but true by common sense).",
-        TRIPLE_QUESTION,
-        TRIPLE_CRITERIA,
-    ),
-    config={"criteria": TRIPLE_CRITERIA, "reason_codes": TRIPLE_REASONS},
-    redundancy=REVIEWERS,
-    max_redundancy=REVIEWERS,
+TRIPLE_QUEUE = _review_queue(
+    "triple_queue",
+    "triples",
+    TRIPLE_HANDLER,
+    "Each item is an instance triple an LLM drafted: a counterfactual context, a statement "
+    "that is true in that context and one that is false in it (but true by common sense).",
+    TRIPLE_QUESTION,
+    TRIPLE_CRITERIA,
+    TRIPLE_REASONS,
 )
-IMAGE_QUEUE = QueueSpec(
-    field="image_queue",
-    kind="review",
-    title=lambda bench: f"VLind-Bench images: {bench.name}",
-    handler=IMAGE_HANDLER,
-    instructions=_instructions(
-        "Each item is an image of a counterfactual context with its two statements.",
-        IMAGE_QUESTION,
-        IMAGE_CRITERIA,
-    ),
-    config={"criteria": IMAGE_CRITERIA, "reason_codes": IMAGE_REASONS},
-    redundancy=REVIEWERS,
-    max_redundancy=REVIEWERS,
+IMAGE_QUEUE = _review_queue(
+    "image_queue",
+    "images",
+    IMAGE_HANDLER,
+    "Each item is an image of a counterfactual context with its two statements.",
+    IMAGE_QUESTION,
+    IMAGE_CRITERIA,
+    IMAGE_REASONS,
 )
 
 

@@ -18,7 +18,9 @@ from annotator.platform.models import Project
 
 from ... import assets, gateway
 from ..framework.demo import demo_annotators, demo_work
-from . import benches, export, images, nouns, prompts, triples
+from ..framework.publish import publish_object
+from ..framework.registry import recipe_of
+from . import benches, images, nouns, prompts, triples
 from .models import VLindBench, VLindImage, VLindTriple
 
 DEMO_NAME = "VLind-Bench demo"
@@ -151,7 +153,7 @@ def vlind_demo(*, project: Project, curator) -> VLindBench:
         image_ids=[r.image_id for r in [*reviewed, *waiting]]
         + [t.factual_image_id for t in bench.triples.exclude(factual_image=None)]
     )
-    export.dataset_publish(bench=bench, label="demo-v1", created_by=curator)
+    publish_object(recipe_of("vlind"), bench, label="demo-v1", created_by=curator)
 
     # Round 2: six more triples left waiting for the demo's crowdworkers.
     triples.triples_draft(

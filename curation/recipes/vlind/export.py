@@ -5,19 +5,15 @@ both VP nouns; a context with no good image leaves the set (Sec. 4). Instances b
 the published ``data.json`` and an archive laid out like the published data (``archive``).
 
 ``dataset_publish`` freezes the rows as a published evaluation BenchmarkVersion (family vlind),
-parsed by the evaluation app's own importer; ``version_zip`` rebuilds the archive of a frozen
-version from its items, so a download later is the data that was published.
+parsed by the evaluation app's own importer; the export of a frozen version rebuilds its
+archive from its items, so a download later is the data that was published.
 """
 
 from __future__ import annotations
 
-import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import IO
 
-from django.db import transaction
-from django.db.models import Prefetch
 from django.http import Http404
 from django.utils.translation import gettext as _
 
@@ -30,7 +26,7 @@ from evaluation import services as evaluation_services
 from ...export_files import export_store, progress_for
 from ...models import Image
 from .archive import DATA_NAME, FIELDS, Row, data_json, image_count, write_zip
-from .images import best_of
+from .images import best_of, with_images
 from .models import VLindBench, VLindImage, VLindTriple
 
 # Kept in the published version's item data so its archive can be rebuilt exactly.
@@ -45,21 +41,10 @@ class Instance:
     best: VLindImage
 
 
-def _triples(bench: VLindBench):
-    return (
-        bench.triples.filter(status=VLindTriple.Status.KEPT)
-        .select_related("concept", "factual_image")
-        .prefetch_related(
-            Prefetch("images", queryset=VLindImage.objects.select_related("image").order_by("slot"))
-        )
-        .order_by("concept__position", "concept__name", "context_id")
-    )
-
-
 def instances(bench: VLindBench) -> list[Instance]:
     """The assembled instances, in concept order then context id (three queries)."""
     out = []
-    for triple in _triples(bench):
+    for triple in with_images(bench.triples.filter(status=VLindTriple.Status.KEPT)):
         images = list(triple.images.all())
         reviewed = [i for i in images if i.status != VLindImage.Status.REVIEW]
         good = [i for i in images if i.status == VLindImage.Status.GOOD]
@@ -97,7 +82,7 @@ def rows_of(bench: VLindBench) -> list[Row]:
     return [row_of(i) for i in instances(bench)]
 
 
-def _stored_images(rows: list[Row]) -> dict[str, Image]:
+def stored_images(rows: list[Row]) -> dict[str, Image]:
     """The images the rows name, by SHA-256; refuses an empty export and lost images."""
     if not rows:
         raise Invalid(
@@ -110,19 +95,6 @@ def _stored_images(rows: list[Row]) -> dict[str, Image]:
     if missing:
         raise Invalid(f"{len(missing)} images of this set are no longer stored.")
     return by_sha
-
-
-def zip_rows(rows: list[Row], *, appendix_b: bool = False) -> IO[bytes]:
-    """The archive in a temporary file positioned at 0."""
-    by_sha = _stored_images(rows)
-    tmp = tempfile.SpooledTemporaryFile(max_size=32 * 2**20)
-    write_zip(tmp, rows, by_sha=by_sha, appendix_b=appendix_b)
-    tmp.seek(0)
-    return tmp
-
-
-def export_zip(*, bench: VLindBench, appendix_b: bool = False) -> IO[bytes]:
-    return zip_rows(rows_of(bench), appendix_b=appendix_b)
 
 
 # --------------------------------------------------------------------------------------------
@@ -150,10 +122,11 @@ def benchmark_name(bench: VLindBench) -> str:
     return f"{bench.name} · {bench.project.slug}"[:200]
 
 
-def dataset_publish(bench: VLindBench, *, label: str, created_by=None):
+def dataset_publish(bench: VLindBench, *, benchmark, label: str, created_by=None):
     """Freeze the assembled instances as a published evaluation version (family vlind) of the
-    bench's benchmark, parsed from the very data.json an export holds by the evaluation app's
-    importer; the first publish makes the benchmark and points the bench at it."""
+    bench's ``benchmark``, parsed from the very data.json an export holds by the evaluation
+    app's importer (the framework's ``publish_object`` makes the benchmark on the first
+    publish and points the bench at it)."""
     rows = rows_of(bench)
     if not rows:
         raise Invalid(
@@ -167,22 +140,14 @@ def dataset_publish(bench: VLindBench, *, label: str, created_by=None):
         ]
         item.data["image_sha256"] = row.images
         item.data["factual_image_sha256"] = row.factual
-    benchmark = bench.benchmark if bench.benchmark_id else None
-    with transaction.atomic():
-        version = evaluation_services.benchmark_version_create(
-            family="vlind",
-            name=benchmark.name if benchmark else benchmark_name(bench),
-            project=bench.project,
-            label=label,
-            rows=items,
-            publish=True,
-            source=f"vlind bench {bench.pk}: {bench.name}",
-            created_by=created_by,
-        )
-        if bench.benchmark_id != version.benchmark_id:
-            VLindBench.objects.filter(pk=bench.pk).update(benchmark=version.benchmark)
-            bench.benchmark = version.benchmark
-    return version
+    return evaluation_services.version_create(
+        benchmark=benchmark,
+        label=label,
+        rows=items,
+        publish=True,
+        source=f"vlind bench {bench.pk}: {bench.name}",
+        created_by=created_by,
+    )
 
 
 def version_rows(version) -> list[Row]:
@@ -199,10 +164,6 @@ def version_rows(version) -> list[Row]:
             )
         )
     return rows
-
-
-def version_zip(version, *, appendix_b: bool = False) -> IO[bytes]:
-    return zip_rows(version_rows(version), appendix_b=appendix_b)
 
 
 # --------------------------------------------------------------------------------------------
@@ -230,16 +191,17 @@ def export_params(bench: VLindBench, kwargs: dict, data) -> dict:
     """The export's variant: a frozen version of this bench (404 if not its) or the current
     assembly, with or without App. B."""
     version_id = kwargs.get("version_id")
-    versions = published_versions(recipe_of("vlind"), bench)
-    if version_id is not None and not versions.filter(pk=version_id).exists():
-        raise Http404
+    try:
+        _version_of(bench, version_id)
+    except Invalid:
+        raise Http404 from None
     return {"version_id": version_id, "appendix_b": data.get("appendix_b") == "1"}
 
 
 def export_check(bench: VLindBench, params: dict) -> int:
     """Before the export job: there is something to export, every image of it still stored."""
     version = _version_of(bench, params.get("version_id"))
-    _stored_images(_rows_for(bench, version))
+    stored_images(_rows_for(bench, version))
     return 0
 
 
@@ -257,7 +219,7 @@ def export_run(
     """The body of the export job: build the archive (images counted) and store it."""
     version = _version_of(bench, version_id)
     rows = _rows_for(bench, version)
-    by_sha = _stored_images(rows)
+    by_sha = stored_images(rows)
     stored = export_store(
         job_id=job_id,
         recipe="vlind",

@@ -63,13 +63,7 @@ class SettingsForm(RecipeForm):
 
     @classmethod
     def initial_for(cls, obj) -> dict:
-        return {
-            "triples_per_concept": obj.triples_per_concept,
-            "images_per_style": obj.images_per_style,
-            "image_provider": obj.image_provider_id,
-            "image_model": obj.image_model,
-            "image_size": obj.image_size,
-        }
+        return {name: getattr(obj, name) for name in cls.base_fields}
 
 
 class ConceptForm(forms.Form):

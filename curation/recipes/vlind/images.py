@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Prefetch, QuerySet
 
 from annotator.models import Task, TaskQueue
 from annotator.platform.errors import Invalid
@@ -19,6 +20,17 @@ from ..framework.queues import queue_ensure
 from . import prompts
 from .benches import IMAGE_QUESTION, IMAGE_QUEUE, add_review_tasks, review_decided
 from .models import VLindImage, VLindTriple
+
+
+def with_images(triples: QuerySet[VLindTriple]) -> QuerySet[VLindTriple]:
+    """``triples`` in concept order with their concept, factual image and generation, and
+    their images by slot (three queries)."""
+    images = VLindImage.objects.select_related("image", "generation").order_by("slot")
+    return (
+        triples.select_related("concept", "factual_image", "generation")
+        .prefetch_related(Prefetch("images", queryset=images))
+        .order_by("concept__position", "concept__name", "context_id")
+    )
 
 
 def free_slots(triple: VLindTriple, style: str, per_style: int) -> list[int]:

@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy
 
 from ..framework.declare import (
     Export,
+    Page,
     Publish,
     Recipe,
     RecipeTemplates,
@@ -22,6 +23,9 @@ from ..framework.declare import (
 from ..framework.registry import register
 from . import benches, demo, export, forms, generation, images, nouns, selectors, triples, views
 from .models import VLindBench
+
+TRIPLE = "triples/<int:triple_id>/"  # one triple's page and its POSTs, under the bench
+POST = ("POST",)
 
 RECIPE = register(
     Recipe(
@@ -103,6 +107,7 @@ RECIPE = register(
         publishes=Publish(
             family="vlind",
             publish=export.dataset_publish,
+            name=export.benchmark_name,
             done=lambda version: (
                 _("Froze %(n)d instances as version %(label)s.")
                 % {"n": version.item_count, "label": version.label}
@@ -120,7 +125,16 @@ RECIPE = register(
         settings_form=forms.SettingsForm,
         update=benches.bench_settings,
         refuse=views.refuse,
-        extra_urls=views.urls,
+        pages=(
+            Page("concepts/new/", views.concept_new, "curator-vlind-concept-new", None),
+            Page("concepts/<int:concept_id>/", views.concept_edit, "curator-vlind-concept", None),
+            Page("triples/", views.triples, "curator-vlind-triples"),
+            Page(TRIPLE, views.triple_detail, "curator-vlind-triple"),
+            Page(f"{TRIPLE}images/", views.triple_images, "curator-vlind-upload", POST),
+            Page(f"{TRIPLE}factual/", views.triple_factual, "curator-vlind-factual", POST),
+            Page(f"{TRIPLE}nouns/", views.triple_nouns, "curator-vlind-nouns", POST),
+            Page(f"{TRIPLE}best/", views.triple_best, "curator-vlind-best", POST),
+        ),
         demo=demo.vlind_demo,
     )
 )

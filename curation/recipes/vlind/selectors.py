@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from ..framework.publish import published_versions
 from ..framework.registry import recipe_of
-from ..framework.selectors import count_by, object_or_404, objects_for
-from .images import best_of
+from ..framework.selectors import count_by, objects_for
+from .images import best_of, with_images
 from .models import VLindBench, VLindImage, VLindTriple
 
 # Where a triple stands, in funnel order.
@@ -27,18 +27,8 @@ STAGES = (
 STAGE_LABELS = dict(STAGES)
 
 
-def bench_or_404(user, pk: int) -> VLindBench:
-    return object_or_404(recipe_of("vlind"), user, pk)
-
-
 def triple_or_404(bench: VLindBench, pk: int) -> VLindTriple:
-    images = VLindImage.objects.select_related("image", "generation").order_by("slot")
-    triple = get_object_or_404(
-        bench.triples.select_related(
-            "concept", "factual_image", "generation", "noun_generation"
-        ).prefetch_related(Prefetch("images", queryset=images)),
-        pk=pk,
-    )
+    triple = get_object_or_404(with_images(bench.triples).select_related("noun_generation"), pk=pk)
     triple.bench = bench
     return triple
 
@@ -154,13 +144,7 @@ def triples_page(
     bench: VLindBench, *, stage: str = "", concept_id: int | None = None
 ) -> list[VLindTriple]:
     """Triples with their images (three queries), each with ``stage`` and ``best`` set."""
-    qs = (
-        bench.triples.select_related("concept", "factual_image", "generation")
-        .prefetch_related(
-            Prefetch("images", queryset=VLindImage.objects.select_related("image").order_by("slot"))
-        )
-        .order_by("concept__position", "concept__name", "context_id")
-    )
+    qs = with_images(bench.triples)
     if concept_id:
         qs = qs.filter(concept_id=concept_id)
     if stage in ("review", "rejected"):

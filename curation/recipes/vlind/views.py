@@ -3,21 +3,22 @@ triple's images, factual image, nouns and best image. The generic recipe pages (
 detail, settings, the draft / images / nouns buttons, publish, exports) come from
 ``framework.urls``; ``detail_context`` adds what the bench page shows beyond the funnel.
 
-Reads go through ``selectors`` (project membership): a bench out of reach answers 404 exactly
-like a missing one. Every POST changes one thing, then redirects back; refusals say why and
-change nothing.
+Each page is declared in ``Recipe.pages`` and gets the bench loaded by the framework (a bench
+out of reach answers 404 exactly like a missing one). Every POST changes one thing, then
+redirects back; refusals say why and change nothing.
 """
 
 from __future__ import annotations
 
+from functools import cache, wraps
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import path
+from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.utils.translation import gettext_lazy
 
-from annotator.platform import roles
 from annotator.platform.errors import Invalid, ServiceError
 from annotator.platform.views import error_context, form_page, state_chips
 from evaluation.metrics import vlind
@@ -28,7 +29,6 @@ from ..framework.registry import recipe_of
 from . import archive, benches, export, forms, generation, images, nouns, prompts, selectors
 from .models import VLindImage, VLindTriple
 
-CURATOR = (roles.CURATOR,)  # admins pass every role check
 STYLE_CHOICES = [(s, s.capitalize()) for s in prompts.STYLES]
 
 
@@ -62,44 +62,49 @@ def detail_context(request: HttpRequest, bench, base: dict) -> dict:
     }
 
 
-@roles.roles_required(*CURATOR)
-def concept_edit(request: HttpRequest, bench_id: int, concept_id: int) -> HttpResponse:
-    bench = selectors.bench_or_404(request.user, bench_id)
+def _preview(bench, concept) -> str:
+    """The App. A prompt the LLM receives for ``concept`` ("" without three examples)."""
+    if len(concept.examples) < 3:
+        return ""
+    variables = prompts.triple_variables(
+        concept=concept.name,
+        image_hint=concept.image_hint,
+        examples=concept.examples,
+        count=bench.triples_per_concept,
+    )
+    return gateway.render(gateway.template_current(prompts.TRIPLES_TEMPLATE).text, variables)
+
+
+def concept_edit(request: HttpRequest, bench, concept_id: int) -> HttpResponse:
     concept = get_object_or_404(bench.concepts, pk=concept_id)
     prompts.templates_ensure()
     form = forms.ConceptForm(request.POST or None, initial=forms.ConceptForm.initial_for(concept))
-    error = None
-    if request.method == "POST" and form.is_valid():
-        try:
-            benches.concept_update(
-                concept=concept,
-                description=form.cleaned_data["description"],
-                image_hint=form.cleaned_data["image_hint"],
-                examples=form.examples(),
-                active=form.cleaned_data["active"],
-            )
-        except Invalid as exc:
-            error = error_context(exc)
-        else:
-            messages.success(request, _("Concept “%(c)s” saved.") % {"c": concept.name})
-            return redirect("curator-vlind-concept", bench.pk, concept.pk)
-    preview = ""
-    if len(concept.examples) >= 3:
-        variables = prompts.triple_variables(
-            concept=concept.name,
-            image_hint=concept.image_hint,
-            examples=concept.examples,
-            count=bench.triples_per_concept,
+
+    def save(data: dict):
+        return benches.concept_update(
+            concept=concept,
+            description=data["description"],
+            image_hint=data["image_hint"],
+            examples=form.examples(),
+            active=data["active"],
         )
-        preview = gateway.render(gateway.template_current(prompts.TRIPLES_TEMPLATE).text, variables)
-    context = {"bench": bench, "concept": concept, "form": form, "error": error, "preview": preview}
-    status = 400 if request.method == "POST" else 200
-    return render(request, "curation/vlind/concept.html", context, status=status)
+
+    @cache
+    def preview() -> str:  # called by the template: the concept as the POST left it
+        return _preview(bench, concept)
+
+    return form_page(
+        request,
+        form,
+        save,
+        "curation/vlind/concept.html",
+        {"bench": bench, "concept": concept, "preview": preview},
+        done=lambda concept: _("Concept “%(c)s” saved.") % {"c": concept.name},
+        then=reverse("curator-vlind-concept", args=[bench.pk, concept.pk]),
+    )
 
 
-@roles.roles_required(*CURATOR)
-def concept_new(request: HttpRequest, bench_id: int) -> HttpResponse:
-    bench = selectors.bench_or_404(request.user, bench_id)
+def concept_new(request: HttpRequest, bench) -> HttpResponse:
     form = forms.NewConceptForm(request.POST or None, initial={"active": True})
 
     def add(data: dict):
@@ -122,10 +127,7 @@ def concept_new(request: HttpRequest, bench_id: int) -> HttpResponse:
     )
 
 
-@roles.roles_required(*CURATOR)
-@require_GET
-def triples(request: HttpRequest, bench_id: int) -> HttpResponse:
-    bench = selectors.bench_or_404(request.user, bench_id)
+def triples(request: HttpRequest, bench) -> HttpResponse:
     stage = request.GET.get("stage", "")
     if stage not in selectors.STAGE_LABELS:
         stage = ""
@@ -176,27 +178,32 @@ def _triple_context(bench, triple, error=None) -> dict:
     }
 
 
-@roles.roles_required(*CURATOR)
-@require_GET
-def triple_detail(request: HttpRequest, bench_id: int, triple_id: int) -> HttpResponse:
-    bench = selectors.bench_or_404(request.user, bench_id)
+def triple_detail(request: HttpRequest, bench, triple_id: int) -> HttpResponse:
     triple = selectors.triple_or_404(bench, triple_id)
     return render(request, "curation/vlind/triple.html", _triple_context(bench, triple))
 
 
-def _triple_post(request: HttpRequest, bench_id: int, triple_id: int, change, done: str):
-    """A POST on one triple: ``change(triple)`` then back to it saying ``done``; a refusal
-    re-renders the triple page with the reason (400)."""
-    bench = selectors.bench_or_404(request.user, bench_id)
-    triple = selectors.triple_or_404(bench, triple_id)
-    try:
-        change(triple)
-    except Invalid as exc:
-        triple = selectors.triple_or_404(bench, triple.pk)
-        context = _triple_context(bench, triple, error=error_context(exc))
-        return render(request, "curation/vlind/triple.html", context, status=400)
-    messages.success(request, done)
-    return redirect("curator-vlind-triple", bench.pk, triple.pk)
+def _triple_post(done):
+    """A POST on one triple: ``change(request, triple)``, then back to the triple saying
+    ``done`` (a text, or made from the request); a refusal re-renders the triple page with the
+    reason (400)."""
+
+    def wrap(change):
+        @wraps(change)
+        def view(request: HttpRequest, bench, triple_id: int) -> HttpResponse:
+            triple = selectors.triple_or_404(bench, triple_id)
+            try:
+                change(request, triple)
+            except Invalid as exc:
+                triple = selectors.triple_or_404(bench, triple.pk)
+                context = _triple_context(bench, triple, error=error_context(exc))
+                return render(request, "curation/vlind/triple.html", context, status=400)
+            messages.success(request, done(request) if callable(done) else done)
+            return redirect("curator-vlind-triple", bench.pk, triple.pk)
+
+        return view
+
+    return wrap
 
 
 def _uploads(files) -> list[images.Upload]:
@@ -210,80 +217,45 @@ def _uploads(files) -> list[images.Upload]:
     return [images.Upload(name=f.name, data=f.read()) for f in files]
 
 
-@roles.roles_required(*CURATOR)
-@require_POST
-def triple_images(request: HttpRequest, bench_id: int, triple_id: int) -> HttpResponse:
-    """Upload counterfactual images of one style; every file checked, any refusal stores none."""
-    files = request.FILES.getlist("images")
-
-    def upload(triple) -> None:
-        images.images_upload(
-            triple=triple,
-            style=request.POST.get("style", ""),
-            files=_uploads(files),
-            created_by=request.user,
-        )
-
+def _images_stored(request: HttpRequest) -> str:
     done = _("%(n)d image(s) stored and sent to %(r)d reviewers each.")
-    done %= {"n": len(files), "r": benches.REVIEWERS}
-    return _triple_post(request, bench_id, triple_id, upload, done)
+    return done % {"n": len(request.FILES.getlist("images")), "r": benches.REVIEWERS}
 
 
-@roles.roles_required(*CURATOR)
-@require_POST
-def triple_factual(request: HttpRequest, bench_id: int, triple_id: int) -> HttpResponse:
+@_triple_post(_images_stored)
+def triple_images(request: HttpRequest, triple) -> None:
+    """Upload counterfactual images of one style; every file checked, any refusal stores none."""
+    images.images_upload(
+        triple=triple,
+        style=request.POST.get("style", ""),
+        files=_uploads(request.FILES.getlist("images")),
+        created_by=request.user,
+    )
+
+
+@_triple_post(gettext_lazy("Factual image and context saved."))
+def triple_factual(request: HttpRequest, triple) -> None:
     upload = request.FILES.get("image")
     text = request.POST.get("factual_context")
-
-    def save(triple) -> None:
-        images.factual_upload(
-            triple=triple,
-            upload=_uploads([upload])[0] if upload is not None else None,
-            factual_context=text
-            if text is not None and text.strip() != triple.factual_context
-            else None,
-            created_by=request.user,
-        )
-
-    return _triple_post(request, bench_id, triple_id, save, _("Factual image and context saved."))
+    changed = text is not None and text.strip() != triple.factual_context
+    images.factual_upload(
+        triple=triple,
+        upload=_uploads([upload])[0] if upload is not None else None,
+        factual_context=text if changed else None,
+        created_by=request.user,
+    )
 
 
-@roles.roles_required(*CURATOR)
-@require_POST
-def triple_nouns(request: HttpRequest, bench_id: int, triple_id: int) -> HttpResponse:
+@_triple_post(gettext_lazy("VP nouns saved."))
+def triple_nouns(request: HttpRequest, triple) -> None:
     """The person's pick of the VP pair: a proposed noun, or one typed in."""
     post = request.POST
     existent = post.get("existent_other", "").strip() or post.get("existent", "")
     absent = post.get("non_existent_other", "").strip() or post.get("non_existent", "")
-
-    def pick(triple) -> None:
-        nouns.nouns_pick(triple=triple, existent=existent, non_existent=absent)
-
-    return _triple_post(request, bench_id, triple_id, pick, _("VP nouns saved."))
+    nouns.nouns_pick(triple=triple, existent=existent, non_existent=absent)
 
 
-@roles.roles_required(*CURATOR)
-@require_POST
-def triple_best(request: HttpRequest, bench_id: int, triple_id: int) -> HttpResponse:
+@_triple_post(gettext_lazy("Best image saved."))
+def triple_best(request: HttpRequest, triple) -> None:
     raw = request.POST.get("image", "")
-
-    def pick(triple) -> None:
-        images.best_image_pick(triple=triple, image_id=int(raw) if raw.isdigit() else None)
-
-    return _triple_post(request, bench_id, triple_id, pick, _("Best image saved."))
-
-
-def urls() -> list:
-    """The recipe's own routes under ``curate/`` (names and paths as they always were)."""
-    at = "vlind/<int:bench_id>/"
-    triple = f"{at}triples/<int:triple_id>/"
-    return [
-        path(f"{at}concepts/new/", concept_new, name="curator-vlind-concept-new"),
-        path(f"{at}concepts/<int:concept_id>/", concept_edit, name="curator-vlind-concept"),
-        path(f"{at}triples/", triples, name="curator-vlind-triples"),
-        path(triple, triple_detail, name="curator-vlind-triple"),
-        path(f"{triple}images/", triple_images, name="curator-vlind-upload"),
-        path(f"{triple}factual/", triple_factual, name="curator-vlind-factual"),
-        path(f"{triple}nouns/", triple_nouns, name="curator-vlind-nouns"),
-        path(f"{triple}best/", triple_best, name="curator-vlind-best"),
-    ]
+    images.best_image_pick(triple=triple, image_id=int(raw) if raw.isdigit() else None)

@@ -3,13 +3,25 @@ their answers, an assembled instance."""
 
 from __future__ import annotations
 
+import io
+
 from annotator.platform import roles
 from curation import gateway
-from curation.recipes.vlind import images, nouns, triples
+from curation.recipes.vlind import archive, export, images, nouns, triples
 from curation.recipes.vlind.demo import reviews_answer
 from curation.recipes.vlind.models import VLindImage, VLindTriple
 from tests.curation.recipes.common import png_bytes
 from tests.factories import UserFactory
+
+
+def export_zip(bench=None, *, version=None, appendix_b: bool = False) -> io.BytesIO:
+    """The archive the export job writes (of the bench's assembly or of a frozen ``version``),
+    built in memory after the job's own checks."""
+    rows = export.version_rows(version) if version is not None else export.rows_of(bench)
+    fh = io.BytesIO()
+    archive.write_zip(fh, rows, by_sha=export.stored_images(rows), appendix_b=appendix_b)
+    fh.seek(0)
+    return fh
 
 
 def upload(seed: int, name: str | None = None) -> images.Upload:

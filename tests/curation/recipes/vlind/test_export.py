@@ -13,7 +13,9 @@ from PIL import Image as PILImage
 
 from annotator.platform.errors import Invalid
 from curation import gateway
+from curation.recipes.framework.publish import publish_object
 from curation.recipes.vlind import archive, export, nouns
+from curation.recipes.vlind.recipe import RECIPE
 from evaluation import importers
 from evaluation import services as evaluation_services
 from evaluation.metrics import vlind
@@ -72,7 +74,7 @@ def test_the_offline_noun_drafter_gives_two_of_each(bench):
 
 def test_data_json_matches_the_published_layout_field_by_field(built):
     first, second, _third = kept(built)
-    archive = _zip(export.export_zip(bench=built))
+    archive = _zip(helpers.export_zip(built))
     data = json.loads(archive.read("data.json"))
     # two instances: color/3 has no good image and leaves the set
     assert [list(row) for row in data] == [list(export.FIELDS)] * 2
@@ -104,7 +106,7 @@ def test_data_json_matches_the_published_layout_field_by_field(built):
 
 def test_tests_jsonl_holds_the_official_prompts(built):
     first = kept(built)[0]
-    archive = _zip(export.export_zip(bench=built))
+    archive = _zip(helpers.export_zip(built))
     lines = [json.loads(x) for x in archive.read("tests.jsonl").decode().splitlines()]
     mine = [x for x in lines if x["id"] == "color/1"]
     cf = f"counterfactual/color/1_{first.context}"
@@ -134,7 +136,7 @@ def test_tests_jsonl_holds_the_official_prompts(built):
 
 
 def test_appendix_b_option_adds_the_white_image_and_rendered_prompts(built):
-    archive = _zip(export.export_zip(bench=built, appendix_b=True))
+    archive = _zip(helpers.export_zip(built, appendix_b=True))
     names = set(archive.namelist())
     assert "appendix_b/blank.png" in names
     assert {f"appendix_b/rendered/color/1/{k}.png" for k in ("a1", "a2", "c1", "c2")} <= names
@@ -155,7 +157,7 @@ def test_table1_counts_triples_and_images_per_concept(built):
 
 def test_round_trip_through_the_evaluation_importer_and_metrics(built):
     # given the exported data.json
-    content = _zip(export.export_zip(bench=built)).read("data.json").decode()
+    content = _zip(helpers.export_zip(built)).read("data.json").decode()
     # when the evaluation app parses it
     items = importers.parse_items("vlind", content, "data.json")
     # then the items carry the same fields and the good images by the ≥ 2 votes rule
@@ -169,7 +171,7 @@ def test_round_trip_through_the_evaluation_importer_and_metrics(built):
             if key != "aggregated_human_label_good_images":
                 assert item.data[key] == row[key], key
     # when frozen as a version and a model's answers (the official runner's keys) are imported
-    version = export.dataset_publish(bench=built, label="v1")
+    version = publish_object(RECIPE, built, label="v1")
     assert (version.item_count, version.kept_count, version.frozen) == (2, 2, True)
     for row in rows:
         good = [k for k, v in row["aggregated_human_label_good_images"].items() if v >= 2]
@@ -197,22 +199,22 @@ def test_round_trip_through_the_evaluation_importer_and_metrics(built):
 
 
 def test_a_frozen_versions_archive_is_rebuilt_from_its_items(built):
-    version = export.dataset_publish(bench=built, label="v1")
-    before = _zip(export.export_zip(bench=built)).read("data.json")
+    version = publish_object(RECIPE, built, label="v1")
+    before = _zip(helpers.export_zip(built)).read("data.json")
     # when the bench changes after freezing
     second = kept(built)[1]
     nouns.nouns_pick(triple=second, existent="a truck", non_existent="a kite")
     # then the version's archive still holds what was frozen
-    frozen = _zip(export.version_zip(version))
+    frozen = _zip(helpers.export_zip(version=version))
     assert frozen.read("data.json") == before
-    current = json.loads(_zip(export.export_zip(bench=built)).read("data.json"))
+    current = json.loads(_zip(helpers.export_zip(built)).read("data.json"))
     assert current[1]["existent_noun"] == "a truck"
-    assert sorted(frozen.namelist()) == sorted(_zip(export.version_zip(version)).namelist())
+    assert sorted(frozen.namelist()) == sorted(_zip(helpers.export_zip(version=version)).namelist())
 
 
 def test_nothing_assembled_is_refused_with_what_to_do(bench):
     with pytest.raises(Invalid) as exc:
-        export.export_zip(bench=bench)
+        helpers.export_zip(bench)
     assert exc.value.message.startswith("Nothing to export yet: no instance is assembled.")
     with pytest.raises(Invalid, match="Nothing to freeze yet"):
-        export.dataset_publish(bench=bench, label="v1")
+        publish_object(RECIPE, bench, label="v1")
