@@ -142,6 +142,21 @@ class Page:
 
 
 @dataclass(frozen=True)
+class ItemList:
+    """A paged list of an object's items behind a funnel count (cases, pairs, triples…), under
+    the object at ``url``, filtered by ``?state=`` with a chip (label and count) per state."""
+
+    url: str  # under the object ("cases/")
+    url_name: str  # "curator-vhx-cases"
+    template: str  # gets recipe, object, <context_name>, page, state, chips, total (+ extra)
+    rows: Callable[[Any, str], Any]  # (obj, ?state= as given) -> the queryset to page
+    counts: Callable[[Any], tuple[Mapping[str, int], int]]  # obj -> ({state: n}, total)
+    choices: Any  # (state, label) pairs of the chips, or obj -> them
+    page_size: int = 25
+    extra: Callable[[Any, Any], dict] | None = None  # (request, obj) -> more context
+
+
+@dataclass(frozen=True)
 class RecipeUrlNames:
     """Today's URL names of the generic pages ("" = the recipe serves that page itself or has
     none)."""
@@ -179,6 +194,7 @@ class Recipe:
     queues: tuple[QueueSpec, ...] = ()
     outcomes: Mapping[str, Callable[[Any, Any], None]] = field(default_factory=dict)
     exports: tuple[Export, ...] = ()
+    lists: tuple[ItemList, ...] = ()
     publishes: Publish | None = None
     funnel: Callable[[Any], dict] = lambda obj: {}
     bar: Callable[[dict], int] | None = None  # funnel counts -> the count bars scale to

@@ -9,6 +9,7 @@ from django.db import transaction
 
 from annotator import services as annotator_services
 from annotator.models import Task, TaskQueue
+from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
 
 from .declare import QueueSpec
@@ -54,6 +55,25 @@ def tasks_create(queue: TaskQueue, rows: list) -> dict[str, int]:
     annotator_services.tasks_bulk_create(queue=queue, rows=rows)
     tasks = Task.objects.filter(queue=queue, external_id__in=[r.external_id for r in rows])
     return dict(tasks.values_list("external_id", "pk"))
+
+
+def with_tiebreak(n: int) -> int:
+    """An even number of people can tie; a tie asks one more person."""
+    return n + 1 if n % 2 == 0 else n
+
+
+def queue_people_set(obj: Any, spec: QueueSpec, people: int, *, most: int, what: str) -> TaskQueue:
+    """``people`` per item on ``obj``'s queue of ``spec`` (made on first use), a tie asking one
+    more; outside 1 to ``most`` refused as "<what> must be between 1 and <most>."."""
+    if not 1 <= people <= most:
+        raise Invalid(f"{what} must be between 1 and {most}.")
+    queue = queue_ensure(obj, spec)
+    if people != queue.redundancy:
+        queue = annotator_services.queue_update(
+            queue=queue, redundancy=people, max_redundancy=with_tiebreak(people)
+        )
+        setattr(obj, spec.field, queue)
+    return queue
 
 
 def tasks_send(

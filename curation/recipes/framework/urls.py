@@ -12,7 +12,7 @@ from annotator.platform import roles
 from annotator.platform.files import DOWNLOAD_ROLES
 
 from . import views
-from .declare import Export, Page, Recipe
+from .declare import Export, ItemList, Page, Recipe
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check
 # As today's decorators: require_GET, require_POST, GET and POST, none (a form page).
@@ -62,6 +62,13 @@ def _page_view(page: Page) -> Callable:
     return own_page
 
 
+def _list_view(declared: ItemList) -> Callable:
+    def item_list(recipe, request, **kwargs):
+        return views.item_list(recipe, declared, request, **kwargs)
+
+    return item_list
+
+
 def patterns_for(recipe: Recipe) -> list[URLPattern]:
     slug, names = recipe.slug, recipe.names
     base = f"{slug}/<int:{recipe.pk_kwarg}>/"
@@ -90,6 +97,9 @@ def patterns_for(recipe: Recipe) -> list[URLPattern]:
     for page in recipe.pages:
         view = _bound(recipe, _page_view(page), CURATOR, page.methods)
         out.append(path(base + page.route, view, name=page.name))
+    for declared in recipe.lists:
+        view = _bound(recipe, _list_view(declared), CURATOR, GET)
+        out.append(path(base + declared.url, view, name=declared.url_name))
     if recipe.extra_urls is not None:
         out += recipe.extra_urls()
     return out

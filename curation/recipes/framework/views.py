@@ -16,6 +16,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -32,11 +33,12 @@ from annotator.platform.views import (
     perform,
     refuse,
     start_job,
+    state_chips,
 )
 from curation.export_files import export_card, export_cards, newest_export, serve_export
 
 from . import exports, selectors, stages
-from .declare import Export, Page, Recipe, Stage
+from .declare import Export, ItemList, Page, Recipe, Stage
 from .publish import PublishForm, publish_context, publish_object, publish_version
 
 
@@ -163,6 +165,28 @@ def object_list(recipe: Recipe, request: HttpRequest) -> HttpResponse:
     for group in groups:
         group["items"] = group[recipe.list_key]
     return render(request, recipe.templates.list, {"recipe": recipe, "groups": groups})
+
+
+def item_list(recipe: Recipe, declared: ItemList, request: HttpRequest, pk: int) -> HttpResponse:
+    """One page of the object's items in the state ``?state=`` names (all for none), with the
+    state chips."""
+    obj = selectors.object_or_404(recipe, request.user, pk)
+    state = request.GET.get("state", "")
+    counts, total = declared.counts(obj)
+    choices = declared.choices(obj) if callable(declared.choices) else declared.choices
+    paginator = Paginator(declared.rows(obj, state), declared.page_size)
+    context = {
+        "recipe": recipe,
+        "object": obj,
+        recipe.context_name: obj,
+        "page": paginator.get_page(request.GET.get("page")),
+        "state": state,
+        "chips": state_chips(counts, choices),
+        "total": total,
+    }
+    if declared.extra is not None:
+        context.update(declared.extra(request, obj))
+    return render(request, declared.template, context)
 
 
 def _form_page(request, recipe: Recipe, project, form, obj=None, error=None, status=200):
