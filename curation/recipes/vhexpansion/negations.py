@@ -23,7 +23,7 @@ from annotator.platform.models import Job
 from curation import gateway
 from curation.models import Generation, LLMProvider
 from curation.recipes.framework.declare import QueueSpec
-from curation.recipes.framework.queues import queue_ensure
+from curation.recipes.framework.queues import queue_ensure, queue_people_set, with_tiebreak
 
 from .case_import import MAX_QUESTION
 from .models import VHCase, VHCaseSet, VHNegation
@@ -67,7 +67,7 @@ REVIEW_QUEUE = QueueSpec(
     instructions=REVIEW_INSTRUCTIONS,
     config={"criteria": REVIEW_CRITERIA, "reason_codes": REVIEW_REASONS},
     redundancy=DEFAULT_REVIEWERS,
-    max_redundancy=lambda case_set: with_tiebreak(DEFAULT_REVIEWERS),
+    max_redundancy=with_tiebreak(DEFAULT_REVIEWERS),
 )
 _LABEL_PREFIX = re.compile(
     r"^(?:negated|rephrased|negation|new)?\s*(?:question)?\s*:\s*", re.IGNORECASE
@@ -102,20 +102,10 @@ def negation_template():
 
 def review_queue_ensure(*, case_set: VHCaseSet, reviewers: int | None = None) -> TaskQueue:
     """The set's ``review`` queue (created on first use); ``reviewers`` sets N per negation."""
-    if reviewers is not None and not 1 <= reviewers <= MAX_REVIEWERS:
-        raise Invalid(f"Reviewers per negation must be between 1 and {MAX_REVIEWERS}.")
-    queue = queue_ensure(case_set, REVIEW_QUEUE)
-    if reviewers is not None and reviewers != queue.redundancy:
-        queue = annotator_services.queue_update(
-            queue=queue, redundancy=reviewers, max_redundancy=with_tiebreak(reviewers)
-        )
-        case_set.review_queue = queue
-    return queue
-
-
-def with_tiebreak(n: int) -> int:
-    """An even number of reviewers can tie; a tie asks one more person."""
-    return n + 1 if n % 2 == 0 else n
+    if reviewers is None:
+        return queue_ensure(case_set, REVIEW_QUEUE)
+    what = "Reviewers per negation"
+    return queue_people_set(case_set, REVIEW_QUEUE, reviewers, most=MAX_REVIEWERS, what=what)
 
 
 def clean_negation(text: Any) -> str:

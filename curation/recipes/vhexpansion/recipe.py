@@ -12,6 +12,7 @@ from annotator.platform.errors import Invalid
 from curation.models import Scorer
 from curation.recipes.framework.declare import (
     Export,
+    ItemList,
     Publish,
     Recipe,
     RecipeTemplates,
@@ -24,7 +25,7 @@ from . import export, negations, selectors, variants, views
 from .case_import import IMPORT_JOB, case_set_import_run
 from .demo import vhexpansion_demo
 from .forms import AdversarialForm, PerturbForm, SettingsForm
-from .models import VHCaseSet
+from .models import VHCase, VHCaseSet
 
 
 def _has_cases(case_set: VHCaseSet) -> None:
@@ -147,6 +148,16 @@ EXPORT = Export(
 )
 
 
+CASES = ItemList(
+    url="cases/",
+    url_name="curator-vhx-cases",
+    template="curation/vhexpansion/cases.html",
+    rows=selectors.cases_page,
+    counts=selectors.case_states,
+    choices=VHCase.NegationState.choices,
+)
+
+
 def _published(version) -> str:
     return _("Published %(n)d test cases as %(label)s.") % {
         "n": version.item_count,
@@ -164,7 +175,6 @@ def _urls() -> list:
             views.case_set_from_naturalbench,
             name="curator-vhx-from-naturalbench",
         ),
-        path("vhexpansion/<int:set_id>/cases/", views.cases, name="curator-vhx-cases"),
     ]
 
 
@@ -191,6 +201,7 @@ RECIPE = register(
         queues=(negations.REVIEW_QUEUE,),
         outcomes={negations.OUTCOME_HANDLER: negations.negation_review_record},
         exports=(EXPORT,),
+        lists=(CASES,),
         publishes=Publish(
             family=export.FAMILY,
             publish=export.expanded_publish,

@@ -8,7 +8,7 @@ from collections import Counter
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from curation.recipes.framework.registry import recipe_of
-from curation.recipes.framework.selectors import objects_for
+from curation.recipes.framework.selectors import count_by, objects_for
 
 from .export import perturbation_label, perturbation_sort_key
 from .models import VHCase, VHCaseSet, VHNegation, VHVariant
@@ -25,58 +25,45 @@ def case_sets_with_counts(user) -> QuerySet[VHCaseSet]:
     )
 
 
+def case_states(case_set: VHCaseSet) -> tuple[Counter, int]:
+    """Cases per negation state, and all of them (one query)."""
+    states = count_by(case_set.cases, "negation_state")
+    return states, states.total()
+
+
 def funnel(case_set: VHCaseSet) -> dict:
     """Counts of the expansion funnel: cases → negations drafted → accepted → variants per
     perturbation → adversarial done. Five aggregate queries whatever the set's size."""
-    states = Counter(
-        dict(case_set.cases.values_list("negation_state").annotate(n=Count("id")).order_by())
-    )
-    cases = sum(states.values())
+    states, cases = case_states(case_set)
     yes = case_set.cases.filter(answer=VHCase.Answer.YES).count()
-    negations = Counter(
-        dict(
-            VHNegation.objects.filter(case__case_set=case_set)
-            .values_list("status")
-            .annotate(n=Count("id"))
-            .order_by()
-        )
-    )
+    negations = count_by(VHNegation.objects.filter(case__case_set=case_set), "status")
     drafted_cases = (
         VHNegation.objects.filter(case__case_set=case_set).values("case_id").distinct().count()
     )
-    per_perturbation: dict[str, dict[str, int]] = {}
-    for name, accepted, total in (
-        VHVariant.objects.filter(case__case_set=case_set)
-        .values_list("perturbation")
-        .annotate(
-            accepted=Count("id", filter=Q(case__negation_state=VHCase.NegationState.ACCEPTED)),
-            total=Count("id"),
+    per_perturbation = {
+        name: {"cases": total, "paired": paired}
+        for name, paired, total in (
+            VHVariant.objects.filter(case__case_set=case_set)
+            .values_list("perturbation")
+            .annotate(
+                accepted=Count("id", filter=Q(case__negation_state=VHCase.NegationState.ACCEPTED)),
+                total=Count("id"),
+            )
+            .order_by()
         )
-        .order_by()
-    ):
-        per_perturbation[name] = {"cases": total, "paired": accepted}
+    }
     decided = negations[VHNegation.Status.ACCEPTED] + negations[VHNegation.Status.REJECTED]
     accepted = states[VHCase.NegationState.ACCEPTED]
-    common = common_perturbations()
+    names = [*common_perturbations(), *ADVERSARIAL_METHODS]
+    names += sorted(set(per_perturbation) - set(names))
     rows = [
         {
             "name": name,
             "label": perturbation_label(name),
             "kind": "adversarial" if name in ADVERSARIAL_METHODS else "common",
-            "cases": per_perturbation.get(name, {}).get("cases", 0),
-            "paired": per_perturbation.get(name, {}).get("paired", 0),
+            **per_perturbation.get(name, {"cases": 0, "paired": 0}),
         }
-        for name in [*common, *ADVERSARIAL_METHODS]
-    ]
-    extra = sorted(set(per_perturbation) - {r["name"] for r in rows})
-    rows += [
-        {
-            "name": name,
-            "label": perturbation_label(name),
-            "kind": "common",
-            **per_perturbation[name],
-        }
-        for name in extra
+        for name in names
     ]
     return {
         "cases": cases,
@@ -131,7 +118,7 @@ def sample_cases(case_set: VHCaseSet, *, limit: int = 6) -> list[VHCase]:
     return cases
 
 
-def cases_page(case_set: VHCaseSet, *, state: str = "") -> QuerySet[VHCase]:
+def cases_page(case_set: VHCaseSet, state: str = "") -> QuerySet[VHCase]:
     qs = case_set.cases.select_related("image").prefetch_related(
         Prefetch("negations", queryset=VHNegation.objects.order_by("attempt"))
     )

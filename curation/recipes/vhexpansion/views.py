@@ -1,7 +1,6 @@
 """The VHExpansion pages the generic recipe pages do not serve: a set's import (a table and an
 image archive, checked now and imported by a job, or the yes/no items of a NaturalBench version)
-and the list of cases with their negations; and what the funnel page shows beyond the generic
-context (``detail_context``).
+and what the funnel page shows beyond the generic context (``detail_context``).
 
 Reads are scoped like every recipe page: a set out of reach answers 404 exactly like a missing
 one.
@@ -10,33 +9,29 @@ one.
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST
 
 from annotator.platform import roles
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Job
 from annotator.platform.scoping import curated_project_or_404, projects_for
-from annotator.platform.views import error_context, state_chips
+from annotator.platform.views import error_context
 from curation import gateway
 from curation.models import Scorer
 from curation.recipes.framework.registry import recipe_of
-from curation.recipes.framework.selectors import object_or_404
 from curation.recipes.framework.views import detail_url
 from evaluation.models import BenchmarkVersion
 
 from . import case_sources, selectors
 from .case_import import IMPORT_JOB, case_set_import_start
 from .forms import ImportForm, NaturalBenchForm
-from .models import VHCase
 from .negations import REVIEW_QUESTION, negation_template
 
-PAGE_SIZE = 25
 SAMPLES = 6
 FORMAT_LABELS = {
     "jsonl": gettext_lazy("JSONL + images (.zip)"),
@@ -124,21 +119,3 @@ def case_set_from_naturalbench(request: HttpRequest, project_id: int) -> HttpRes
         return _new_page(request, project, ImportForm(), nb_form, error=error, status=400)
     messages.success(request, _("Test cases created from NaturalBench."))
     return redirect(detail_url(recipe_of("vhexpansion"), case_set))
-
-
-@roles.roles_required(roles.CURATOR)
-@require_GET
-def cases(request: HttpRequest, set_id: int) -> HttpResponse:
-    """Every case with its negation attempts and their review, filtered by state."""
-    case_set = object_or_404(recipe_of("vhexpansion"), request.user, set_id)
-    state = request.GET.get("state", "")
-    page = Paginator(selectors.cases_page(case_set, state=state), PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
-    funnel = selectors.funnel(case_set)
-    chips = state_chips(funnel["states"], VHCase.NegationState.choices)
-    return render(
-        request,
-        "curation/vhexpansion/cases.html",
-        {"case_set": case_set, "page": page, "state": state, "chips": chips, "funnel": funnel},
-    )
