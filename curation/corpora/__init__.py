@@ -47,10 +47,12 @@ from .uploads import (
     corpus_import_run,
     corpus_import_start,
     stored_local_path,
+    stored_source,
     upload_name,
     upload_store,
     uploads_delete,
     uploads_deleted_on_error,
+    uploads_enqueue,
     uploads_kept_for_retry,
 )
 
@@ -86,9 +88,11 @@ __all__ = [
     "parse_rows",
     "safe_relpath",
     "stored_local_path",
+    "stored_source",
     "upload_name",
     "upload_store",
     "uploads_delete",
     "uploads_deleted_on_error",
+    "uploads_enqueue",
     "uploads_kept_for_retry",
 ]

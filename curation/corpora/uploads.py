@@ -26,7 +26,7 @@ from annotator.platform.models import Project
 from .formats import FORMATS
 from .importing import corpus_import, corpus_plan, corpus_slug
 from .rows import language_normalise
-from .sources import max_manifest_bytes, max_upload_bytes, open_source, too_large
+from .sources import Source, max_manifest_bytes, max_upload_bytes, open_source, too_large
 
 IMPORT_JOB = "curation.import_corpus"
 
@@ -86,6 +86,23 @@ def uploads_deleted_on_error(names: list[str]) -> Iterator[list[str]]:
         raise
 
 
+def uploads_enqueue(
+    *, kind: str, project: Project, uploads: dict, params: dict, total: int, created_by, prefix=""
+):
+    """Store ``uploads`` (``{key: upload or None}``) in a fresh folder, then enqueue job ``kind``
+    with ``params`` plus, per key, the stored name (``key``) and the user's file name
+    (``key_name``), "" for None; stored files are deleted if the job cannot be enqueued."""
+    folder = f"curation/uploads/{prefix}{uuid.uuid4().hex}"
+    with uploads_deleted_on_error([]) as stored:
+        for key, upload in uploads.items():
+            params[key] = upload_store(upload, folder) if upload is not None else ""
+            params[f"{key}_name"] = upload_name(upload) if upload is not None else ""
+            stored.append(params[key])
+        return job_enqueue(
+            kind=kind, params=params, created_by=created_by, project=project, total=total
+        )
+
+
 def corpus_import_start(
     *,
     project: Project,
@@ -129,32 +146,24 @@ def corpus_import_start(
         )
     finally:
         src.close()
-    folder = f"curation/uploads/{uuid.uuid4().hex}"
-    with uploads_deleted_on_error([]) as stored:
-        stored.append(upload_store(archive, folder))
-        if manifest is not None:
-            stored.append(upload_store(manifest, folder))
-        params = {
-            "project_id": project.pk,
-            "name": name.strip(),
-            "slug": slug,
-            "archive": stored[0],
-            "archive_name": upload_name(archive),
-            "manifest": stored[1] if manifest is not None else "",
-            "manifest_name": manifest_name,
-            "format": plan.format,
-            "language": language_normalise(language),
-            "licence": licence,
-            "source": source,
-            "description": description,
-        }
-        job = job_enqueue(
-            kind=IMPORT_JOB,
-            params=params,
-            created_by=created_by,
-            project=project,
-            total=len(set(plan.members)) + 1,
-        )
+    params = {
+        "project_id": project.pk,
+        "name": name.strip(),
+        "slug": slug,
+        "format": plan.format,
+        "language": language_normalise(language),
+        "licence": licence,
+        "source": source,
+        "description": description,
+    }
+    job = uploads_enqueue(
+        kind=IMPORT_JOB,
+        project=project,
+        uploads={"archive": archive, "manifest": manifest},
+        params=params,
+        total=len(set(plan.members)) + 1,
+        created_by=created_by,
+    )
     return job, len(plan.rows)
 
 
@@ -174,6 +183,20 @@ def stored_local_path(name: str) -> Iterator[str]:
         yield tmp.name
 
 
+@contextlib.contextmanager
+def stored_source(name: str, label: str = "") -> Iterator[Source | None]:
+    """The stored archive ``name`` opened as a Source (None for no name), closed after."""
+    if not name:
+        yield None
+        return
+    with stored_local_path(name) as path:
+        src = open_source(path, label=label or "archive")
+        try:
+            yield src
+        finally:
+            src.close()
+
+
 def corpus_import_run(*, params: dict, created_by=None, job_id: int | None = None) -> dict:
     """The body of the import job: re-check and import the stored upload, then delete it.
 
@@ -190,23 +213,19 @@ def _import_stored(project: Project, params: dict, *, created_by, job_id: int | 
     if params.get("manifest"):
         with default_storage.open(params["manifest"], "rb") as handle:
             manifest = handle.read()
-    with stored_local_path(params["archive"]) as path:
-        src = open_source(path, label=params.get("archive_name") or "archive")
-        try:
-            return corpus_import(
-                project=project,
-                name=params["name"],
-                slug=params.get("slug", ""),
-                source=src,
-                manifest=manifest,
-                manifest_name=params.get("manifest_name", ""),
-                fmt=params.get("format", "auto"),
-                language=params.get("language", "en"),
-                licence=params.get("licence", ""),
-                source_url=params.get("source", ""),
-                description=params.get("description", ""),
-                created_by=created_by,
-                job_id=job_id,
-            )
-        finally:
-            src.close()
+    with stored_source(params["archive"], params.get("archive_name", "")) as src:
+        return corpus_import(
+            project=project,
+            name=params["name"],
+            slug=params.get("slug", ""),
+            source=src,
+            manifest=manifest,
+            manifest_name=params.get("manifest_name", ""),
+            fmt=params.get("format", "auto"),
+            language=params.get("language", "en"),
+            licence=params.get("licence", ""),
+            source_url=params.get("source", ""),
+            description=params.get("description", ""),
+            created_by=created_by,
+            job_id=job_id,
+        )
