@@ -4,9 +4,7 @@ then the ``vhexpansion.import_cases`` job imports the stored upload all or nothi
 
 from __future__ import annotations
 
-import contextlib
 import re
-import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -18,7 +16,7 @@ from django.db.models import Q
 
 from annotator.platform import edge, roles
 from annotator.platform.errors import Invalid, LineErrors
-from annotator.platform.jobs import job_enqueue, job_progress
+from annotator.platform.jobs import job_progress
 from annotator.platform.models import Job, Project
 from annotator.platform.scoping import projects_for
 from curation import assets, corpora
@@ -377,31 +375,19 @@ def case_set_import_start(
     finally:
         if source is not None:
             source.close()
-    folder = f"curation/uploads/vhx-{uuid.uuid4().hex}"
-    with corpora.uploads_deleted_on_error([]) as stored:
-        stored.append(corpora.upload_store(table, folder))
-        if archive is not None:
-            stored.append(corpora.upload_store(archive, folder))
-        params = {
-            "project_id": project.pk,
-            "name": name,
-            "description": description,
-            "table": stored[0],
-            "table_name": corpora.upload_name(table),
-            "archive": stored[1] if archive is not None else "",
-            "archive_name": corpora.upload_name(archive) if archive is not None else "",
-        }
-        job = job_enqueue(
-            kind=IMPORT_JOB,
-            params=params,
-            created_by=created_by,
-            project=project,
-            total=len(rows) + 1,
-        )
+    job = corpora.uploads_enqueue(
+        kind=IMPORT_JOB,
+        project=project,
+        uploads={"table": table, "archive": archive},
+        params={"project_id": project.pk, "name": name, "description": description},
+        total=len(rows) + 1,
+        created_by=created_by,
+        prefix="vhx-",
+    )
     return job, len(rows)
 
 
-def case_set_import_run(*, params: dict, created_by=None, job_id: int | None = None) -> dict:
+def case_set_import_run(_none, *, job_id: int | None = None, created_by=None, **params) -> dict:
     """The body of the import job: re-check and import the stored upload, then delete it (a
     refused import too; another failure keeps it for the job page's Retry)."""
     project = Project.objects.get(pk=params["project_id"])
@@ -413,12 +399,8 @@ def case_set_import_run(*, params: dict, created_by=None, job_id: int | None = N
 def _import_stored(project: Project, params: dict, *, created_by, job_id: int | None) -> dict:
     with default_storage.open(params["table"], "rb") as handle:
         content = _decoded(handle.read(), params.get("table_name", ""))
-    with contextlib.ExitStack() as stack:
-        source = None
-        if params.get("archive"):
-            path = stack.enter_context(corpora.stored_local_path(params["archive"]))
-            source = corpora.open_source(path, label=params.get("archive_name") or "archive")
-            stack.callback(source.close)
+    archive = params.get("archive", "")
+    with corpora.stored_source(archive, params.get("archive_name", "")) as source:
         case_set = case_set_import(
             project=project,
             name=params["name"],

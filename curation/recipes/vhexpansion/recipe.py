@@ -8,8 +8,6 @@ from django.urls import path
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from annotator.platform.errors import Invalid
-from curation.models import Scorer
 from curation.recipes.framework.declare import (
     Export,
     ItemList,
@@ -27,61 +25,12 @@ from .demo import vhexpansion_demo
 from .forms import AdversarialForm, PerturbForm, SettingsForm
 from .models import VHCase, VHCaseSet
 
-
-def _has_cases(case_set: VHCaseSet) -> None:
-    if not case_set.cases.exists():
-        raise Invalid("The set has no test cases yet.")
-
-
-# --------------------------------------------------------------------------------------------
-# the stages' checks (before the job is enqueued) and bodies
-# --------------------------------------------------------------------------------------------
-def _import(_none, *, job_id, created_by, **params) -> dict:
-    return case_set_import_run(params=params, created_by=created_by, job_id=job_id)
-
-
-def _perturb_check(case_set, params: dict) -> int:
-    variants.perturbations_check(names=params.get("perturbations"), params=params.get("params"))
-    _has_cases(case_set)
-    return 0
-
-
-def _adversarial_check(case_set, params: dict) -> int:
-    scorer = Scorer.objects.filter(pk=params.get("scorer_id")).first()
-    branch, run_id = params.setdefault("branch", variants.BRANCH_CASE), params.get("run_id")
-    variants.adversarial_check(
-        scorer=scorer,
-        method=params.get("method"),
-        branch=branch,
-        run_id=run_id,
-        steps=params.get("steps"),
-    )
-    if branch == variants.BRANCH_RUN:
-        variants.branches(case_set, branch, run_id)  # the run must exist
-    _has_cases(case_set)
-    return 0
-
-
-def _adversarial(case_set, *, job_id, created_by, scorer_id, method, **params) -> dict:
-    return variants.variants_adversarial(
-        case_set=case_set,
-        scorer=Scorer.objects.get(pk=scorer_id),
-        method=method,
-        branch=params.get("branch", variants.BRANCH_CASE),
-        run_id=params.get("run_id"),
-        steps=params.get("steps"),
-        seed=int(params.get("seed", 0)),
-        job_id=job_id,
-        created_by=created_by,
-    )
-
-
 STAGES = (
     Stage(
         "import",
         gettext_lazy("Import"),
         IMPORT_JOB,
-        _import,
+        case_set_import_run,
         button=False,
         needs_object=False,
     ),
@@ -101,7 +50,7 @@ STAGES = (
         gettext_lazy("Common perturbations"),
         variants.PERTURB_JOB,
         variants.variants_perturb,
-        check=_perturb_check,
+        check=variants.perturb_check,
         form=PerturbForm,
         url="perturb/",
         url_name="curator-vhx-perturb",
@@ -111,8 +60,8 @@ STAGES = (
         "adversarial",
         gettext_lazy("Adversarial perturbation"),
         variants.ADVERSARIAL_JOB,
-        _adversarial,
-        check=_adversarial_check,
+        variants.variants_adversarial,
+        check=variants.adversarial_check,
         form=AdversarialForm,
         url="adversarial/",
         url_name="curator-vhx-adversarial",

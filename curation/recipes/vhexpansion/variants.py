@@ -97,6 +97,18 @@ def perturbations_check(*, names: Sequence[str], params: dict | None = None) -> 
     return cleaned
 
 
+def perturb_check(case_set: VHCaseSet, params: dict) -> int:
+    """The perturbation stage's check: known perturbations and parameters, and cases."""
+    perturbations_check(names=params.get("perturbations"), params=params.get("params"))
+    _has_cases(case_set)
+    return 0
+
+
+def _has_cases(case_set: VHCaseSet) -> None:
+    if not case_set.cases.exists():
+        raise Invalid("The set has no test cases yet.")
+
+
 def variants_perturb(
     case_set: VHCaseSet,
     *,
@@ -201,9 +213,7 @@ def branches(case_set: VHCaseSet, branch: str, run_id: int | None) -> dict[int, 
     return {pk: bool(vh) for pk, vh in cases}
 
 
-def adversarial_check(
-    *, scorer: Scorer | None, method: str, branch: str, run_id: int | None = None, steps=None
-) -> None:
+def _attack_check(scorer: Scorer | None, method: str, branch: str, run_id, steps) -> None:
     if method not in ADVERSARIAL_METHODS:
         raise Invalid(f"Choose I-FGSM or PGD, not {method!r}.")
     if branch not in BRANCHES:
@@ -217,6 +227,18 @@ def adversarial_check(
         raise Invalid(status.message)
     if steps is not None and (not isinstance(steps, int) or not 1 <= steps <= 5000):
         raise Invalid("Steps must be a whole number between 1 and 5000.")
+
+
+def adversarial_check(case_set: VHCaseSet, params: dict) -> int:
+    """The attack stage's check: the attack's settings, the model run (Eq. 1's branch from a
+    run) on one of the set's versions, and cases."""
+    scorer = Scorer.objects.filter(pk=params.get("scorer_id")).first()
+    branch, run_id = params.setdefault("branch", BRANCH_CASE), params.get("run_id")
+    _attack_check(scorer, params.get("method"), branch, run_id, params.get("steps"))
+    if branch == BRANCH_RUN:
+        branches(case_set, branch, run_id)  # the run must exist
+    _has_cases(case_set)
+    return 0
 
 
 def _adversarial_todo(case_set: VHCaseSet, method: str, branch_of: dict[int, bool]):
@@ -295,9 +317,9 @@ class _Attack:
 
 
 def variants_adversarial(
-    *,
     case_set: VHCaseSet,
-    scorer: Scorer,
+    *,
+    scorer_id: int,
     method: str = "ifgsm",
     branch: str = BRANCH_CASE,
     run_id: int | None = None,
@@ -306,13 +328,15 @@ def variants_adversarial(
     batch_size: int = 8,
     job_id: int | None = None,
     created_by=None,
+    **_params,
 ) -> dict:
-    """I-FGSM or PGD (``curation.adversarial``) against ``scorer``'s image embedding, per case
+    """I-FGSM or PGD (``curation.adversarial``) against the scorer's image embedding, per case
     with the paper's settings for its branch (500 steps from δ = 0, minimising the cosine; or
     100 steps from ±5/255, maximising it). The adversarial image lives at the encoder's input
     resolution and is stored as a derived Image recording the config, seed, the final cosine and
     the ℓ∞ norm used. Batches are committed as they finish: a re-run resumes."""
-    adversarial_check(scorer=scorer, method=method, branch=branch, run_id=run_id, steps=steps)
+    scorer = Scorer.objects.get(pk=scorer_id)
+    _attack_check(scorer, method, branch, run_id, steps)
     groups, images = _adversarial_todo(case_set, method, branches(case_set, branch, run_id))
     keys = sorted(groups, key=lambda k: (k[1], k[0]))
     job_progress(job_id=job_id, done=0, total=len(keys), message="Loading the scorer")
