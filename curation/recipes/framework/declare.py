@@ -153,7 +153,7 @@ class ItemList:
     counts: Callable[[Any], tuple[Mapping[str, int], int]]  # obj -> ({state: n}, total)
     choices: Any  # (state, label) pairs of the chips, or obj -> them
     page_size: int = 25
-    extra: Callable[[Any, Any], dict] | None = None  # (request, obj) -> more context
+    extra: Callable[[Any, Any, Mapping[str, int]], dict] | None = None  # (obj, page, counts)
 
 
 @dataclass(frozen=True)
@@ -203,8 +203,11 @@ class Recipe:
     detail_context: Callable[[Any, Any, dict], dict] | None = None  # (request, obj, base)
     funnel_extra: bool = False  # the polled funnel fragment gets detail_context too
     create_form: type[forms.Form] | None = None  # forms.RecipeForm subclass (the new page)
-    create: Callable[..., Any] | None = None  # (*, project, created_by, **form data) -> obj
-    created: str | Callable[[Any], str] = ""  # message after create
+    # (*, project, created_by, **form data) -> obj, or the Job that makes it (an import): then
+    # the new page comes back and lists the newest jobs of the stages with needs_object=False
+    create: Callable[..., Any] | None = None
+    created: str | Callable[[Any], str] = ""  # message after create (given the obj or Job)
+    new_context: Callable[[Any, Any], dict] | None = None  # (request, project) -> more context
     settings_form: type[forms.Form] | None = None  # forms.RecipeForm subclass
     update: Callable[..., Any] | None = None  # (obj, **form data)
     settings_saved: str = ""  # message after update ("" = "Settings saved.")

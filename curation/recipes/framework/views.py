@@ -175,18 +175,22 @@ def item_list(recipe: Recipe, declared: ItemList, request: HttpRequest, pk: int)
     counts, total = declared.counts(obj)
     choices = declared.choices(obj) if callable(declared.choices) else declared.choices
     paginator = Paginator(declared.rows(obj, state), declared.page_size)
+    page = paginator.get_page(request.GET.get("page"))
     context = {
         "recipe": recipe,
         "object": obj,
         recipe.context_name: obj,
-        "page": paginator.get_page(request.GET.get("page")),
+        "page": page,
         "state": state,
         "chips": state_chips(counts, choices),
         "total": total,
     }
     if declared.extra is not None:
-        context.update(declared.extra(request, obj))
+        context.update(declared.extra(obj, page, counts))
     return render(request, declared.template, context)
+
+
+RECENT_JOBS = 3  # the new page's newest jobs of the stages that make an object
 
 
 def _form_page(request, recipe: Recipe, project, form, obj=None, error=None, status=200):
@@ -198,7 +202,22 @@ def _form_page(request, recipe: Recipe, project, form, obj=None, error=None, sta
         recipe.context_name: obj,
         "error": error,
     }
+    if obj is None:
+        context.update(new_page_context(recipe, request, project))
     return render(request, recipe.templates.form, context, status=status)
+
+
+def new_page_context(recipe: Recipe, request: HttpRequest, project) -> dict:
+    """What the new page shows beside its form: the newest jobs of the stages that make an
+    object (an import started there), and the recipe's ``new_context``."""
+    kinds = [stage.job_kind for stage in recipe.stages if not stage.needs_object]
+    context = {}
+    if kinds:
+        jobs = Job.objects.filter(kind__in=kinds, project=project).order_by("-id")
+        context["recent_jobs"] = jobs[:RECENT_JOBS]
+    if recipe.new_context is not None:
+        context.update(recipe.new_context(request, project))
+    return context
 
 
 def object_new(recipe: Recipe, request: HttpRequest, project_id: int) -> HttpResponse:
@@ -219,6 +238,8 @@ def object_new(recipe: Recipe, request: HttpRequest, project_id: int) -> HttpRes
         return _form_page(request, recipe, project, form, error=error_context(exc), status=400)
     created = recipe.created(obj) if callable(recipe.created) else recipe.created
     messages.success(request, created or _("Created."))
+    if isinstance(obj, Job):
+        return redirect(recipe.names.new, project.pk)
     return redirect(detail_url(recipe, obj))
 
 
