@@ -66,6 +66,20 @@ def stage_start(
         )
 
 
+def stage_once(recipe: Recipe, name: str, obj: Any, **params: Any) -> Job | None:
+    """Enqueue stage ``name``'s job for ``obj`` (after commit, started by no one) unless one is
+    queued already: that one picks up whatever waits when it runs (an outcome handler's
+    follow-up work)."""
+    stage = stage_or_invalid(recipe, name)
+    waiting = Job.objects.filter(
+        kind=stage.job_kind, status=Job.Status.QUEUED, **{f"params__{recipe.job_param}": obj.pk}
+    )
+    if waiting.exists():
+        return None
+    params = {recipe.job_param: obj.pk, **params}
+    return job_enqueue(kind=stage.job_kind, params=params, project=obj.project)
+
+
 def stage_run_now(
     recipe: Recipe, name: str, obj: Any, *, created_by=None, params: dict | None = None
 ) -> Job:
