@@ -30,6 +30,7 @@ from .importing import ImportPlan, corpus_import, corpus_plan, corpus_slug
 from .rows import CaptionRow, Manifest, ManifestRow, language_normalise, safe_relpath
 from .sources import (
     FolderSource,
+    Index,
     Member,
     MemorySource,
     Source,
@@ -63,6 +64,7 @@ __all__ = [
     "CaptionRow",
     "FolderSource",
     "ImportPlan",
+    "Index",
     "Manifest",
     "ManifestRow",
     "Member",

@@ -35,18 +35,20 @@ _BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no"
 
 @dataclass
 class CaseRow:
-    """One line of an import: an image reference, the question and its yes/no answer."""
+    """One test case: its image (stored, or a reference in an import's line), the question and
+    its yes/no answer. Other sources (NaturalBench) give (image, question, answer) triples."""
 
-    line: int
-    external_id: str
-    question: str
-    answer: str
-    member: str = ""  # a file of the uploaded archive
-    sha256: str = ""  # an image already stored
-    image_id: int | None = None  # an image already stored
+    image: Image | None = None  # the stored image (an import's, once its reference is found)
+    question: str = ""
+    answer: str = ""
+    external_id: str = ""
     source_dataset: str = ""
     category: str = ""
     triggers_vh: bool | None = None
+    line: int = 0  # an import's line
+    member: str = ""  # a file of the uploaded archive
+    sha256: str = ""  # an image already stored
+    image_id: int | None = None  # an image already stored
 
 
 def _field(obj: dict, *keys: str) -> Any:
@@ -145,28 +147,6 @@ def images_in_reach(user) -> Any:
     return Image.objects.filter(Q(pk__in=assets.images_for(user).values("pk")) | Q(pk__in=cases))
 
 
-class _Names:
-    """Finds a row's file among the archive's names: the exact path, or a unique path ending."""
-
-    def __init__(self, names: Iterable[str]):
-        self.exact = set(names)
-        self.by_tail: dict[str, list[str]] = defaultdict(list)
-        for name in self.exact:
-            parts = name.split("/")
-            for k in range(1, len(parts)):
-                self.by_tail["/".join(parts[k:])].append(name)
-
-    def resolve(self, ref: str) -> tuple[str | None, str]:
-        if ref in self.exact:
-            return ref, ""
-        hits = self.by_tail.get(ref, [])
-        if len(hits) == 1:
-            return hits[0], ""
-        if hits:
-            return None, f"{ref!r} matches several files ({', '.join(sorted(hits)[:2])})"
-        return None, f"{ref!r} is not in the archive"
-
-
 def _resolve_refs(
     rows: Sequence[CaseRow], *, source: corpora.Source | None, user
 ) -> tuple[dict[int, Image], dict[int, str]]:
@@ -177,7 +157,7 @@ def _resolve_refs(
     ids = {r.image_id for r in rows if r.image_id is not None}
     by_sha = {i.sha256: i for i in reach.filter(sha256__in=shas)} if shas else {}
     by_id = {i.pk: i for i in reach.filter(pk__in=ids)} if ids else {}
-    names = _Names(source.names()) if source is not None else None
+    names = corpora.Index(source.names()) if source is not None else None
     stored: dict[int, Image] = {}
     members: dict[int, str] = {}
     for row in rows:
@@ -201,7 +181,7 @@ def _resolve_refs(
                 continue
             member, problem = names.resolve(row.member)
             if member is None:
-                errors.add(row.line, problem)
+                errors.add(row.line, problem or f"{row.member!r} is not in the archive")
             else:
                 members[row.line] = member
     errors.raise_if_any("Some images cannot be found; nothing was imported.{more}")
@@ -271,18 +251,24 @@ def _read_images(source, members: dict[int, str], written: list[str], *, filenam
     return entries
 
 
-def _case(case_set: VHCaseSet, position: int, row: CaseRow, image: Image) -> VHCase:
-    return VHCase(
-        case_set=case_set,
-        external_id=row.external_id,
-        position=position,
-        image=image,
-        question=row.question,
-        answer=row.answer,
-        source_dataset=row.source_dataset,
-        category=row.category,
-        triggers_vh=row.triggers_vh,
-    )
+CASE_FIELDS = ("external_id", "image", "question", "answer", "source_dataset", "category")
+
+
+def set_write(rows: Sequence[CaseRow], **fields) -> VHCaseSet:
+    """The set (``create_set``'s keywords) and its cases in row order, in one transaction."""
+    with transaction.atomic():
+        case_set = create_set(**fields)
+        cases = [
+            VHCase(
+                case_set=case_set,
+                position=position,
+                triggers_vh=row.triggers_vh,
+                **{f: getattr(row, f) for f in CASE_FIELDS},
+            )
+            for position, row in enumerate(rows)
+        ]
+        VHCase.objects.bulk_create(cases, batch_size=1000)
+    return case_set
 
 
 def case_set_import(
@@ -307,29 +293,22 @@ def case_set_import(
         entries = _read_images(source, members, written, filename=filename, job_id=job_id)
         with transaction.atomic():
             by_sha, _new = assets.images_register(entries=entries.values(), created_by=created_by)
-            case_set = create_set(
+            for row in rows:
+                row.image = stored.get(row.line) or by_sha[entries[members[row.line]].sha256]
+            case_set = set_write(
+                rows,
                 project=project,
                 name=name,
                 description=description,
                 source=filename,
                 created_by=created_by,
             )
-            cases = [
-                _case(
-                    case_set,
-                    position,
-                    row,
-                    stored.get(row.line) or by_sha[entries[members[row.line]].sha256],
-                )
-                for position, row in enumerate(rows)
-            ]
-            VHCase.objects.bulk_create(cases, batch_size=1000)
     except BaseException:
         assets.blobs_discard(written)
         raise
-    thumbnails({c.image_id for c in cases})
+    thumbnails({row.image.pk for row in rows})
     total = len(set(members.values())) + 1
-    job_progress(job_id=job_id, done=total, message=f"Imported {len(cases)} test cases")
+    job_progress(job_id=job_id, done=total, message=f"Imported {len(rows)} test cases")
     return case_set
 
 
@@ -356,9 +335,10 @@ def _decoded(content: bytes, name: str) -> str:
 
 def case_set_import_start(
     *, project: Project, name: str, table, archive=None, description: str = "", created_by=None
-) -> tuple[Job, int]:
+) -> Job:
     """Check an upload now (every row and image reference, line-numbered errors), then import it
-    in the ``vhexpansion.import_cases`` job. Returns (job, number of cases)."""
+    in the ``vhexpansion.import_cases`` job (its total: the cases, then one step for the
+    images)."""
     if table is None:
         raise Invalid("Choose the JSONL or CSV file with the test cases.")
     name = check_name(project, name)
@@ -375,7 +355,7 @@ def case_set_import_start(
     finally:
         if source is not None:
             source.close()
-    job = corpora.uploads_enqueue(
+    return corpora.uploads_enqueue(
         kind=IMPORT_JOB,
         project=project,
         uploads={"table": table, "archive": archive},
@@ -384,7 +364,6 @@ def case_set_import_start(
         created_by=created_by,
         prefix="vhx-",
     )
-    return job, len(rows)
 
 
 def case_set_import_run(_none, *, job_id: int | None = None, created_by=None, **params) -> dict:

@@ -4,10 +4,8 @@ and the yes/no items of a NaturalBench version of the evaluation app, four tripl
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import PurePosixPath
-
-from django.db import transaction
 
 from annotator.platform.errors import Invalid, LineErrors
 from annotator.platform.models import Project
@@ -18,26 +16,16 @@ from .case_import import (
     ANSWERS,
     MAX_QUESTION,
     SHA,
+    CaseRow,
     check_name,
-    create_set,
     images_in_reach,
+    set_write,
     thumbnails,
 )
-from .models import VHCase, VHCaseSet
+from .models import VHCaseSet
 
 NATURALBENCH = "naturalbench"  # the evaluation family whose yes/no items become cases
-
-
-@dataclass
-class Triple:
-    """(image, question, answer) for ``case_set_from_triples`` (NaturalBench and other recipes)."""
-
-    image: Image
-    question: str
-    answer: str
-    external_id: str = ""
-    source_dataset: str = ""
-    category: str = ""
+Triple = CaseRow  # (image, question, answer) for ``case_set_from_triples``
 
 
 def case_set_from_triples(
@@ -67,35 +55,20 @@ def case_set_from_triples(
         if external_id in seen:
             errors.add(k, f"duplicate id {external_id!r} (first at {seen[external_id]})")
         seen.setdefault(external_id, k)
-        cases.append((external_id, t, question, answer))
+        short = {"source_dataset": t.source_dataset[:100], "category": t.category[:100]}
+        cases.append(replace(t, external_id=external_id, question=question, answer=answer, **short))
     errors.raise_if_any("Some triples cannot become test cases; nothing was created.{more}")
     if not cases:
         raise Invalid("There are no test cases to create.")
-    with transaction.atomic():
-        case_set = create_set(
-            project=project,
-            name=name,
-            description=description,
-            source=source,
-            created_by=created_by,
-        )
-        VHCase.objects.bulk_create(
-            [
-                VHCase(
-                    case_set=case_set,
-                    external_id=external_id,
-                    position=position,
-                    image=t.image,
-                    question=question,
-                    answer=answer,
-                    source_dataset=t.source_dataset[:100],
-                    category=t.category[:100],
-                )
-                for position, (external_id, t, question, answer) in enumerate(cases)
-            ],
-            batch_size=1000,
-        )
-    thumbnails({t.image.pk for _e, t, _q, _a in cases})
+    case_set = set_write(
+        cases,
+        project=project,
+        name=name,
+        description=description,
+        source=source,
+        created_by=created_by,
+    )
+    thumbnails({case.image.pk for case in cases})
     return case_set
 
 

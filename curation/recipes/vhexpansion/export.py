@@ -22,7 +22,6 @@ import shutil
 import tempfile
 import time
 import zipfile
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO
@@ -119,19 +118,12 @@ def image_path(image: Image) -> str:
 class Expanded:
     rows: list[dict] = field(default_factory=list)
     images: dict[str, Image] = field(default_factory=dict)  # archive path → Image
-    cases: int = 0  # cases in the set
-    paired: int = 0  # cases with an accepted negation (the ones exported)
-    pairs: Counter = field(default_factory=Counter)  # pairs per perturbation
-
-    @property
-    def left_out(self) -> int:
-        return self.cases - self.paired
 
 
-def expanded_set(*, case_set: VHCaseSet, perturbations: Sequence[str] | None = None) -> Expanded:
+def expanded_set(*, case_set: VHCaseSet) -> Expanded:
     """Rows of the expanded set in case order; per case the original image first, then each
-    perturbation in table order. ``perturbations`` limits the variants (None: all there are)."""
-    out = Expanded(cases=case_set.cases.count())
+    perturbation in table order."""
+    out = Expanded()
     accepted = {
         n.case_id: n
         for n in VHNegation.objects.filter(
@@ -139,14 +131,11 @@ def expanded_set(*, case_set: VHCaseSet, perturbations: Sequence[str] | None = N
         ).select_related("case__image")
     }
     variants_qs = VHVariant.objects.filter(case_id__in=list(accepted)).select_related("image")
-    if perturbations is not None:
-        variants_qs = variants_qs.filter(perturbation__in=list(perturbations))
     variants: dict[int, list[VHVariant]] = {}
     for variant in variants_qs:
         variants.setdefault(variant.case_id, []).append(variant)
     for negation in sorted(accepted.values(), key=lambda n: n.case.position):
         case = negation.case
-        out.paired += 1
         images = [(ORIGINAL, case.image, None)] + [
             (v.perturbation, v.image, v.params)
             for v in sorted(
@@ -156,7 +145,6 @@ def expanded_set(*, case_set: VHCaseSet, perturbations: Sequence[str] | None = N
         for perturbation, image, derivation in images:
             path = image_path(image)
             out.images[path] = image
-            out.pairs[perturbation] += 1
             common = {
                 "pair_id": pair_id(case.external_id, perturbation),
                 "image": path,
@@ -196,7 +184,7 @@ def jsonl_text(rows: Sequence[dict]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
-def llava_conversations(rows: Sequence[dict], *, suffix: str = "") -> list[dict]:
+def llava_conversations(rows: Sequence[dict]) -> list[dict]:
     """LLaVA's fine-tuning layout (Sec. 5.4): one human turn with the image token and the
     question, one model turn with the answer."""
     return [
@@ -204,7 +192,7 @@ def llava_conversations(rows: Sequence[dict], *, suffix: str = "") -> list[dict]
             "id": row["id"],
             "image": row["image"],
             "conversations": [
-                {"from": "human", "value": f"<image>\n{row['question']}{suffix}"},
+                {"from": "human", "value": f"<image>\n{row['question']}"},
                 {"from": "gpt", "value": row["answer"].capitalize()},
             ],
         }
@@ -243,7 +231,6 @@ def write_zip(
     *,
     expanded: Expanded,
     fmt: str = "jsonl",
-    suffix: str = "",
     progress: Progress | None = None,
 ) -> None:
     """Write the zip of the expanded set with its images into ``fh``; ``progress(done, total)``
@@ -253,16 +240,16 @@ def write_zip(
             zf.writestr(JSONL_NAME, jsonl_text(expanded.rows))
             zf.writestr("README.txt", README)
         else:
-            data = llava_conversations(expanded.rows, suffix=suffix)
+            data = llava_conversations(expanded.rows)
             zf.writestr(LLAVA_NAME, json.dumps(data, ensure_ascii=False, indent=1))
         _write_images(zf, expanded.images, progress)
 
 
-def export_zip(*, case_set: VHCaseSet, fmt: str = "jsonl", suffix: str = "") -> IO[bytes]:
+def export_zip(*, case_set: VHCaseSet, fmt: str = "jsonl") -> IO[bytes]:
     """A zip of the expanded set with its images, in a temporary file positioned at 0."""
     expanded = _checked(case_set=case_set, fmt=fmt)
     tmp = tempfile.SpooledTemporaryFile(max_size=32 * 2**20)
-    write_zip(tmp, expanded=expanded, fmt=fmt, suffix=suffix)
+    write_zip(tmp, expanded=expanded, fmt=fmt)
     tmp.seek(0)
     return tmp
 

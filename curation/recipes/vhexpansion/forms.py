@@ -9,10 +9,9 @@ from django.utils.translation import gettext_lazy
 from annotator.platform.views import first_error
 from curation.models import Scorer
 from curation.recipes.framework.forms import RecipeForm, StageForm
-from curation.recipes.framework.publish import published_versions
-from curation.recipes.framework.registry import recipe_of
 from evaluation.models import ModelRun
 
+from . import variants
 from .export import perturbation_label
 from .negations import DEFAULT_REVIEWERS, MAX_ATTEMPTS, MAX_REVIEWERS
 from .variants import BRANCH_ALL, BRANCH_CASE, BRANCH_NONE, BRANCH_RUN, common_perturbations
@@ -22,16 +21,7 @@ def _default_scorer() -> int | None:
     return Scorer.objects.filter(is_default=True).values_list("pk", flat=True).first()
 
 
-def runs_for(case_set):
-    """Model runs on the set's own published versions: the choices for Eq. 1's branch."""
-    return (
-        ModelRun.objects.filter(version__in=published_versions(recipe_of("vhexpansion"), case_set))
-        .select_related("model", "version")
-        .order_by("-created_at")
-    )
-
-
-class ImportForm(forms.Form):
+class ImportForm(RecipeForm):
     name = forms.CharField(max_length=200, label=gettext_lazy("Name of the set"))
     table = forms.FileField(
         label=gettext_lazy("Test cases (JSONL or CSV)"),
@@ -159,7 +149,9 @@ class AdversarialForm(StageForm):
 
     def __init__(self, *args, obj=None, **kwargs):
         super().__init__(*args, obj=obj, **kwargs)
-        self.fields["run"].queryset = runs_for(obj) if obj is not None else ModelRun.objects.none()
+        self.fields["run"].queryset = (
+            variants.runs_for(obj) if obj is not None else ModelRun.objects.none()
+        )
 
     @classmethod
     def initial_for(cls, obj) -> dict:

@@ -18,12 +18,13 @@ from annotator import services as annotator_services
 from annotator.models import Task, TaskQueue
 from annotator.platform.errors import Invalid
 from annotator.platform.files import media_url
-from annotator.platform.jobs import job_enqueue, job_progress
-from annotator.platform.models import Job
+from annotator.platform.jobs import job_progress
 from curation import gateway
 from curation.models import Generation, LLMProvider
 from curation.recipes.framework.declare import QueueSpec
 from curation.recipes.framework.queues import queue_ensure, queue_people_set, with_tiebreak
+from curation.recipes.framework.registry import recipe_of
+from curation.recipes.framework.stages import stage_once
 
 from .case_import import MAX_QUESTION
 from .models import VHCase, VHCaseSet, VHNegation
@@ -318,19 +319,6 @@ def negations_check(case_set: VHCaseSet, params: dict) -> int:
     return todo
 
 
-def _regenerate_later(case_set: VHCaseSet) -> None:
-    """One queued drafting job per set picks up every rejected case (enqueued after commit)."""
-    waiting = Job.objects.filter(
-        kind=NEGATE_JOB, status=Job.Status.QUEUED, params__case_set_id=case_set.pk
-    ).exists()
-    if not waiting:
-        job_enqueue(
-            kind=NEGATE_JOB,
-            params={"case_set_id": case_set.pk, "regenerate": True},
-            project=case_set.project,
-        )
-
-
 def negation_review_record(task: Task, decision) -> VHNegation | None:
     """The review queue's outcome (called by the engine inside the submit's transaction).
 
@@ -359,5 +347,6 @@ def negation_review_record(task: Task, decision) -> VHNegation | None:
         case.negation_state = VHCase.NegationState.PENDING
     VHCase.objects.filter(pk=case.pk).update(negation_state=case.negation_state)
     if case.negation_state == VHCase.NegationState.PENDING:
-        _regenerate_later(case.case_set)
+        # One queued drafting job per set picks up every rejected case (enqueued after commit).
+        stage_once(recipe_of("vhexpansion"), "negate", case.case_set, regenerate=True)
     return negation

@@ -20,9 +20,9 @@ from curation.recipes.framework.declare import (
 from curation.recipes.framework.registry import register
 
 from . import export, negations, selectors, variants, views
-from .case_import import IMPORT_JOB, case_set_import_run
+from .case_import import IMPORT_JOB, case_set_import_run, case_set_import_start
 from .demo import vhexpansion_demo
-from .forms import AdversarialForm, PerturbForm, SettingsForm
+from .forms import AdversarialForm, ImportForm, PerturbForm, SettingsForm
 from .models import VHCase, VHCaseSet
 
 STAGES = (
@@ -117,9 +117,6 @@ def _published(version) -> str:
 def _urls() -> list:
     return [
         path(
-            "projects/<int:project_id>/vhexpansion/new/", views.case_set_new, name="curator-vhx-new"
-        ),
-        path(
             "projects/<int:project_id>/vhexpansion/from-naturalbench/",
             views.case_set_from_naturalbench,
             name="curator-vhx-from-naturalbench",
@@ -136,7 +133,10 @@ RECIPE = register(
         pk_kwarg="set_id",
         job_param="case_set_id",
         names=RecipeUrlNames(
-            list="curator-vhx-sets", detail="curator-vhx-set", settings="curator-vhx-settings"
+            list="curator-vhx-sets",
+            detail="curator-vhx-set",
+            new="curator-vhx-new",
+            settings="curator-vhx-settings",
         ),
         context_name="case_set",
         list_key="sets",
@@ -145,6 +145,7 @@ RECIPE = register(
             list="curation/vhexpansion/sets.html",
             detail="curation/vhexpansion/set.html",
             funnel="curation/vhexpansion/_funnel.html",
+            form="curation/vhexpansion/new.html",
         ),
         stages=STAGES,
         queues=(negations.REVIEW_QUEUE,),
@@ -163,6 +164,10 @@ RECIPE = register(
         select_related=("project", "review_queue"),
         listing=selectors.case_sets_with_counts,
         detail_context=views.detail_context,
+        create_form=ImportForm,
+        create=case_set_import_start,
+        created=views.imported,
+        new_context=views.new_context,
         settings_form=SettingsForm,
         update=negations.case_set_settings,
         settings_saved=gettext_lazy("Review settings saved."),

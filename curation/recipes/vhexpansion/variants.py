@@ -194,6 +194,15 @@ def branches_from_run(*, case_set: VHCaseSet, run) -> dict[int, bool]:
     return found
 
 
+def runs_for(case_set: VHCaseSet):
+    """Model runs on the set's own published versions: the choices for Eq. 1's branch."""
+    return (
+        ModelRun.objects.filter(version__in=published_versions(recipe_of("vhexpansion"), case_set))
+        .select_related("model", "version")
+        .order_by("-created_at")
+    )
+
+
 def branches(case_set: VHCaseSet, branch: str, run_id: int | None) -> dict[int, bool]:
     """Eq. 1's branch (triggers VH or not) of every case of the set."""
     cases = list(case_set.cases.values_list("pk", "triggers_vh"))
@@ -202,10 +211,7 @@ def branches(case_set: VHCaseSet, branch: str, run_id: int | None) -> dict[int, 
     if branch == BRANCH_ALL:
         return {pk: True for pk, _ in cases}
     if branch == BRANCH_RUN:
-        # Only a run on one of the set's own published versions (the choices the page offers).
-        run = ModelRun.objects.filter(
-            pk=run_id, version__in=published_versions(recipe_of("vhexpansion"), case_set)
-        ).first()
+        run = runs_for(case_set).filter(pk=run_id).first()  # the choices the page offers
         if run is None:
             raise Invalid("Choose a model run for the branch of Eq. 1.")
         found = branches_from_run(case_set=case_set, run=run)

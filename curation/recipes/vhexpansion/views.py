@@ -1,6 +1,6 @@
-"""The VHExpansion pages the generic recipe pages do not serve: a set's import (a table and an
-image archive, checked now and imported by a job, or the yes/no items of a NaturalBench version)
-and what the funnel page shows beyond the generic context (``detail_context``).
+"""What VHExpansion adds to the generic recipe pages: the new page's second way in (a set from
+the yes/no items of a NaturalBench version; its first, a file import checked now and imported by
+a job, is the generic new page) and what the funnel page shows (``detail_context``).
 
 Reads are scoped like every recipe page: a set out of reach answers 404 exactly like a missing
 one.
@@ -24,11 +24,10 @@ from annotator.platform.views import error_context
 from curation import gateway
 from curation.models import Scorer
 from curation.recipes.framework.registry import recipe_of
-from curation.recipes.framework.views import detail_url
+from curation.recipes.framework.views import detail_url, new_page_context
 from evaluation.models import BenchmarkVersion
 
 from . import case_sources, selectors
-from .case_import import IMPORT_JOB, case_set_import_start
 from .forms import ImportForm, NaturalBenchForm
 from .negations import REVIEW_QUESTION, negation_template
 
@@ -64,58 +63,38 @@ def _naturalbench_versions(user):
     )
 
 
-def _new_page(request, project, form, nb_form, error=None, status=200) -> HttpResponse:
-    recent = Job.objects.filter(kind=IMPORT_JOB, project=project).order_by("-id")[:3]
-    context = {"project": project, "form": form, "nb_form": nb_form, "error": error}
-    return render(
-        request, "curation/vhexpansion/new.html", {**context, "recent_jobs": recent}, status=status
-    )
+def new_context(request: HttpRequest, project) -> dict:
+    """The new page's second way in: a set from a NaturalBench version."""
+    return {"nb_form": NaturalBenchForm(versions=_naturalbench_versions(request.user))}
 
 
-@roles.roles_required(roles.CURATOR)
-def case_set_new(request: HttpRequest, project_id: int) -> HttpResponse:
-    """Import a set from a JSONL/CSV file (+ image archive): checked now, imported in a job."""
-    project = curated_project_or_404(request.user, project_id)
-    nb_form = NaturalBenchForm(versions=_naturalbench_versions(request.user))
-    if request.method != "POST":
-        return _new_page(request, project, ImportForm(), nb_form)
-    form = ImportForm(request.POST, request.FILES)
-    if not form.is_valid():
-        return _new_page(request, project, form, nb_form, status=400)
-    try:
-        job, n = case_set_import_start(
-            project=project,
-            name=form.cleaned_data["name"],
-            table=form.cleaned_data["table"],
-            archive=form.cleaned_data.get("archive"),
-            description=form.cleaned_data.get("description", ""),
-            created_by=request.user,
-        )
-    except Invalid as exc:
-        return _new_page(request, project, form, nb_form, error=error_context(exc), status=400)
-    messages.success(
-        request,
-        _("%(n)d test cases checked; job #%(job)d is importing them.") % {"n": n, "job": job.pk},
-    )
-    return redirect("curator-vhx-new", project.pk)
+def imported(job: Job) -> str:
+    """The message after an upload was checked (the job's total: the cases + one step)."""
+    return _("%(n)d test cases checked; job #%(job)d is importing them.") % {
+        "n": job.total - 1,
+        "job": job.pk,
+    }
 
 
 @roles.roles_required(roles.CURATOR)
 @require_POST
 def case_set_from_naturalbench(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = curated_project_or_404(request.user, project_id)
+    project, recipe = curated_project_or_404(request.user, project_id), recipe_of("vhexpansion")
     nb_form = NaturalBenchForm(request.POST, versions=_naturalbench_versions(request.user))
-    if not nb_form.is_valid():
-        return _new_page(request, project, ImportForm(), nb_form, status=400)
-    try:
-        case_set = case_sources.case_set_from_naturalbench(
-            project=project,
-            name=nb_form.cleaned_data["name"],
-            version=nb_form.cleaned_data["version"],
-            created_by=request.user,
-        )
-    except Invalid as exc:
-        error = error_context(exc)
-        return _new_page(request, project, ImportForm(), nb_form, error=error, status=400)
-    messages.success(request, _("Test cases created from NaturalBench."))
-    return redirect(detail_url(recipe_of("vhexpansion"), case_set))
+    error = None
+    if nb_form.is_valid():
+        try:
+            case_set = case_sources.case_set_from_naturalbench(
+                project=project,
+                name=nb_form.cleaned_data["name"],
+                version=nb_form.cleaned_data["version"],
+                created_by=request.user,
+            )
+        except Invalid as exc:
+            error = error_context(exc)
+        else:
+            messages.success(request, _("Test cases created from NaturalBench."))
+            return redirect(detail_url(recipe, case_set))
+    context = {"project": project, "form": ImportForm(project=project), "error": error}
+    context.update(new_page_context(recipe, request, project), nb_form=nb_form)
+    return render(request, "curation/vhexpansion/new.html", context, status=400)
