@@ -21,8 +21,8 @@ from annotator.platform.files import media_url
 from annotator.platform.jobs import job_progress
 from curation import gateway
 from curation.models import Generation, LLMProvider
+from curation.recipes.framework import queues
 from curation.recipes.framework.declare import QueueSpec
-from curation.recipes.framework.queues import queue_ensure, queue_people_set, with_tiebreak
 from curation.recipes.framework.registry import recipe_of
 from curation.recipes.framework.stages import stage_once
 
@@ -68,7 +68,7 @@ REVIEW_QUEUE = QueueSpec(
     instructions=REVIEW_INSTRUCTIONS,
     config={"criteria": REVIEW_CRITERIA, "reason_codes": REVIEW_REASONS},
     redundancy=DEFAULT_REVIEWERS,
-    max_redundancy=with_tiebreak(DEFAULT_REVIEWERS),
+    max_redundancy=queues.with_tiebreak(DEFAULT_REVIEWERS),
 )
 _LABEL_PREFIX = re.compile(
     r"^(?:negated|rephrased|negation|new)?\s*(?:question)?\s*:\s*", re.IGNORECASE
@@ -104,9 +104,9 @@ def negation_template():
 def review_queue_ensure(*, case_set: VHCaseSet, reviewers: int | None = None) -> TaskQueue:
     """The set's ``review`` queue (created on first use); ``reviewers`` sets N per negation."""
     if reviewers is None:
-        return queue_ensure(case_set, REVIEW_QUEUE)
+        return queues.queue_ensure(case_set, REVIEW_QUEUE)
     what = "Reviewers per negation"
-    return queue_people_set(case_set, REVIEW_QUEUE, reviewers, most=MAX_REVIEWERS, what=what)
+    return queues.queue_people_set(case_set, REVIEW_QUEUE, reviewers, most=MAX_REVIEWERS, what=what)
 
 
 def clean_negation(text: Any) -> str:
@@ -239,10 +239,8 @@ def negation_record(
         row = annotator_services.TaskRow(
             payload=_review_payload(case, negation), external_id=f"vhx-negation-{negation.pk}"
         )
-        annotator_services.tasks_bulk_create(queue=queue, rows=[row])
-        task = Task.objects.get(queue=queue, external_id=row.external_id)
-        VHNegation.objects.filter(pk=negation.pk).update(task=task)
-        negation.task = task
+        [negation.task_id] = queues.tasks_create(queue, [row]).values()
+        VHNegation.objects.filter(pk=negation.pk).update(task_id=negation.task_id)
         case.negation_state = VHCase.NegationState.REVIEW
         case.save(update_fields=["negation_state", "negation_error"])
     return negation

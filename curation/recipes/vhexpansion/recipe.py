@@ -93,6 +93,7 @@ EXPORT = Export(
     cards=20,
     url="export/<str:fmt>/",
     url_name="curator-vhx-export",
+    buttons=tuple((label, {"fmt": fmt}) for fmt, label in views.FORMAT_LABELS.items()),
     file_url_name="curator-vhx-export-file",
 )
 

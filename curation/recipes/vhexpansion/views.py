@@ -39,16 +39,12 @@ FORMAT_LABELS = {
 
 
 def detail_context(request: HttpRequest, case_set, base: dict) -> dict:
-    """The funnel page's own names: the forms of its buttons, samples, the prompt and drafter."""
-    stages = base["stages"]
+    """The funnel page's own names: samples, the question reviewers are asked, the prompt and
+    the drafter."""
     return {
-        "formats": list(FORMAT_LABELS.items()),
         "review_question": REVIEW_QUESTION,
         "samples": selectors.sample_cases(case_set, limit=SAMPLES),
-        "perturb_form": stages["perturb"]["form"],
-        "adversarial_form": stages["adversarial"]["form"],
         "has_scorers": Scorer.objects.exists(),
-        "queue": case_set.review_queue,
         "template": negation_template(),
         "provider": gateway.provider_for(case_set.project),
     }
