@@ -69,18 +69,28 @@ def scorer_tiny(*, label: str = "tiny (random weights)") -> Scorer:
     return scorer
 
 
-def scorer_validate(
-    *,
-    label: str,
-    model_name: str,
-    pretrained: str = "",
-    checkpoint_path: str = "",
-    model_config: dict | None = None,
-    random_weights: bool = False,
-    batch_size: int = 32,
-    instance: Scorer | None = None,
-) -> None:
-    """Raise ``ValidationError`` (a dict of field → message) for a scorer that cannot work."""
+# The fields scorer_validate reads.
+CHECKED_FIELDS = (
+    "label",
+    "model_name",
+    "pretrained",
+    "checkpoint_path",
+    "model_config",
+    "random_weights",
+    "batch_size",
+)
+
+
+def _stripped(fields: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.strip() if isinstance(v, str) else v for k, v in fields.items()}
+
+
+def scorer_validate(fields: dict[str, Any], *, instance: Scorer | None = None) -> None:
+    """Raise ``ValidationError`` (a dict of field → message) for a scorer that cannot work;
+    ``fields`` holds at least the CHECKED_FIELDS."""
+    label, model_name, pretrained, checkpoint_path, model_config, random_weights, batch_size = (
+        fields[name] for name in CHECKED_FIELDS
+    )
     errors: dict[str, str] = {}
     if not label.strip():
         errors["label"] = "Give the scorer a name."
@@ -133,29 +143,14 @@ def scorer_create(
     batch_size: int = 32,
     is_default: bool = False,
 ) -> Scorer:
-    scorer_validate(
-        label=label,
-        model_name=model_name,
-        pretrained=pretrained,
-        checkpoint_path=checkpoint_path,
-        model_config=model_config,
-        random_weights=random_weights,
-        batch_size=batch_size,
-    )
+    values = (label, model_name, pretrained, checkpoint_path, model_config or {}, random_weights)
+    fields = dict(zip(CHECKED_FIELDS, (*values, batch_size), strict=True))
+    scorer_validate(fields)
     with transaction.atomic():
         if is_default:
             Scorer.objects.filter(is_default=True).update(is_default=False)
         return Scorer.objects.create(
-            label=label.strip(),
-            model_name=model_name.strip(),
-            pretrained=pretrained.strip(),
-            checkpoint_path=checkpoint_path.strip(),
-            model_config=model_config or {},
-            random_weights=random_weights,
-            dtype=dtype,
-            device=device,
-            batch_size=batch_size,
-            is_default=is_default,
+            **_stripped(fields), dtype=dtype, device=device, is_default=is_default
         )
 
 
@@ -163,17 +158,8 @@ def scorer_update(*, scorer: Scorer, **fields: Any) -> Scorer:
     """Change a scorer. A change of weights or dtype deletes its cached embeddings (they would
     no longer match what the scorer computes) and the recorded context length and dimension."""
     merged = {f: getattr(scorer, f) for f in (*IDENTITY_FIELDS, "label", "batch_size")}
-    merged.update({k: v.strip() if isinstance(v, str) else v for k, v in fields.items()})
-    scorer_validate(
-        label=merged["label"],
-        model_name=merged["model_name"],
-        pretrained=merged["pretrained"],
-        checkpoint_path=merged["checkpoint_path"],
-        model_config=merged["model_config"],
-        random_weights=merged["random_weights"],
-        batch_size=merged["batch_size"],
-        instance=scorer,
-    )
+    merged.update(_stripped(fields))
+    scorer_validate(merged, instance=scorer)
     identity_changed = any(f in fields and fields[f] != getattr(scorer, f) for f in IDENTITY_FIELDS)
     with transaction.atomic():
         if identity_changed:
@@ -185,8 +171,8 @@ def scorer_update(*, scorer: Scorer, **fields: Any) -> Scorer:
             fields = {**fields, "context_length": None, "embed_dim": None}
         if fields.get("is_default"):
             Scorer.objects.filter(is_default=True).exclude(pk=scorer.pk).update(is_default=False)
-        for name, value in fields.items():
-            setattr(scorer, name, value.strip() if isinstance(value, str) else value)
+        for name, value in _stripped(fields).items():
+            setattr(scorer, name, value)
         scorer.save()
     scorer_unload(scorer=scorer)
     return scorer
