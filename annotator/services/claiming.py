@@ -49,32 +49,27 @@ def _expired_lease_of(annotator) -> Exists:
     )
 
 
+def _lease_terms(queue: TaskQueue, now) -> dict:
+    """A new lease's times and presentation (the kind's random order of choices, say)."""
+    return {
+        "leased_at": now,
+        "expires_at": now + queue.lease_ttl,
+        "presentation": get_kind(queue.kind).presentation(random.Random()),
+    }
+
+
 def _lease(
     task: Task, queue: TaskQueue, annotator, now, *, gold: bool, revive: bool = True
 ) -> Assignment:
-    kind = get_kind(queue.kind)
-    presentation = kind.presentation(random.Random())
-    expires = now + queue.lease_ttl
+    terms = _lease_terms(queue, now)
     revived = revive and Assignment.objects.filter(
         task=task, annotator=annotator, state=Assignment.State.EXPIRED
-    ).update(
-        state=Assignment.State.LEASED,
-        leased_at=now,
-        expires_at=expires,
-        finished_at=None,
-        presentation=presentation,
-    )
+    ).update(state=Assignment.State.LEASED, finished_at=None, **terms)
     if revived:
         assignment = Assignment.objects.get(task=task, annotator=annotator)
     else:
         assignment = Assignment.objects.create(
-            task=task,
-            queue=queue,
-            annotator=annotator,
-            is_gold=gold,
-            leased_at=now,
-            expires_at=expires,
-            presentation=presentation,
+            task=task, queue=queue, annotator=annotator, is_gold=gold, **terms
         )
     assignment.task = task
     assignment.queue = queue
@@ -130,8 +125,7 @@ SELECT leased.id, counted.* FROM leased JOIN counted ON TRUE
 
 
 def _claim_regular_pg(queue: TaskQueue, annotator, now) -> Assignment | None:
-    presentation = get_kind(queue.kind).presentation(random.Random())
-    expires = now + queue.lease_ttl
+    terms = _lease_terms(queue, now)
     with connection.cursor() as cursor:
         cursor.execute(
             _PG_CLAIM,
@@ -139,8 +133,8 @@ def _claim_regular_pg(queue: TaskQueue, annotator, now) -> Assignment | None:
                 "queue": queue.pk,
                 "person": annotator.pk,
                 "now": now,
-                "expires": expires,
-                "presentation": json.dumps(presentation),
+                "expires": terms["expires_at"],
+                "presentation": json.dumps(terms["presentation"]),
             },
         )
         row = cursor.fetchone()
@@ -155,9 +149,7 @@ def _claim_regular_pg(queue: TaskQueue, annotator, now) -> Assignment | None:
         annotator=annotator,
         state=Assignment.State.LEASED,
         is_gold=False,
-        leased_at=now,
-        expires_at=expires,
-        presentation=presentation,
+        **terms,
     )
     assignment._state.adding = False
     assignment._state.db = connection.alias
