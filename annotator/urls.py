@@ -2,6 +2,17 @@ from django.urls import path
 
 from .views import invites, jobs, projects, queues, tasks, workspace
 
+workspace_urlpatterns = [
+    path("", workspace.home, name="home"),
+    path("login/", workspace.login_view, name="login"),
+    path("logout/", workspace.logout_view, name="logout"),
+    path("work/<int:queue_id>/", workspace.work, name="work"),
+    path("work/task/<int:task_id>/submit/", workspace.work_submit, name="work-submit"),
+    path("work/task/<int:task_id>/skip/", workspace.work_skip, name="work-skip"),
+    path("work/task/<int:task_id>/report/", workspace.work_report, name="work-report"),
+    path("work/task/<int:task_id>/heartbeat/", workspace.work_heartbeat, name="work-heartbeat"),
+]
+
 curator_urlpatterns = [
     path("curate/", projects.projects, name="curator-projects"),
     path("curate/projects/new/", projects.project_new, name="curator-project-new"),
@@ -47,4 +58,4 @@ curator_urlpatterns = [
     path("jobs/<int:job_id>/retry/", jobs.job_retry, name="curator-job-retry"),
 ]
 
-urlpatterns = [*workspace.urlpatterns, *curator_urlpatterns]
+urlpatterns = [*workspace_urlpatterns, *curator_urlpatterns]

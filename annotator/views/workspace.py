@@ -19,7 +19,6 @@ from django.contrib.auth import views as auth_views
 from django.core.files.storage import default_storage
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import path
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
@@ -356,14 +355,3 @@ login_view = LoginView.as_view()
 login_view.roles = ()  # public: anyone may open the login page
 logout_view = auth_views.LogoutView.as_view()
 logout_view.roles = ()
-
-urlpatterns = [
-    path("", home, name="home"),
-    path("login/", login_view, name="login"),
-    path("logout/", logout_view, name="logout"),
-    path("work/<int:queue_id>/", work, name="work"),
-    path("work/task/<int:task_id>/submit/", work_submit, name="work-submit"),
-    path("work/task/<int:task_id>/skip/", work_skip, name="work-skip"),
-    path("work/task/<int:task_id>/report/", work_report, name="work-report"),
-    path("work/task/<int:task_id>/heartbeat/", work_heartbeat, name="work-heartbeat"),
-]
