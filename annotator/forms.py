@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from . import kinds, outcomes
 from .models import TaskQueue
 from .platform import roles
+from .platform.forms import FileOrTextForm
 from .platform.models import Project
 
 # A sensible starting config for each kind, shown when a curator picks the kind.
@@ -259,19 +260,11 @@ class QueueForm(forms.Form):
         return d
 
 
-class UploadForm(forms.Form):
-    file = forms.FileField(label=_("JSONL file"), required=False)
-    text = forms.CharField(
-        label=_("…or paste lines"),
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 8, "class": "mono", "spellcheck": "false"}),
-    )
-
-    def clean(self):
-        data = super().clean()
-        if not data.get("file") and not (data.get("text") or "").strip():
-            raise forms.ValidationError(_("Choose a JSONL file or paste some lines."))
-        return data
+class UploadForm(FileOrTextForm):
+    file_label = _("JSONL file")
+    text_label = _("…or paste lines")
+    rows = 8
+    missing = _("Choose a JSONL file or paste some lines.")
 
     def content(self) -> bytes:
         upload = self.cleaned_data.get("file")
