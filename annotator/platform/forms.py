@@ -33,3 +33,16 @@ class FileOrTextForm(forms.Form):
         if not data.get("file") and not (data.get("text") or "").strip():
             raise forms.ValidationError(self.missing)
         return data
+
+
+ARCHIVE_TYPES = ".zip,.tar,.gz,.tgz,.bz2,.xz"
+
+
+def upload_field(*, accept: str, label, help_text="", required: bool = True) -> forms.FileField:
+    """A file field whose file picker offers the ``accept`` types (e.g. ARCHIVE_TYPES)."""
+    return forms.FileField(
+        required=required,
+        label=label,
+        help_text=help_text,
+        widget=forms.ClearableFileInput(attrs={"accept": accept}),
+    )

@@ -21,6 +21,7 @@ from django.utils.translation import gettext_lazy
 
 from annotator.platform import roles
 from annotator.platform.errors import Invalid
+from annotator.platform.forms import ARCHIVE_TYPES, upload_field
 from annotator.platform.scoping import get_or_404, jobs_for, projects_for
 from annotator.platform.views import error_context
 
@@ -38,21 +39,21 @@ class CorpusImportForm(forms.Form):
     """Shape only; ``corpus_import_start`` checks the archive and every manifest line."""
 
     name = forms.CharField(max_length=200, label=gettext_lazy("Corpus name"))
-    archive = forms.FileField(
+    archive = upload_field(
+        accept=ARCHIVE_TYPES,
         label=gettext_lazy("Images (zip or tar archive)"),
         help_text=gettext_lazy(
             ".zip, .tar, .tar.gz or .tgz with JPEG, PNG, WEBP or GIF images, and the manifest "
             "unless you upload it below."
         ),
-        widget=forms.ClearableFileInput(attrs={"accept": ".zip,.tar,.gz,.tgz,.bz2,.xz"}),
     )
-    manifest = forms.FileField(
+    manifest = upload_field(
+        accept=".jsonl,.ndjson,.csv,.json,.token,.txt",
         required=False,
         label=gettext_lazy("Manifest or caption file (optional)"),
         help_text=gettext_lazy(
             "Not needed when the archive holds manifest.jsonl, manifest.csv or a caption file."
         ),
-        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.ndjson,.csv,.json,.token,.txt"}),
     )
     format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="auto", label=gettext_lazy("Format"))
     language = forms.CharField(
