@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -504,27 +505,20 @@ def _as_batch_delta(start_delta: torch.Tensor, x: torch.Tensor, epsilon: float) 
     return delta.to(device=x.device, dtype=x.dtype)
 
 
-def ifgsm(
+def attack_for_case(
     encoder: VisionEncoder,
     images: torch.Tensor,
     *,
+    method: str,
     triggers_vh: bool,
     seed: int = 0,
     **overrides: Any,
 ) -> AttackResult:
-    """I-FGSM with the paper's settings for the case's branch; ``overrides`` change any of them."""
-    config = AttackConfig.for_case(triggers_vh=triggers_vh, method="ifgsm", **overrides)
+    """``method`` (ifgsm or pgd) with the paper's settings for the case's branch; ``overrides``
+    change any of them."""
+    config = AttackConfig.for_case(triggers_vh=triggers_vh, method=method, **overrides)
     return attack(encoder, images, config, seed=seed)
 
 
-def pgd(
-    encoder: VisionEncoder,
-    images: torch.Tensor,
-    *,
-    triggers_vh: bool,
-    seed: int = 0,
-    **overrides: Any,
-) -> AttackResult:
-    """PGD with the paper's settings for the case's branch; ``overrides`` change any of them."""
-    config = AttackConfig.for_case(triggers_vh=triggers_vh, method="pgd", **overrides)
-    return attack(encoder, images, config, seed=seed)
+ifgsm = partial(attack_for_case, method="ifgsm")
+pgd = partial(attack_for_case, method="pgd")
