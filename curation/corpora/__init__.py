@@ -25,7 +25,7 @@ Modules: ``rows`` (a manifest row, one record checked), ``formats`` (the four pa
 """
 
 from .demo import demo_corpus
-from .formats import FORMAT_CHOICES, FORMATS, detect_format, parse_manifest, parse_rows
+from .formats import FORMAT_CHOICES, FORMATS, detect_format, parse_rows
 from .importing import ImportPlan, corpus_import, corpus_plan, corpus_slug
 from .rows import CaptionRow, Manifest, ManifestRow, language_normalise, safe_relpath
 from .sources import (
@@ -86,7 +86,6 @@ __all__ = [
     "max_unpacked_bytes",
     "max_upload_bytes",
     "open_source",
-    "parse_manifest",
     "parse_rows",
     "safe_relpath",
     "stored_local_path",

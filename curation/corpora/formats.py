@@ -27,7 +27,6 @@ from .rows import (
     decode,
     file_field,
     record_row,
-    refuse_if_any,
     too_long,
     unstorable,
 )
@@ -291,22 +290,3 @@ def parse_rows(
     else:
         rows, uncaptioned = parse_coco(text, language=language, licence=licence, errors=errors)
     return Manifest(format=fmt, rows=rows, uncaptioned=uncaptioned)
-
-
-def parse_manifest(
-    *, content: bytes, filename: str, fmt: str = "auto", language: str = "en", licence: str = ""
-) -> Manifest:
-    """Every row of a manifest or caption file, or Invalid listing every bad line."""
-    errors = LineErrors()
-    manifest = parse_rows(
-        content=content,
-        filename=filename,
-        fmt=fmt,
-        language=language,
-        licence=licence,
-        errors=errors,
-    )
-    refuse_if_any(errors, filename or "the manifest")
-    if not manifest.rows:
-        raise Invalid(f"{filename or 'The manifest'} has no captioned image; nothing was imported.")
-    return manifest
