@@ -26,9 +26,7 @@ from .models import VLindBench, VLindConcept
 DRAFT_JOB = "vlind.draft_triples"
 NOUNS_JOB = "vlind.draft_nouns"
 IMAGES_JOB = "vlind.generate_images"
-# The export job (export.py) has its own cards, newest per export, so it is not in JOB_KINDS.
 EXPORT_JOB = "vlind.export"
-JOB_KINDS = (DRAFT_JOB, IMAGES_JOB, NOUNS_JOB)
 
 TRIPLE_HANDLER = "vlind.triple_review"
 IMAGE_HANDLER = "vlind.image_review"

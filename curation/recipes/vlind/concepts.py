@@ -32,9 +32,7 @@ def default_concepts() -> list[dict]:
     """The 11 concepts as rows for a new bench (name, description, image hint, examples)."""
     return [
         {
-            "name": spec["name"],
-            "description": spec["description"],
-            "image_hint": spec["image_hint"],
+            **{key: spec[key] for key in ("name", "description", "image_hint")},
             "examples": [dict(t) for t in spec["examples"]],
             "position": position,
         }

@@ -86,16 +86,14 @@ def reviews_answer(queue, people, accepts_of: Callable[[int], int]) -> None:
         demo_work(queue, person, verdict)
 
 
-def _placeholder_image(triple: VLindTriple, slot: int | None, curator):
-    style = prompts.style_of_slot(slot) if slot is not None else "photorealistic"
-    label = f"{style} #{slot}" if slot is not None else "factual"
-    text = (
-        triple.context if slot is not None else (triple.factual_context or triple.false_statement)
-    )
-    data = placeholder_png(text=text, style=style, label=label, seed=_seed(triple.pk, slot))
+def _placeholder_image(triple: VLindTriple, slot: int, curator):
+    """A placeholder counterfactual image of the triple in ``slot`` (its style)."""
+    style = prompts.style_of_slot(slot)
+    seed = _seed(triple.pk, slot)
+    data = placeholder_png(text=triple.context, style=style, label=f"{style} #{slot}", seed=seed)
     image, _new = assets.image_ingest(
         data=data,
-        name=f"vlind-demo-{triple.pk}-{'f' if slot is None else slot}.png",
+        name=f"vlind-demo-{triple.pk}-{slot}.png",
         source="placeholder (VLind-Bench demo, drawn with Pillow)",
         created_by=curator,
     )
@@ -109,10 +107,10 @@ def _add_images(triples: list[VLindTriple], curator) -> list[VLindImage]:
             slot = prompts.STYLE_BASE[style]
             rows.append(
                 images.image_record(
-                    triple=triple,
-                    slot=slot,
-                    image=_placeholder_image(triple, slot, curator),
-                    origin=VLindImage.Origin.PLACEHOLDER,
+                    triple,
+                    slot,
+                    _placeholder_image(triple, slot, curator),
+                    VLindImage.Origin.PLACEHOLDER,
                     created_by=curator,
                 )
             )

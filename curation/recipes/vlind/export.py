@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from django.http import Http404
 from django.utils.translation import gettext as _
@@ -152,18 +153,14 @@ def dataset_publish(bench: VLindBench, *, benchmark, label: str, created_by=None
 
 def version_rows(version) -> list[Row]:
     """The rows a frozen version holds (its items' data, in position order)."""
-    rows = []
-    for item in version.items.order_by("position"):
-        d = item.data
-        data = {key: d.get(key, "") for key in FIELDS}
-        rows.append(
-            Row(
-                data=data,
-                images=dict(d.get("image_sha256") or {}),
-                factual=d.get("factual_image_sha256", ""),
-            )
+    return [
+        Row(
+            data={key: d.get(key, "") for key in FIELDS},
+            images=dict(d.get("image_sha256") or {}),
+            factual=d.get("factual_image_sha256", ""),
         )
-    return rows
+        for d in version.items.order_by("position").values_list("data", flat=True)
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -183,8 +180,10 @@ def _version_of(bench: VLindBench, version_id: int | None):
     return version
 
 
-def _rows_for(bench: VLindBench, version) -> list[Row]:
-    return version_rows(version) if version is not None else rows_of(bench)
+def _rows_for(bench: VLindBench, version_id: int | None) -> tuple[Any, list[Row]]:
+    """The frozen version ``version_id`` of the bench and its rows (None: the assembly's)."""
+    version = _version_of(bench, version_id)
+    return version, version_rows(version) if version is not None else rows_of(bench)
 
 
 def export_params(bench: VLindBench, kwargs: dict, data) -> dict:
@@ -200,8 +199,8 @@ def export_params(bench: VLindBench, kwargs: dict, data) -> dict:
 
 def export_check(bench: VLindBench, params: dict) -> int:
     """Before the export job: there is something to export, every image of it still stored."""
-    version = _version_of(bench, params.get("version_id"))
-    stored_images(_rows_for(bench, version))
+    _version, rows = _rows_for(bench, params.get("version_id"))
+    stored_images(rows)
     return 0
 
 
@@ -217,8 +216,7 @@ def export_run(
     bench: VLindBench, *, version_id: int | None = None, appendix_b: bool = False, job_id, **_kw
 ) -> dict:
     """The body of the export job: build the archive (images counted) and store it."""
-    version = _version_of(bench, version_id)
-    rows = _rows_for(bench, version)
+    version, rows = _rows_for(bench, version_id)
     by_sha = stored_images(rows)
     stored = export_store(
         job_id=job_id,

@@ -11,7 +11,13 @@ from ...models import LLMProvider
 from ..framework.forms import RecipeForm, StageForm
 from . import benches, prompts
 
-EXAMPLE_KEYS = ("context", "true_statement", "false_statement")
+# The three texts of each example, with their labels.
+EXAMPLE_LABELS = {
+    "context": gettext_lazy("Context"),
+    "true_statement": gettext_lazy("True statement"),
+    "false_statement": gettext_lazy("False statement"),
+}
+EXAMPLE_KEYS = tuple(EXAMPLE_LABELS)
 
 
 class BenchForm(RecipeForm):
@@ -77,16 +83,11 @@ class ConceptForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        labels = {
-            "context": gettext_lazy("Context"),
-            "true_statement": gettext_lazy("True statement"),
-            "false_statement": gettext_lazy("False statement"),
-        }
         for k in range(1, 4):
             for key in EXAMPLE_KEYS:
                 self.fields[f"ex{k}_{key}"] = forms.CharField(
                     max_length=prompts.MAX_TEXT,
-                    label=labels[key],
+                    label=EXAMPLE_LABELS[key],
                     widget=forms.Textarea(attrs={"rows": 2}) if key == "context" else None,
                 )
 

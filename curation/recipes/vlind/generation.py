@@ -105,10 +105,10 @@ def images_generate(
             result["factual"] += 1
         else:
             image_record(
-                triple=triple,
-                slot=slot,
-                image=image,
-                origin=VLindImage.Origin.GENERATED,
+                triple,
+                slot,
+                image,
+                VLindImage.Origin.GENERATED,
                 generation=generation,
                 created_by=created_by,
                 queue=queue,

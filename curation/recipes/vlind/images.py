@@ -55,11 +55,11 @@ def _image_payload(image: VLindImage) -> dict:
 
 
 def image_record(
-    *,
     triple: VLindTriple,
     slot: int,
     image: Image,
     origin: str,
+    *,
     generation: Generation | None = None,
     created_by=None,
     queue: TaskQueue | None = None,
@@ -106,20 +106,14 @@ def _check_uploads(files: Sequence[Upload], *, taken: dict[str, int] | None = No
             errors.append({"line": k, "error": str(exc)})
             continue
         if norm.sha256 in seen:
-            errors.append(
-                {"line": k, "error": f"{upload.name}: the same picture as {seen[norm.sha256]}"}
-            )
+            problem = f"the same picture as {seen[norm.sha256]}"
+        elif taken and norm.sha256 in taken:
+            problem = f"already image {taken[norm.sha256]} of this triple"
+        else:
+            seen[norm.sha256] = upload.name
+            normalised.append(norm)
             continue
-        if taken and norm.sha256 in taken:
-            errors.append(
-                {
-                    "line": k,
-                    "error": f"{upload.name}: already image {taken[norm.sha256]} of this triple",
-                }
-            )
-            continue
-        seen[norm.sha256] = upload.name
-        normalised.append(norm)
+        errors.append({"line": k, "error": f"{upload.name}: {problem}"})
     if errors:
         raise Invalid("Some files were refused; nothing was stored.", errors)
     return normalised
@@ -145,7 +139,8 @@ def images_upload(
     taken = dict(triple.images.values_list("image__sha256", "slot"))
     _check_uploads(files, taken=taken)
     queue = queue_ensure(bench, IMAGE_QUEUE)
-    rows = []
+    rows: list[VLindImage] = []
+    origin = VLindImage.Origin.UPLOAD
     with transaction.atomic():
         for upload, slot in zip(files, free, strict=False):
             image, _new = assets.image_ingest(
@@ -155,14 +150,7 @@ def images_upload(
                 created_by=created_by,
             )
             rows.append(
-                image_record(
-                    triple=triple,
-                    slot=slot,
-                    image=image,
-                    origin=VLindImage.Origin.UPLOAD,
-                    created_by=created_by,
-                    queue=queue,
-                )
+                image_record(triple, slot, image, origin, created_by=created_by, queue=queue)
             )
     assets.thumbnails_make(image_ids=[r.image_id for r in rows])
     return rows

@@ -54,17 +54,11 @@ TRIPLE_ITEM_SCHEMA = {
     },
 }
 TRIPLES_SCHEMA = {"type": "array", "minItems": 1, "items": TRIPLE_ITEM_SCHEMA}
+NOUN_LIST_SCHEMA = {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}
 NOUNS_SCHEMA = {
     "type": "object",
     "required": ["nouns", "non-existent_nouns"],
-    "properties": {
-        "nouns": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
-        "non-existent_nouns": {
-            "type": "array",
-            "minItems": 1,
-            "items": {"type": "string", "minLength": 1},
-        },
-    },
+    "properties": {"nouns": NOUN_LIST_SCHEMA, "non-existent_nouns": NOUN_LIST_SCHEMA},
 }
 
 # App. A, word for word outside the italic (concept-specific) parts, which are variables here.
@@ -111,13 +105,11 @@ TEMPLATES: dict[str, dict[str, Any]] = {
         "title": "VLind-Bench: counterfactual image prompt",
         "source": "VLind-Bench Sec. 4 (the context as input, three styles)",
         "text": IMAGE_TEXT,
-        "output_schema": None,
     },
     FACTUAL_IMAGE_TEMPLATE: {
         "title": "VLind-Bench: factual image prompt",
         "source": "VLind-Bench Sec. 4 (s_fact as input)",
         "text": FACTUAL_IMAGE_TEXT,
-        "output_schema": None,
     },
 }
 
@@ -133,15 +125,8 @@ def triple_variables(*, concept: str, image_hint: str, examples: list[dict], cou
     if len(examples) < 3:
         raise ValueError(f"concept {concept!r} needs three examples, has {len(examples)}")
     first = examples[0]
-    shown = [
-        {
-            "id": k,
-            "context": ex["context"],
-            "true_statement": ex["true_statement"],
-            "false_statement": ex["false_statement"],
-        }
-        for k, ex in enumerate(examples[1:3], start=1)
-    ]
+    keys = TRIPLE_ITEM_SCHEMA["required"]  # context, true_statement, false_statement
+    shown = [{"id": k, **{key: ex[key] for key in keys}} for k, ex in enumerate(examples[1:3], 1)]
     body = ", ".join(json.dumps(item, ensure_ascii=False) for item in shown)
     return {
         "concept": concept,
@@ -263,27 +248,10 @@ _VERBS = frozenset(
     deliver skate skates freezes freeze blows blow parks park""".split()
 )
 _IRREGULAR = {"leaves": "leaf", "people": "person", "children": "child", "mice": "mouse"}
-_ABSENT_POOL = (
-    "zebra",
-    "closet",
-    "umbrella",
-    "bicycle",
-    "guitar",
-    "teapot",
-    "ladder",
-    "violin",
-    "toaster",
-    "helmet",
-    "kite",
-    "typewriter",
-    "saxophone",
-    "lantern",
-    "skateboard",
-    "pineapple",
-    "tractor",
-    "microscope",
-    "hammock",
-    "trumpet",
+_ABSENT_POOL = tuple(
+    """zebra closet umbrella bicycle guitar teapot ladder violin toaster helmet kite
+    typewriter saxophone lantern skateboard pineapple tractor microscope hammock
+    trumpet""".split()
 )
 
 

@@ -80,7 +80,6 @@ def _stage_counts(bench: VLindBench) -> tuple[Counter, dict]:
         "concept__name",
         "noun_candidates",
     )
-    nouns_proposed = 0
     for pk, status, factual, noun, absent, concept, candidates in rows:
         stage = _stage(status, by_triple.get(pk, Counter()), factual, noun, absent)
         stages[stage] += 1
@@ -88,8 +87,7 @@ def _stage_counts(bench: VLindBench) -> tuple[Counter, dict]:
         per_concept[concept]["drafted"] += 1
         if status == VLindTriple.Status.KEPT:
             per_concept[concept]["kept"] += 1
-            nouns_proposed += int(bool((candidates or {}).get("nouns")))
-    stages["nouns_proposed"] = nouns_proposed
+            stages["nouns_proposed"] += int(bool((candidates or {}).get("nouns")))
     return stages, per_concept
 
 
@@ -101,8 +99,6 @@ def funnel(bench: VLindBench) -> dict:
     kept = triples - stages["review"] - stages["rejected"]
     of_bench = VLindImage.objects.filter(triple__bench=bench)
     images, origins = count_by(of_bench, "status"), count_by(of_bench, "origin")
-    with_images = kept - stages["needs_images"]
-    with_good = stages["needs_factual"] + stages["assembled"]
     latest = published_versions(recipe_of("vlind"), bench).first()
     decided = triples - stages["review"]
     concepts = bench.concepts.all()
@@ -114,11 +110,11 @@ def funnel(bench: VLindBench) -> dict:
         "kept": kept,
         "triple_decided": decided,
         "kept_rate": kept / decided if decided else None,
-        "with_images": with_images,
+        "with_images": kept - stages["needs_images"],
         "images": sum(images.values()),
         "image_status": {s: images[s] for s in VLindImage.Status.values},
         "origins": {s: origins[s] for s in VLindImage.Origin.values},
-        "with_good": with_good,
+        "with_good": stages["needs_factual"] + stages["assembled"],
         "nouns_proposed": stages["nouns_proposed"],
         "assembled": stages["assembled"],
         "exported": latest.item_count if latest else 0,
@@ -128,16 +124,11 @@ def funnel(bench: VLindBench) -> dict:
 
 
 def concept_rows(bench: VLindBench, funnel_data: dict) -> list[dict]:
+    """Triples drafted, kept and assembled per concept, in the concepts' order."""
     per = funnel_data["per_concept"]
-    return [
-        {
-            "concept": c,
-            "drafted": per.get(c.name, {}).get("drafted", 0),
-            "kept": per.get(c.name, {}).get("kept", 0),
-            "assembled": per.get(c.name, {}).get("assembled", 0),
-        }
-        for c in bench.concepts.order_by("position", "name")
-    ]
+    counts = ("drafted", "kept", "assembled")
+    concepts = bench.concepts.order_by("position", "name")
+    return [{"concept": c, **{k: per.get(c.name, {}).get(k, 0) for k in counts}} for c in concepts]
 
 
 def triples_page(

@@ -71,6 +71,12 @@ def triples_record(
     return rows
 
 
+def _active_concepts(bench: VLindBench, concept_ids: Sequence[int] | None):
+    """The bench's active concepts (those of ``concept_ids`` only, when given)."""
+    concepts = bench.concepts.filter(active=True)
+    return concepts.filter(pk__in=list(concept_ids)) if concept_ids else concepts
+
+
 def triples_draft(
     bench: VLindBench,
     *,
@@ -89,10 +95,7 @@ def triples_draft(
     queue = queue_ensure(bench, TRIPLE_QUEUE)
     target = int(count or bench.triples_per_concept)
     check_counts(target, None)
-    qs = bench.concepts.filter(active=True).order_by("position", "name")
-    if concept_ids:
-        qs = qs.filter(pk__in=list(concept_ids))
-    chosen = list(qs)
+    chosen = list(_active_concepts(bench, concept_ids).order_by("position", "name"))
     result = {"drafted": 0, "invalid": 0, "failed_calls": 0, "errors": [], "concepts": {}}
     job_progress(job_id=job_id, done=0, total=len(chosen), message="Drafting triples")
     for done, concept in enumerate(chosen, start=1):
@@ -148,9 +151,7 @@ def draft_check(bench: VLindBench, params: dict) -> int:
     target = int(params.get("count") or bench.triples_per_concept)
     check_counts(target, None)
     concept_ids = list(params.get("concept_ids") or [])
-    concepts = bench.concepts.filter(active=True)
-    if concept_ids:
-        concepts = concepts.filter(pk__in=concept_ids)
+    concepts = _active_concepts(bench, concept_ids)
     if not concepts.exists():
         raise Invalid("No active concept: switch one on, or add one, first.")
     params.update(count=target, concept_ids=concept_ids)

@@ -50,7 +50,6 @@ def detail_context(request: HttpRequest, bench, base: dict) -> dict:
         "concept_rows": selectors.concept_rows(bench, base["funnel"]),
         "table1": export.table1(bench, found),
         "samples": selectors.sample_triples(bench),
-        "draft_form": forms.DraftForm(initial=forms.DraftForm.initial_for(bench)),
         "image_problem": generation.image_endpoint(bench)[2],
         "provider": gateway.provider_for(bench.project),
         "template": gateway.template_current(prompts.TRIPLES_TEMPLATE),
