@@ -182,11 +182,11 @@ class Recipe:
     key: str  # "naturalbench": exports/<key>/…, Job kinds' prefix, registry key
     label: str  # "NaturalBench"
     model: type[Model]  # the pipeline model (a framework.models.RecipePipeline)
-    slug: str  # URL segment under curate/ ("naturalbench")
     pk_kwarg: str  # URL kwarg: "pipeline_id" / "set_id" / "bench_id"
-    job_param: str  # Job.params key: "pipeline_id" / "case_set_id" / "bench_id"
     names: RecipeUrlNames
     context_name: str  # the object's name in templates: "pipeline" / "case_set" / "bench"
+    slug: str = ""  # URL segment under curate/ ("" = key)
+    job_param: str = ""  # Job.params key ("" = pk_kwarg; VHExpansion: "case_set_id")
     list_key: str = "pipelines"  # each project group's list in the list template
     order: int = 100  # list, demo and URL order among recipes
     templates: RecipeTemplates = RecipeTemplates()
@@ -216,6 +216,10 @@ class Recipe:
     extra_urls: Callable[[], list] | None = None  # the recipe's own patterns under curate/
     api_urls: str = ""  # dotted module of patterns mounted at api/<slug>/
     demo: Callable[..., Any] | None = None  # (*, project, curator)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "slug", self.slug or self.key)
+        object.__setattr__(self, "job_param", self.job_param or self.pk_kwarg)
 
     def stage(self, name: str) -> Stage | None:
         return next((s for s in self.stages if s.name == name), None)
