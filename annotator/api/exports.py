@@ -171,6 +171,7 @@ def export_responses(row_serializer) -> dict:
     }
 
 
+@extend_schema(parameters=EXPORT_PARAMS, responses=export_responses(OutcomeRowOut))
 class OutcomesExportApi(ExportApi):
     """Per task: state, outcome, agreement, escalations, external id, payload (and gold)."""
 
@@ -201,11 +202,8 @@ class OutcomesExportApi(ExportApi):
             )
         )
 
-    @extend_schema(parameters=EXPORT_PARAMS, responses=export_responses(OutcomeRowOut))
-    def get(self, request, queue_id: int):
-        return super().get(request, queue_id)
 
-
+@extend_schema(parameters=EXPORT_PARAMS, responses=export_responses(AnnotationRowOut))
 class AnnotationsExportApi(ExportApi):
     """Every annotation: task id, annotator user name, response, duration, time, gold flags."""
 
@@ -232,7 +230,3 @@ class AnnotationsExportApi(ExportApi):
                 "gold_correct",
             )
         )
-
-    @extend_schema(parameters=EXPORT_PARAMS, responses=export_responses(AnnotationRowOut))
-    def get(self, request, queue_id: int):
-        return super().get(request, queue_id)
