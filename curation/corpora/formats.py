@@ -23,6 +23,7 @@ from .rows import (
     FILE_KEYS,
     Manifest,
     ManifestRow,
+    Reading,
     caption_row,
     decode,
     file_field,
@@ -271,22 +272,22 @@ def detect_format(text: str, filename: str) -> str:
     return "csv"
 
 
-def parse_rows(
-    *, content: bytes, filename: str, fmt: str, language: str, licence: str, errors: LineErrors
-) -> Manifest:
+def parse_rows(*, content: bytes, filename: str, reading: Reading, errors: LineErrors) -> Manifest:
     """The good rows of a manifest; bad lines go to ``errors`` (undecodable text raises)."""
+    fmt = reading.fmt
     if fmt not in FORMATS:
         raise Invalid(f"Unknown format “{fmt}”; choose one of {', '.join(sorted(FORMATS))}.")
     text = decode(content, filename)
     if fmt == "auto":
         fmt = detect_format(text, filename)
+    meta = {"language": reading.language, "licence": reading.licence, "errors": errors}
     uncaptioned = 0
     if fmt == "jsonl":
-        rows = parse_jsonl(text, language=language, licence=licence, errors=errors)
+        rows = parse_jsonl(text, **meta)
     elif fmt == "csv":
-        rows = parse_csv(text, language=language, licence=licence, errors=errors)
+        rows = parse_csv(text, **meta)
     elif fmt == "flickr":
-        rows = parse_flickr(text, language=language, licence=licence, errors=errors)
+        rows = parse_flickr(text, **meta)
     else:
-        rows, uncaptioned = parse_coco(text, language=language, licence=licence, errors=errors)
+        rows, uncaptioned = parse_coco(text, **meta)
     return Manifest(format=fmt, rows=rows, uncaptioned=uncaptioned)

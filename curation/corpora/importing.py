@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
@@ -25,7 +25,7 @@ from annotator.platform.models import Project
 from .. import assets
 from ..models import Caption, Corpus, Sample
 from .formats import parse_rows
-from .rows import ManifestRow, language_normalise, refuse_if_any
+from .rows import ManifestRow, Reading, language_normalise, refuse_if_any
 from .sources import (
     Index,
     Source,
@@ -52,17 +52,11 @@ class ImportPlan:
 
 
 def corpus_plan(
-    *,
-    source: Source,
-    manifest: bytes | None = None,
-    manifest_name: str = "",
-    fmt: str = "auto",
-    language: str = "en",
-    licence: str = "",
+    *, source: Source, reading: Reading, manifest: bytes | None = None, manifest_name: str = ""
 ) -> ImportPlan:
     """Parse the manifest and find every image it names; Invalid lists every problem."""
     try:
-        language = language_normalise(language)
+        reading = replace(reading, language=language_normalise(reading.language))
     except ValueError as exc:
         raise Invalid(f"Default language: {exc}.") from None
     if manifest is None:
@@ -77,14 +71,7 @@ def corpus_plan(
         )
     # Bad lines and files the source lacks are reported together, in line order.
     errors = LineErrors()
-    parsed = parse_rows(
-        content=manifest,
-        filename=manifest_name,
-        fmt=fmt,
-        language=language,
-        licence=licence,
-        errors=errors,
-    )
+    parsed = parse_rows(content=manifest, filename=manifest_name, reading=reading, errors=errors)
     images = [n for n in source.names() if not is_junk(n) and n != manifest_name]
     index = Index(images)
     rows: list[ManifestRow] = []
@@ -185,11 +172,9 @@ def corpus_import(
     slug = corpus_slug(project=project, name=name, slug=slug)
     plan = corpus_plan(
         source=source,
+        reading=Reading(fmt, language, licence),
         manifest=manifest,
         manifest_name=manifest_name,
-        fmt=fmt,
-        language=language,
-        licence=licence,
     )
     wanted = len(plan.lines_of)
     progress = _Progress(job_id, total=wanted + 1)
@@ -199,17 +184,16 @@ def corpus_import(
         entries = _store_images(plan, source, source_url, progress, written)
         progress(wanted, "Writing samples and captions", force=True)
         with transaction.atomic():
-            corpus, counts = _write(
+            corpus = Corpus(
                 project=project,
                 name=name.strip(),
                 slug=slug,
                 description=description,
-                source_url=source_url,
-                licence=licence,
-                plan=plan,
-                entries=entries,
+                source=source_url[:500],
+                licence=licence[:200],
                 created_by=created_by,
             )
+            counts = _write(corpus, plan=plan, entries=entries)
             image_ids = counts.pop("image_ids")
             if thumbnails == "job":
                 # The Job row is written with the import; Celery is told once it commits.
@@ -268,35 +252,19 @@ def _store_images(
     return entries
 
 
-def _write(
-    *,
-    project: Project,
-    name: str,
-    slug: str,
-    description: str,
-    source_url: str,
-    licence: str,
-    plan: ImportPlan,
-    entries: dict[str, assets.ImageEntry],
-    created_by,
-) -> tuple[Corpus, dict]:
+def _write(corpus: Corpus, *, plan: ImportPlan, entries: dict[str, assets.ImageEntry]) -> dict:
+    """Save the new ``corpus`` with its images, samples and captions; returns the counts."""
     # In manifest order: an image named twice takes the metadata of its first row.
     by_sha, new = assets.images_register(
-        entries=[entries[m] for m in dict.fromkeys(plan.members)], created_by=created_by
+        entries=[entries[m] for m in dict.fromkeys(plan.members)], created_by=corpus.created_by
     )
     try:
         with transaction.atomic():
-            corpus = Corpus.objects.create(
-                project=project,
-                name=name,
-                slug=slug,
-                description=description,
-                source=source_url[:500],
-                licence=licence[:200],
-                created_by=created_by,
-            )
+            corpus.save(force_insert=True)
     except IntegrityError:
-        raise Invalid(f"This project already has a corpus “{slug}”; choose another name.") from None
+        raise Invalid(
+            f"This project already has a corpus “{corpus.slug}”; choose another name."
+        ) from None
     samples = [
         Sample(
             corpus=corpus,
@@ -319,7 +287,7 @@ def _write(
     )
     corpus.sample_count, corpus.caption_count = len(samples), len(captions)
     image_ids = sorted({img.pk for img in by_sha.values()})
-    return corpus, {
+    return {
         "samples": len(samples),
         "captions": len(captions),
         "images_new": len(new),

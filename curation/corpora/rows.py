@@ -54,6 +54,16 @@ class Manifest:
     uncaptioned: int = 0
 
 
+@dataclass(frozen=True)
+class Reading:
+    """How a manifest is read: its format ("auto" detects it), and the language and licence of
+    the captions that do not name their own."""
+
+    fmt: str = "auto"
+    language: str = "en"
+    licence: str = ""
+
+
 def refuse_if_any(errors: LineErrors, what: str, *, in_order: bool = False) -> None:
     """Refuse the whole import (``Invalid``) when ``errors`` holds anything; ``in_order`` lists
     numbered lines first, then COCO places by name and index."""

@@ -25,7 +25,7 @@ from annotator.platform.models import Project
 
 from .formats import FORMATS
 from .importing import corpus_import, corpus_plan, corpus_slug
-from .rows import language_normalise
+from .rows import Reading, language_normalise
 from .sources import Source, max_manifest_bytes, max_upload_bytes, open_source, too_large
 
 IMPORT_JOB = "curation.import_corpus"
@@ -138,11 +138,9 @@ def corpus_import_start(
     try:
         plan = corpus_plan(
             source=src,
+            reading=Reading(fmt, language, licence),
             manifest=manifest_bytes,
             manifest_name=manifest_name,
-            fmt=fmt,
-            language=language,
-            licence=licence,
         )
     finally:
         src.close()
