@@ -142,13 +142,14 @@ def retry_after_seconds(headers: Any) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _client(endpoint: Endpoint) -> openai.OpenAI:
-    # Our own retry loop decides when to try again, so the client's is off.
+def client(endpoint: Endpoint, *, max_retries: int = 0) -> openai.OpenAI:
+    """The ``openai`` client of ``endpoint``. Its own retries are off by default: the chat
+    calls' attempt loop decides when to try again."""
     return openai.OpenAI(
         base_url=endpoint.base_url,
         api_key=endpoint.api_key,
         timeout=endpoint.timeout_s,
-        max_retries=0,
+        max_retries=max_retries,
     )
 
 
@@ -193,13 +194,13 @@ def _execute_openai(request: CallRequest) -> CallResult:
     result = CallResult(ok=False, model=ep.model)
     started = time.monotonic()
     try:
-        client = _client(ep)
+        openai_client = client(ep)
     except Exception as exc:  # noqa: BLE001 - e.g. a base URL the HTTP library cannot parse
         result.error = f"Cannot set up the client for {ep.name!r}: {type(exc).__name__}: {exc}"
         return result
     try:
         for attempt in range(1, allowed + 1):
-            entry, retryable, retry_after = _attempt(client, request, result, attempt)
+            entry, retryable, retry_after = _attempt(openai_client, request, result, attempt)
             result.attempts = attempt
             result.attempt_log.append(entry)
             if result.ok or not retryable or attempt == allowed:
@@ -208,7 +209,7 @@ def _execute_openai(request: CallRequest) -> CallResult:
             entry["backoff_s"] = round(delay, 3)
             sleep(delay)
     finally:
-        client.close()
+        openai_client.close()
     result.latency_ms = int((time.monotonic() - started) * 1000)
     if not result.ok:
         last = result.attempt_log[-1] if result.attempt_log else {}

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..assets import ImageRejected, image_ingest
 from ..models import Generation, Image, LLMProvider
+from . import calls
 from .calls import CallResult
 from .rendering import render
 from .service import Plan, generation_record
@@ -20,16 +21,9 @@ from .templates import template_current
 def image_call(*, endpoint, model: str, prompt: str, size: str) -> CallResult:
     """One ``images.generate`` request; never raises for the endpoint's failure. ``output``
     holds the picture's bytes, ``raw_text`` the prompt as the endpoint revised it."""
-    import openai
-
     t0 = time.monotonic()
     try:
-        client = openai.OpenAI(
-            base_url=endpoint.base_url,
-            api_key=endpoint.api_key,
-            timeout=endpoint.timeout_s,
-            max_retries=endpoint.max_retries,
-        )
+        client = calls.client(endpoint, max_retries=endpoint.max_retries)
         try:
             response = client.images.generate(
                 model=model, prompt=prompt, n=1, size=size, response_format="b64_json"
