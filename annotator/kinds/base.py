@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 
 from ..aggregation import Decision, decide, decide_multilabel
 from ..platform.errors import SchemaError
+from ..platform.registry import Registry
 
 
 def _image_schema() -> dict:
@@ -181,22 +182,15 @@ class Kind:
         return self.vote(response) == self.vote(gold)
 
 
-REGISTRY: dict[str, Kind] = {}
+REGISTRY: Registry[Kind] = Registry("task kind", "kinds", missing=SchemaError)
 
 
 def register(kind: Kind) -> Kind:
-    if kind.name in REGISTRY:
-        raise ValueError(f"task kind {kind.name!r} registered twice")
-    REGISTRY[kind.name] = kind
-    return kind
+    return REGISTRY.add(kind.name, kind)
 
 
 def get_kind(name: str) -> Kind:
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(REGISTRY))
-        raise SchemaError(f"Unknown task kind {name!r}; known kinds: {known}.") from None
+    return REGISTRY.lookup(name)
 
 
 def kind_choices() -> list[tuple[str, str]]:
