@@ -12,13 +12,14 @@ from django.contrib.auth import admin as auth_admin
 from django.contrib.auth import get_user_model
 
 from . import services
+from .platform.admin import StampsLastAdmin
 from .platform.models import Project
 
 User = get_user_model()
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(StampsLastAdmin):
     list_display = ("name", "slug", "created_at")
     search_fields = ("name", "slug")
     filter_horizontal = ("members",)

@@ -7,17 +7,38 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 
-class Project(models.Model):
+def optional_link(to, *, one_to_one: bool = False, **options) -> models.ForeignKey:
+    """A link that may be empty, empties when its target is deleted and has no reverse accessor
+    (``related_name="+"``): a queue, a job, an author or a published version a row points at."""
+    kind = models.OneToOneField if one_to_one else models.ForeignKey
+    return kind(to, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", **options)
+
+
+class CreatedStamp(models.Model):
+    """Who made a row and when; the link empties (the row stays) when the account is deleted."""
+
+    created_by = optional_link(settings.AUTH_USER_MODEL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+
+
+class NewestFirst(CreatedStamp):
+    """A :class:`CreatedStamp` listed newest first (the id breaks ties within one instant)."""
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-id"]
+
+
+class Project(CreatedStamp):
     """A benchmark under construction."""
 
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=80, unique=True)
     description = models.TextField(blank=True)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="projects", blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
@@ -38,19 +59,13 @@ class Invitation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
-    used_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
+    used_by = optional_link(settings.AUTH_USER_MODEL)
 
     class Meta:
         ordering = ["-created_at"]
 
 
-class Job(models.Model):
+class Job(NewestFirst):
     """Long work run by Celery; every job updates its row so pages can show progress."""
 
     class Status(models.TextChoices):
@@ -77,15 +92,10 @@ class Job(models.Model):
     project = models.ForeignKey(
         Project, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
     )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(NewestFirst.Meta):
         indexes = [models.Index(fields=["status"], name="job_status_idx")]
 
     @property
@@ -97,3 +107,12 @@ class Job(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in (self.Status.SUCCEEDED, self.Status.FAILED)
+
+
+class JobStamp(CreatedStamp):
+    """A row made (or filled in) by a background job: the job, who started it and when."""
+
+    job = optional_link(Job)
+
+    class Meta:
+        abstract = True
