@@ -1,6 +1,8 @@
 from django import forms
 from django.contrib import admin
 
+from annotator.platform.admin import StampsLastAdmin
+
 from . import registry
 from .models import (
     Benchmark,
@@ -34,7 +36,7 @@ class BenchmarkAdmin(admin.ModelAdmin):
 
 
 @admin.register(BenchmarkVersion)
-class BenchmarkVersionAdmin(admin.ModelAdmin):
+class BenchmarkVersionAdmin(StampsLastAdmin):
     list_display = ["benchmark", "label", "frozen", "item_count", "kept_count", "created_at"]
     readonly_fields = ["frozen", "published_at", "item_count", "kept_count"]
 
@@ -45,7 +47,7 @@ class EvaluatedModelAdmin(admin.ModelAdmin):
 
 
 @admin.register(ModelRun)
-class ModelRunAdmin(admin.ModelAdmin):
+class ModelRunAdmin(StampsLastAdmin):
     list_display = ["model", "version", "label", "status", "prediction_count", "created_at"]
     list_filter = ["status", "source"]
 
@@ -57,7 +59,7 @@ class MetricResultAdmin(admin.ModelAdmin):
 
 
 @admin.register(JudgmentSet)
-class JudgmentSetAdmin(admin.ModelAdmin):
+class JudgmentSetAdmin(StampsLastAdmin):
     list_display = ["label", "version", "kind", "judge", "pair_count", "status", "created_at"]
     list_filter = ["kind", "status", "source"]
     readonly_fields = ["results", "results_computed_at", "code_version", "pair_count"]

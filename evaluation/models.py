@@ -5,13 +5,23 @@ metric results. State changes go through ``evaluation.services``; pure metric co
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
+from annotator.platform.models import CreatedStamp, JobStamp, NewestFirst
 
-class Benchmark(models.Model):
+
+class RunStatus(models.TextChoices):
+    """Where a model run or a judge's run stands."""
+
+    PENDING = "pending", _("Pending")
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
+
+
+class Benchmark(CreatedStamp):
     """A benchmark of one project: its versions, runs, predictions, metrics and judgments are
     seen and changed only through that project (``evaluation.selectors``). Deleting the project
     deletes them too (an admin-only act that Django's admin lists before confirming); a benchmark
@@ -24,10 +34,6 @@ class Benchmark(models.Model):
     project = models.ForeignKey(
         "annotator.Project", on_delete=models.CASCADE, related_name="benchmarks"
     )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name", "id"]
@@ -42,7 +48,7 @@ class Benchmark(models.Model):
         return self.name
 
 
-class BenchmarkVersion(models.Model):
+class BenchmarkVersion(CreatedStamp):
     """A set of items. Once ``frozen`` (published) its items never change."""
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="versions")
@@ -54,10 +60,6 @@ class BenchmarkVersion(models.Model):
     # Items that count on the leaderboard (e.g. the human-verified instances of a dataset).
     kept_count = models.PositiveIntegerField(default=0)
     source = models.CharField(max_length=255, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["benchmark", "-created_at", "-id"]
@@ -113,12 +115,8 @@ class EvaluatedModel(models.Model):
         return self.name
 
 
-class ModelRun(models.Model):
-    class Status(models.TextChoices):
-        PENDING = "pending", _("Pending")
-        RUNNING = "running", _("Running")
-        SUCCEEDED = "succeeded", _("Succeeded")
-        FAILED = "failed", _("Failed")
+class ModelRun(JobStamp):
+    Status = RunStatus
 
     class Source(models.TextChoices):
         IMPORTED = "imported", _("Imported")
@@ -137,16 +135,8 @@ class ModelRun(models.Model):
     cost = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     prediction_count = models.PositiveIntegerField(default=0)
     metrics_computed_at = models.DateTimeField(null=True, blank=True)
-    job = models.ForeignKey(
-        "annotator.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(NewestFirst.Meta):
         constraints = [
             models.UniqueConstraint(
                 fields=["model", "version", "label"], name="run_model_version_label_uniq"
@@ -212,7 +202,7 @@ class MetricResult(models.Model):
         return f"{self.metric}={self.value}"
 
 
-class JudgmentSet(models.Model):
+class JudgmentSet(JobStamp):
     """Pairwise judgments of one version (a family with pairwise judgments) by one judge: crowd
     votes or an LLM judge (both orders). Ratings, win-rates and agreement are computed into
     ``results``."""
@@ -221,11 +211,7 @@ class JudgmentSet(models.Model):
         HUMAN = "human", _("Human votes")
         LLM = "llm", _("LLM judge")
 
-    class Status(models.TextChoices):
-        PENDING = "pending", _("Pending")
-        RUNNING = "running", _("Running")
-        SUCCEEDED = "succeeded", _("Succeeded")
-        FAILED = "failed", _("Failed")
+    Status = RunStatus
 
     class Source(models.TextChoices):
         IMPORTED = "imported", _("Imported")
@@ -252,13 +238,6 @@ class JudgmentSet(models.Model):
     results = models.JSONField(default=dict, blank=True)
     results_computed_at = models.DateTimeField(null=True, blank=True)
     code_version = models.CharField(max_length=40, blank=True)
-    job = models.ForeignKey(
-        "annotator.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["version", "kind", "id"]

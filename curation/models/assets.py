@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
+
+from annotator.platform.models import CreatedStamp
+
+from .llm import FromGeneration
 
 
 def image_upload_to(instance: Image, filename: str) -> str:
@@ -17,7 +20,7 @@ def thumbnail_upload_to(instance: Image, filename: str) -> str:
     return f"thumbs/{instance.sha256[:2]}/{instance.sha256}.webp"
 
 
-class Image(models.Model):
+class Image(FromGeneration, CreatedStamp):
     """One stored picture, deduplicated by the SHA-256 of its (normalised) bytes."""
 
     class Format(models.TextChoices):
@@ -45,13 +48,6 @@ class Image(models.Model):
     derivation = models.JSONField(
         default=dict, blank=True, help_text=_("How it was made: {'op': …, 'params': {…}}.")
     )
-    generation = models.ForeignKey(
-        "curation.Generation", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-id"]
@@ -65,7 +61,7 @@ class Image(models.Model):
         return self.original_name or self.sha256[:12]
 
 
-class Corpus(models.Model):
+class Corpus(CreatedStamp):
     """A named collection of samples imported together (Flickr30K, DOCCI, a folder of photos)."""
 
     project = models.ForeignKey(
@@ -78,10 +74,6 @@ class Corpus(models.Model):
     licence = models.CharField(max_length=200, blank=True)
     sample_count = models.PositiveIntegerField(default=0)
     caption_count = models.PositiveIntegerField(default=0)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name", "id"]

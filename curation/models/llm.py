@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+
+from annotator.platform.models import CreatedStamp, JobStamp, NewestFirst
 
 
 class LLMProvider(models.Model):
@@ -47,7 +48,7 @@ class LLMProvider(models.Model):
         return self.name
 
 
-class PromptTemplate(models.Model):
+class PromptTemplate(CreatedStamp):
     """One version of a named prompt. Editing makes a new row with ``version + 1``; old versions
     stay so every Generation points at the exact text it was rendered from."""
 
@@ -66,10 +67,6 @@ class PromptTemplate(models.Model):
     )
     sha256 = models.CharField(max_length=64)
     is_current = models.BooleanField(default=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name", "-version"]
@@ -86,7 +83,7 @@ class PromptTemplate(models.Model):
         return f"{self.name} v{self.version}"
 
 
-class Generation(models.Model):
+class Generation(JobStamp):
     """One LLM call and everything needed to know where its words came from."""
 
     class Status(models.TextChoices):
@@ -128,19 +125,11 @@ class Generation(models.Model):
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     latency_ms = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
-    job = models.ForeignKey(
-        "annotator.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
     # The batch item this call answered (``params["items"][i]["key"]`` of its Job): a re-run of
     # the job skips items that already have an OK generation.
     item_key = models.CharField(max_length=200, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(NewestFirst.Meta):
         indexes = [
             models.Index(fields=["purpose", "-created_at"], name="generation_purpose_idx"),
             models.Index(fields=["status", "-created_at"], name="generation_status_idx"),
@@ -152,3 +141,14 @@ class Generation(models.Model):
     @property
     def is_offline(self) -> bool:
         return self.provider_kind == LLMProvider.Kind.OFFLINE
+
+
+class FromGeneration(models.Model):
+    """A row whose words (or picture) an LLM call made: the Generation it came from, if any."""
+
+    generation = models.ForeignKey(
+        Generation, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        abstract = True
