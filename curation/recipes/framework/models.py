@@ -1,6 +1,7 @@
-"""The abstract pipeline every recipe's object extends: what all four share (a project, a name,
-who made it and when, newest first, and the evaluation benchmark it publishes to). Subclasses
-keep their own table, constraint names and other fields.
+"""The abstract models recipes build on. ``RecipePipeline`` is what every recipe's object shares
+(a project, a name, who made it and when, newest first, and the evaluation benchmark it publishes
+to); ``PeopleDecide`` is what every row people review in a task carries. Subclasses keep their own
+table, constraint names and other fields.
 
 The project foreign key's reverse name is ``+`` (nothing reads it); ``benchmark`` is set by the
 object's first publish (migration curation 0007 filled it in for objects published before).
@@ -8,25 +9,30 @@ object's first publish (migration curation 0007 filled it in for objects publish
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 
+from annotator.platform.models import NewestFirst, optional_link
 
-class RecipePipeline(models.Model):
+
+class RecipePipeline(NewestFirst):
     project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="+")
     name = models.CharField(max_length=200)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
     # The evaluation benchmark this pipeline publishes to (set by its first publish).
-    benchmark = models.ForeignKey(
-        "evaluation.Benchmark", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    benchmark = optional_link("evaluation.Benchmark")
 
-    class Meta:
+    class Meta(NewestFirst.Meta):
         abstract = True
-        ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return self.name
+
+
+class PeopleDecide(models.Model):
+    """A row people decide on: its review task, the votes counted so far and when it was decided."""
+
+    task = optional_link("annotator.Task", one_to_one=True)
+    votes = models.JSONField(default=dict, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True

@@ -10,12 +10,13 @@ QuestionDraft (one LLM call's two questions) → VQAItem (one (image, question) 
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from curation.recipes.framework.models import RecipePipeline
+from annotator.platform.models import JobStamp, optional_link
+from curation.models.llm import FromGeneration
+from curation.recipes.framework.models import PeopleDecide, RecipePipeline
 
 __all__ = [
     "ConfoundingPair",
@@ -59,27 +60,17 @@ class NaturalBenchPipeline(RecipePipeline):
         null=True, blank=True, help_text=_("Random baseline only: how many pairs (empty: all).")
     )
     seed = models.PositiveIntegerField(default=0)
-    provider = models.ForeignKey(
+    provider = optional_link(
         "curation.LLMProvider",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
         help_text=_("Drafts questions and shortens captions (empty: the project's default)."),
     )
     auto_regenerate = models.BooleanField(
         default=True,
         help_text=_("Draft a pair's questions again as soon as one of its items fails."),
     )
-    pair_queue = models.ForeignKey(
-        "annotator.TaskQueue", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    answer_queue = models.ForeignKey(
-        "annotator.TaskQueue", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    tag_queue = models.ForeignKey(
-        "annotator.TaskQueue", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    pair_queue = optional_link("annotator.TaskQueue")
+    answer_queue = optional_link("annotator.TaskQueue")
+    tag_queue = optional_link("annotator.TaskQueue")
     # What the last mining run saw: samples, scorers, mismatches before one-per-sample, shortening.
     mining = models.JSONField(default=dict, blank=True)
     demo = models.BooleanField(
@@ -103,7 +94,7 @@ class NaturalBenchPipeline(RecipePipeline):
         ]
 
 
-class ConfoundingPair(models.Model):
+class ConfoundingPair(PeopleDecide):
     """Two image-text samples a scorer mismatches (Eq. 1), ``i0 < i1`` by corpus position.
 
     ``scores`` holds, per scorer, the four S values [S(i0,t0), S(i0,t1), S(i1,t0), S(i1,t1)] and
@@ -125,12 +116,7 @@ class ConfoundingPair(models.Model):
     caption_1 = models.ForeignKey("curation.Caption", on_delete=models.PROTECT, related_name="+")
     scores = models.JSONField(default=list, blank=True)
     state = models.CharField(max_length=9, choices=State.choices, default=State.MINED)
-    task = models.OneToOneField(
-        "annotator.Task", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    votes = models.JSONField(default=dict, blank=True)
     agreement = models.FloatField(null=True, blank=True)
-    decided_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["pipeline", "position"]
@@ -184,7 +170,7 @@ class PairQuestionSet(models.Model):
         return f"{self.pair} · {self.question_type}"
 
 
-class QuestionDraft(models.Model):
+class QuestionDraft(FromGeneration):
     """One LLM call's two questions for a pair (App. A prompts), with its provenance."""
 
     class Status(models.TextChoices):
@@ -197,9 +183,6 @@ class QuestionDraft(models.Model):
         PairQuestionSet, on_delete=models.CASCADE, related_name="drafts"
     )
     attempt = models.PositiveSmallIntegerField()
-    generation = models.ForeignKey(
-        "curation.Generation", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
     status = models.CharField(max_length=9, choices=Status.choices)
     problems = models.JSONField(default=list, blank=True)
     # Published texts: multiple-choice questions carry "\nOption: A:<x>; B:<y>;".
@@ -220,7 +203,7 @@ class QuestionDraft(models.Model):
         return f"{self.question_set} #{self.attempt}"
 
 
-class VQAItem(models.Model):
+class VQAItem(PeopleDecide):
     """One (image, question) of a draft, answered by people choosing among the two candidate
     answers and "Unanswerable" (Sec. 3); ``answer`` is the intended one (a0/a1 spelled)."""
 
@@ -236,12 +219,7 @@ class VQAItem(models.Model):
     choices = models.JSONField(default=list)
     intended = models.CharField(max_length=500, help_text=_("The choice people should pick."))
     answer = models.CharField(max_length=3)  # Yes / No / A / B
-    task = models.OneToOneField(
-        "annotator.Task", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
     state = models.CharField(max_length=7, choices=State.choices, default=State.OPEN)
-    votes = models.JSONField(default=dict, blank=True)
-    decided_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["draft", "key"]
@@ -274,12 +252,8 @@ class NaturalBenchSample(models.Model):
     problems = models.JSONField(default=list, blank=True)
     image_0 = models.ForeignKey("curation.Image", on_delete=models.PROTECT, related_name="+")
     image_1 = models.ForeignKey("curation.Image", on_delete=models.PROTECT, related_name="+")
-    tag_task_0 = models.OneToOneField(
-        "annotator.Task", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    tag_task_1 = models.OneToOneField(
-        "annotator.Task", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    tag_task_0 = optional_link("annotator.Task", one_to_one=True)
+    tag_task_1 = optional_link("annotator.Task", one_to_one=True)
     skills = models.JSONField(default=list, blank=True)
     tag_agreement = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -303,7 +277,7 @@ def export_upload_to(instance: NaturalBenchVersion, filename: str) -> str:
     return f"exports/naturalbench/{instance.pipeline_id}/{filename}"
 
 
-class NaturalBenchVersion(models.Model):
+class NaturalBenchVersion(JobStamp):
     """A frozen, content-hashed export of a pipeline's samples: never edited after it is made.
 
     ``sha256`` is the hash of the JSONL records (images referenced by their own SHA-256), so two
@@ -321,20 +295,7 @@ class NaturalBenchVersion(models.Model):
     archive_sha256 = models.CharField(max_length=64)
     parquet = models.FileField(upload_to=export_upload_to, max_length=255, blank=True)
     parquet_sha256 = models.CharField(max_length=64, blank=True)
-    benchmark_version = models.ForeignKey(
-        "evaluation.BenchmarkVersion",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
-    job = models.ForeignKey(
-        "annotator.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
+    benchmark_version = optional_link("evaluation.BenchmarkVersion")
 
     class Meta:
         ordering = ["pipeline", "-created_at", "-id"]

@@ -12,7 +12,9 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from curation.recipes.framework.models import RecipePipeline
+from annotator.platform.models import optional_link
+from curation.models.llm import FromGeneration
+from curation.recipes.framework.models import PeopleDecide, RecipePipeline
 
 __all__ = ["VHCase", "VHCaseSet", "VHNegation", "VHVariant"]
 
@@ -22,13 +24,8 @@ class VHCaseSet(RecipePipeline):
 
     description = models.TextField(blank=True)
     source = models.CharField(max_length=255, blank=True, help_text=_("File or benchmark."))
-    review_queue = models.ForeignKey(
-        "annotator.TaskQueue",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        help_text=_("The review queue people check the negations in."),
+    review_queue = optional_link(
+        "annotator.TaskQueue", help_text=_("The review queue people check the negations in.")
     )
     max_attempts = models.PositiveSmallIntegerField(
         default=3, help_text=_("Negations drafted per case before a case is dropped.")
@@ -88,7 +85,7 @@ class VHCase(models.Model):
         return self.external_id
 
 
-class VHNegation(models.Model):
+class VHNegation(FromGeneration, PeopleDecide):
     """One drafted negation {x_I, ¬x_Q, ¬y_A} of a case (Sec. 3.1, Fig. 3) and its review.
 
     Only an ``accepted`` negation reaches an expanded set; at most one per case.
@@ -104,18 +101,10 @@ class VHNegation(models.Model):
     attempt = models.PositiveSmallIntegerField()
     question = models.TextField()
     answer = models.CharField(max_length=3, choices=VHCase.Answer.choices)
-    generation = models.ForeignKey(
-        "curation.Generation", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
     # The configured LLM failed and the offline rule-based negator drafted this one.
     fallback = models.BooleanField(default=False)
     status = models.CharField(max_length=9, choices=Status.choices, default=Status.REVIEW)
     note = models.CharField(max_length=300, blank=True)
-    task = models.OneToOneField(
-        "annotator.Task", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    votes = models.JSONField(default=dict, blank=True)
-    decided_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -152,9 +141,7 @@ class VHVariant(models.Model):
     triggers_vh = models.BooleanField(null=True, blank=True)
     final_cosine = models.FloatField(null=True, blank=True)
     linf = models.FloatField(null=True, blank=True)
-    job = models.ForeignKey(
-        "annotator.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    job = optional_link("annotator.Job")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -18,7 +18,10 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from ..framework.models import RecipePipeline
+from annotator.platform.models import CreatedStamp, NewestFirst, optional_link
+from curation.models.llm import FromGeneration
+
+from ..framework.models import PeopleDecide, RecipePipeline
 
 __all__ = [
     "VisitFamily",
@@ -46,38 +49,18 @@ class VisitPipeline(RecipePipeline):
     votes_per_pair = models.PositiveSmallIntegerField(
         default=5, help_text=_("Crowd judgments per (instance, model A, model B) tuple.")
     )
-    provider = models.ForeignKey(
+    provider = optional_link(
         "curation.LLMProvider",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
         help_text=_("Drafts the references (empty: the project's default, else offline)."),
     )
-    instruction_queue = models.ForeignKey(
-        "annotator.TaskQueue", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    caption_queue = models.ForeignKey(
-        "annotator.TaskQueue", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    review_queue = models.ForeignKey(
-        "annotator.TaskQueue", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    rating_queue = models.ForeignKey(
-        "annotator.TaskQueue", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    instruction_queue = optional_link("annotator.TaskQueue")
+    caption_queue = optional_link("annotator.TaskQueue")
+    review_queue = optional_link("annotator.TaskQueue")
+    rating_queue = optional_link("annotator.TaskQueue")
     # evaluation.BenchmarkVersion the pairs, responses and judgments belong to (the latest one
     # published from this pipeline), and the crowd-vote JudgmentSet this pipeline feeds.
-    version = models.ForeignKey(
-        "evaluation.BenchmarkVersion",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
-    human_set = models.ForeignKey(
-        "evaluation.JudgmentSet", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    version = optional_link("evaluation.BenchmarkVersion")
+    human_set = optional_link("evaluation.JudgmentSet")
 
     class Meta(RecipePipeline.Meta):
         constraints = [
@@ -91,7 +74,7 @@ class VisitPipeline(RecipePipeline):
         ]
 
 
-class VisitFamily(models.Model):
+class VisitFamily(CreatedStamp):
     """An instruction family (Sec. 2.1): a name, a description, single or multi-image, and a seed
     example (an instance with ``origin=seed``) crowdworkers imitate."""
 
@@ -104,10 +87,6 @@ class VisitFamily(models.Model):
     description = models.TextField(blank=True)
     multi_image = models.BooleanField(default=False)
     origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.AUTHORED)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name", "id"]
@@ -150,9 +129,7 @@ class VisitInstance(models.Model):
     draft_error = models.TextField(blank=True)
     # Published columns kept for the export (public_images_metadata, reference_output, line).
     metadata = models.JSONField(default=dict, blank=True)
-    author = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    author = optional_link(settings.AUTH_USER_MODEL)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -199,7 +176,7 @@ class VisitImage(models.Model):
         return self.url or str(self.image_id)
 
 
-class VisitReference(models.Model):
+class VisitReference(FromGeneration, PeopleDecide):
     """A reference response for one caption round and its verification (Sec. 2.1, Table 2)."""
 
     class Source(models.TextChoices):
@@ -218,17 +195,9 @@ class VisitReference(models.Model):
     round = models.PositiveSmallIntegerField(default=1)
     text = models.TextField()
     source = models.CharField(max_length=8, choices=Source.choices)
-    generation = models.ForeignKey(
-        "curation.Generation", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
     offline = models.BooleanField(default=False)
     verdict = models.CharField(max_length=9, choices=Verdict.choices, default=Verdict.PENDING)
-    votes = models.JSONField(default=dict, blank=True)
     comments = models.JSONField(default=list, blank=True)
-    task = models.OneToOneField(
-        "annotator.Task", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    decided_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -288,9 +257,7 @@ class VisitPair(models.Model):
     pair_key = models.CharField(max_length=401)
     response_a = models.TextField(blank=True)
     response_b = models.TextField(blank=True)
-    task = models.OneToOneField(
-        "annotator.Task", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    task = optional_link("annotator.Task", one_to_one=True)
     votes_a = models.PositiveSmallIntegerField(default=0)
     votes_b = models.PositiveSmallIntegerField(default=0)
     # model_a, model_b, "tie" (an even vote), or "" while people are still rating.
@@ -314,7 +281,7 @@ class VisitPair(models.Model):
         return f"{self.model_a} vs {self.model_b} on {self.item_id}"
 
 
-class VisitSubmission(models.Model):
+class VisitSubmission(NewestFirst):
     """A new model's responses for the living leaderboard (Sec. 1, App. F): imported as a run,
     paired with the reference and a random other model per instance (seeded), judged by the LLM
     judge in both orders."""
@@ -333,25 +300,16 @@ class VisitSubmission(models.Model):
     version = models.ForeignKey(
         "evaluation.BenchmarkVersion", on_delete=models.RESTRICT, related_name="+"
     )
-    run = models.ForeignKey(
-        "evaluation.ModelRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    run = optional_link("evaluation.ModelRun")
     judgment_set_label = models.CharField(max_length=120)
-    judge_job = models.ForeignKey(
-        "annotator.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    judge_job = optional_link("annotator.Job")
     seed = models.BigIntegerField(default=0)
     reference_pairs = models.PositiveIntegerField(default=150)
     pairs = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.JUDGING)
     error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(NewestFirst.Meta):
         constraints = [
             models.UniqueConstraint(
                 fields=["pipeline", "version_id", "model_name"], name="visitsubmission_model_uniq"

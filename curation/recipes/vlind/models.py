@@ -8,12 +8,14 @@ factual image and both VP nouns; ``export`` assembles it.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from ..framework.models import RecipePipeline
+from annotator.platform.models import CreatedStamp, optional_link
+from curation.models.llm import FromGeneration
+
+from ..framework.models import PeopleDecide, RecipePipeline
 
 __all__ = ["VLindBench", "VLindConcept", "VLindImage", "VLindTriple"]
 
@@ -31,16 +33,10 @@ class VLindBench(RecipePipeline):
     images_per_style = models.PositiveSmallIntegerField(
         default=4, help_text=_("Counterfactual images per style (Sec. 4: four of each).")
     )
-    triple_queue = models.ForeignKey(
-        "annotator.TaskQueue", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    image_queue = models.ForeignKey(
-        "annotator.TaskQueue", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    triple_queue = optional_link("annotator.TaskQueue")
+    image_queue = optional_link("annotator.TaskQueue")
     # An OpenAI-compatible endpoint that serves images.generate (DALL-E 3 in the paper).
-    image_provider = models.ForeignKey(
-        "curation.LLMProvider", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    image_provider = optional_link("curation.LLMProvider")
     image_model = models.CharField(max_length=200, blank=True, default="dall-e-3")
     image_size = models.CharField(max_length=20, default="1024x1024")
 
@@ -82,7 +78,16 @@ class VLindConcept(models.Model):
         return self.name
 
 
-class VLindTriple(models.Model):
+class Checked(FromGeneration, PeopleDecide):
+    """A drafted triple or an image that three people check: how many accepted it so far."""
+
+    accepts = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+
+class VLindTriple(Checked):
     """An instance triple (Sec. 4): counterfactual context, true statement (true in the context),
     false statement (true by common sense); then its factual image and VP nouns."""
 
@@ -100,16 +105,7 @@ class VLindTriple(models.Model):
     false_statement = models.TextField()
     # What the factual image shows (Sec. 4: s_fact, or T_cf made factual); data.json field.
     factual_context = models.TextField(blank=True)
-    generation = models.ForeignKey(
-        "curation.Generation", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.REVIEW)
-    task = models.OneToOneField(
-        "annotator.Task", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    accepts = models.PositiveSmallIntegerField(default=0)
-    votes = models.JSONField(default=dict, blank=True)
-    decided_at = models.DateTimeField(null=True, blank=True)
     factual_image = models.ForeignKey(
         "curation.Image", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
@@ -121,9 +117,7 @@ class VLindTriple(models.Model):
     existent_noun = models.CharField(max_length=100, blank=True)
     non_existent_noun = models.CharField(max_length=100, blank=True)
     # The curator's pick; empty: the good image with the most accepts.
-    best_image = models.ForeignKey(
-        "curation.VLindImage", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    best_image = optional_link("curation.VLindImage")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -139,7 +133,7 @@ class VLindTriple(models.Model):
         return self.context[:60]
 
 
-class VLindImage(models.Model):
+class VLindImage(Checked, CreatedStamp):
     """One counterfactual image of a triple in a style and slot (data.json image id 0–11)."""
 
     class Style(models.TextChoices):
@@ -162,20 +156,7 @@ class VLindImage(models.Model):
     style = models.CharField(max_length=14, choices=Style.choices)
     image = models.ForeignKey("curation.Image", on_delete=models.PROTECT, related_name="+")
     origin = models.CharField(max_length=11, choices=Origin.choices)
-    generation = models.ForeignKey(
-        "curation.Generation", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
     status = models.CharField(max_length=6, choices=Status.choices, default=Status.REVIEW)
-    task = models.OneToOneField(
-        "annotator.Task", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    accepts = models.PositiveSmallIntegerField(default=0)
-    votes = models.JSONField(default=dict, blank=True)
-    decided_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["triple", "slot"]
