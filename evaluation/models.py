@@ -249,7 +249,24 @@ class JudgmentSet(JobStamp):
         return self.label
 
 
-class PairJudgment(models.Model):
+class ResponsePair(models.Model):
+    """Two models' responses to one instance, compared: crowd votes are counted per response."""
+
+    model_a = models.CharField(max_length=200)
+    model_b = models.CharField(max_length=200)
+    # The two names sorted and joined: one comparison per unordered pair and instance.
+    pair_key = models.CharField(max_length=401)
+    response_a = models.TextField(blank=True)
+    response_b = models.TextField(blank=True)
+    votes_a = models.PositiveSmallIntegerField(default=0)
+    votes_b = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+
+
+class PairJudgment(ResponsePair):
     """One judged pair of responses to one instance. An LLM judge records the winner of each
     order and its outputs; crowd votes are counted per response. ``winner`` is model_a,
     model_b or "tie" (two-order aggregation for a judge, majority for votes)."""
@@ -260,18 +277,9 @@ class PairJudgment(models.Model):
     item = models.ForeignKey(BenchmarkItem, on_delete=models.CASCADE, related_name="+")
     # File order: online Elo keeps the first of repeated battles, then shuffles (App. E).
     position = models.PositiveIntegerField()
-    model_a = models.CharField(max_length=200)
-    model_b = models.CharField(max_length=200)
-    # The two names sorted and joined: one judgment per unordered pair and instance.
-    pair_key = models.CharField(max_length=401)
-    response_a = models.TextField(blank=True)
-    response_b = models.TextField(blank=True)
     order_winners = models.JSONField(default=list, blank=True)
     outputs = models.JSONField(default=list, blank=True)
-    votes_a = models.PositiveSmallIntegerField(default=0)
-    votes_b = models.PositiveSmallIntegerField(default=0)
     winner = models.CharField(max_length=200)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["judgment_set", "position"]

@@ -20,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotator.platform.models import CreatedStamp, NewestFirst, optional_link
 from curation.models.llm import FromGeneration
+from evaluation.models import ResponsePair
 
 from ..framework.models import PeopleDecide, RecipePipeline
 
@@ -242,7 +243,7 @@ class VisitTask(models.Model):
         indexes = [models.Index(fields=["pipeline", "stage"], name="visittask_stage_idx")]
 
 
-class VisitPair(models.Model):
+class VisitPair(ResponsePair):
     """An (instance, model A, model B) tuple for forced-choice human rating (Sec. 4.2); the
     verified reference counts as a model. Votes are counted per response."""
 
@@ -252,19 +253,11 @@ class VisitPair(models.Model):
         "evaluation.BenchmarkVersion", on_delete=models.RESTRICT, related_name="+"
     )
     item_id = models.CharField(max_length=200)
-    model_a = models.CharField(max_length=200)
-    model_b = models.CharField(max_length=200)
-    pair_key = models.CharField(max_length=401)
-    response_a = models.TextField(blank=True)
-    response_b = models.TextField(blank=True)
     task = optional_link("annotator.Task", one_to_one=True)
-    votes_a = models.PositiveSmallIntegerField(default=0)
-    votes_b = models.PositiveSmallIntegerField(default=0)
     # model_a, model_b, "tie" (an even vote), or "" while people are still rating.
     winner = models.CharField(max_length=200, blank=True)
     seed = models.BigIntegerField(default=0)
     decided_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["pipeline", "id"]
