@@ -7,11 +7,16 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 
-def optional_link(to, *, one_to_one: bool = False, **options) -> models.ForeignKey:
-    """A link that may be empty, empties when its target is deleted and has no reverse accessor
-    (``related_name="+"``): a queue, a job, an author or a published version a row points at."""
+def optional_link(
+    to, *, one_to_one: bool = False, related_name: str = "+", **options
+) -> models.ForeignKey:
+    """A link that may be empty and empties when its target is deleted: a queue, a job, an author
+    or a published version a row points at. No reverse accessor unless ``related_name`` is given.
+    """
     kind = models.OneToOneField if one_to_one else models.ForeignKey
-    return kind(to, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", **options)
+    return kind(
+        to, null=True, blank=True, on_delete=models.SET_NULL, related_name=related_name, **options
+    )
 
 
 class CreatedStamp(models.Model):

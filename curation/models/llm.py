@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from annotator.platform.models import CreatedStamp, JobStamp, NewestFirst
+from annotator.platform.models import CreatedStamp, JobStamp, NewestFirst, optional_link
 
 
 class LLMProvider(models.Model):
@@ -90,13 +90,7 @@ class Generation(JobStamp):
         OK = "ok", _("OK")
         FAILED = "failed", _("Failed")
 
-    project = models.ForeignKey(
-        "annotator.Project",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="generations",
-    )
+    project = optional_link("annotator.Project", related_name="generations")
     provider = models.ForeignKey(
         LLMProvider, null=True, on_delete=models.SET_NULL, related_name="generations"
     )
