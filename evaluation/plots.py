@@ -429,6 +429,23 @@ def metric_value(row: dict, metric: str) -> float | None:
     return result.value if result else None
 
 
+def run_series(board: dict, metrics: Sequence[str], *, intervals: bool = False) -> list[Series]:
+    """One series per run with computed metrics, in board order: the values of ``metrics``, and
+    their 95% intervals when asked."""
+    rows, names = computed_rows(board)
+    series = []
+    for name, row in zip(names, rows, strict=True):
+        results = [row["results"].get(m) for m in metrics]
+        values = [r.value if r else None for r in results]
+        if intervals:
+            lows = [getattr(r, "interval_low", None) for r in results]
+            highs = [getattr(r, "interval_high", None) for r in results]
+            series.append(Series(name, values, lows, highs))
+        else:
+            series.append(Series(name, values))
+    return series
+
+
 def breakdown_series(board: dict, metric: str, dimension: str) -> tuple[list[str], list[Series]]:
     """The groups of one breakdown of ``metric`` (sorted) and one series per run that has it."""
     groups: list[str] = []

@@ -32,30 +32,36 @@ from .serializers import (
 )
 
 
-class VersionImportApi(GenericAPIView):
+class _JobApi(GenericAPIView):
+    # POST starts a job: ``started(request, **the URL's ids)`` gives it and the number of rows
+    # it reads, answered with 202. (A comment: a docstring would describe every subclass.)
+
+    permission_classes = [RolePermission]
+
+    def post(self, request, **ids):
+        job, rows = self.started(request, **ids)
+        return Response({"job_id": job.pk, "rows": rows}, status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(responses={202: EvalJobOut, **ERRORS})
+class VersionImportApi(_JobApi):
     """Validate a dataset file synchronously, then import it as a new version in a job."""
 
     roles = CURATE
-    permission_classes = [RolePermission]
     serializer_class = VersionImportIn
     parser_classes = [JSONParser, MultiPartParser, FormParser]
     # The serializer's fields, less the content, are the arguments of this service.
     start = staticmethod(services.version_import_start)
 
-    @extend_schema(request=VersionImportIn, responses={202: EvalJobOut, **ERRORS})
-    def post(self, request):
-        return self._accepted(request)
-
-    def _accepted(self, request, **target) -> Response:
+    def started(self, request, **target):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         content, filename = content_of(data)
         args = {k: v for k, v in data.items() if k not in ("content", "file")}
-        job, rows = self.start(
+        return self.start(
             **target, **args, content=content, filename=filename, created_by=request.user
         )
-        return Response({"job_id": job.pk, "rows": rows}, status=status.HTTP_202_ACCEPTED)
 
 
 class _IntoVersionApi(VersionImportApi):
@@ -63,10 +69,9 @@ class _IntoVersionApi(VersionImportApi):
 
     roles = EVALUATE
 
-    @extend_schema(responses={202: EvalJobOut, **ERRORS})
-    def post(self, request, version_id: int):
+    def started(self, request, version_id: int):
         version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
-        return self._accepted(request, version=version)
+        return super().started(request, version=version)
 
 
 class RunImportApi(_IntoVersionApi):
@@ -74,18 +79,6 @@ class RunImportApi(_IntoVersionApi):
 
     serializer_class = RunImportIn
     start = staticmethod(services.run_import_start)
-
-
-class RunComputeApi(GenericAPIView):
-    roles = EVALUATE
-    permission_classes = [RolePermission]
-    serializer_class = EvalJobOut
-
-    @extend_schema(request=None, responses={202: EvalJobOut, **ERRORS})
-    def post(self, request, run_id: int):
-        run = selectors.run_for_user_or_404(request.user, run_id, allowed=EVALUATE)
-        job = services.compute_enqueue(run=run, created_by=request.user)
-        return Response({"job_id": job.pk, "rows": run.prediction_count}, status=202)
 
 
 class JudgmentImportApi(_IntoVersionApi):
@@ -96,16 +89,25 @@ class JudgmentImportApi(_IntoVersionApi):
     start = staticmethod(services.judgments_import_start)
 
 
-class JudgmentComputeApi(GenericAPIView):
+@extend_schema(request=None, responses={202: EvalJobOut, **ERRORS})
+class RunComputeApi(_JobApi):
     roles = EVALUATE
-    permission_classes = [RolePermission]
     serializer_class = EvalJobOut
 
-    @extend_schema(request=None, responses={202: EvalJobOut, **ERRORS})
-    def post(self, request, version_id: int):
+    def started(self, request, run_id: int):
+        run = selectors.run_for_user_or_404(request.user, run_id, allowed=EVALUATE)
+        return services.compute_enqueue(run=run, created_by=request.user), run.prediction_count
+
+
+@extend_schema(request=None, responses={202: EvalJobOut, **ERRORS})
+class JudgmentComputeApi(_JobApi):
+    roles = EVALUATE
+    serializer_class = EvalJobOut
+
+    def started(self, request, version_id: int):
         version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
         job = services.judgments_compute_enqueue(version=version, created_by=request.user)
-        return Response({"job_id": job.pk, "rows": version.judgment_sets.count()}, status=202)
+        return job, version.judgment_sets.count()
 
 
 def _provider(request, provider_id, project):

@@ -24,71 +24,55 @@ from .serializers import (
 )
 
 
-class BenchmarkListApi(GenericAPIView):
-    roles = READ
-    permission_classes = [RolePermission]
-    serializer_class = EvalBenchmarkOut
+def _read_api(name: str, serializer, found, *, many: bool = False) -> type[GenericAPIView]:
+    """A GET endpoint of the READ roles: ``found(user, **the URL's ids)`` shown by
+    ``serializer`` (``many`` for a list)."""
 
-    @extend_schema(responses={200: EvalBenchmarkOut(many=True), **ERRORS})
-    def get(self, request):
-        return Response(
-            EvalBenchmarkOut(selectors.benchmarks_visible(request.user), many=True).data
-        )
+    @extend_schema(responses={200: serializer(many=many), **ERRORS})
+    def get(self, request, **ids):
+        return Response(serializer(found(request.user, **ids), many=many).data)
 
-
-class VersionDetailApi(GenericAPIView):
-    roles = READ
-    permission_classes = [RolePermission]
-    serializer_class = EvalVersionOut
-
-    @extend_schema(responses={200: EvalVersionOut, **ERRORS})
-    def get(self, request, version_id: int):
-        return Response(
-            EvalVersionOut(selectors.version_for_user_or_404(request.user, version_id)).data
-        )
+    attrs = {
+        "__module__": __name__,
+        "roles": READ,
+        "permission_classes": [RolePermission],
+        "serializer_class": serializer,
+        "get": get,
+    }
+    return type(name, (GenericAPIView,), attrs)
 
 
-class VersionRunsApi(GenericAPIView):
-    roles = READ
-    permission_classes = [RolePermission]
-    serializer_class = EvalRunOut
-
-    @extend_schema(responses={200: EvalRunOut(many=True), **ERRORS})
-    def get(self, request, version_id: int):
-        version = selectors.version_for_user_or_404(request.user, version_id)
-        return Response(EvalRunOut(selectors.runs_list(version).order_by("id"), many=True).data)
+def _version(user, version_id: int):
+    return selectors.version_for_user_or_404(user, version_id)
 
 
-class RunDetailApi(GenericAPIView):
-    roles = READ
-    permission_classes = [RolePermission]
-    serializer_class = EvalRunOut
-
-    @extend_schema(responses={200: EvalRunOut, **ERRORS})
-    def get(self, request, run_id: int):
-        return Response(EvalRunOut(selectors.run_for_user_or_404(request.user, run_id)).data)
+def _run(user, run_id: int):
+    return selectors.run_for_user_or_404(user, run_id)
 
 
-class RunMetricsApi(GenericAPIView):
-    roles = READ
-    permission_classes = [RolePermission]
-    serializer_class = EvalMetricOut
-
-    @extend_schema(responses={200: EvalMetricOut(many=True), **ERRORS})
-    def get(self, request, run_id: int):
-        run = selectors.run_for_user_or_404(request.user, run_id)
-        return Response(EvalMetricOut(selectors.metric_results(run), many=True).data)
-
-
-class JudgmentSetsApi(GenericAPIView):
-    roles = READ
-    permission_classes = [RolePermission]
-    serializer_class = EvalJudgmentSetOut
-
-    @extend_schema(responses={200: EvalJudgmentSetOut(many=True), **ERRORS})
-    def get(self, request, version_id: int):
-        version = selectors.version_for_user_or_404(request.user, version_id)
-        return Response(EvalJudgmentSetOut(selectors.judgment_sets(version), many=True).data)
+BenchmarkListApi = _read_api(
+    "BenchmarkListApi", EvalBenchmarkOut, selectors.benchmarks_visible, many=True
+)
+VersionDetailApi = _read_api("VersionDetailApi", EvalVersionOut, _version)
+VersionRunsApi = _read_api(
+    "VersionRunsApi",
+    EvalRunOut,
+    lambda user, version_id: selectors.runs_list(_version(user, version_id)).order_by("id"),
+    many=True,
+)
+RunDetailApi = _read_api("RunDetailApi", EvalRunOut, _run)
+RunMetricsApi = _read_api(
+    "RunMetricsApi",
+    EvalMetricOut,
+    lambda user, run_id: selectors.metric_results(_run(user, run_id)),
+    many=True,
+)
+JudgmentSetsApi = _read_api(
+    "JudgmentSetsApi",
+    EvalJudgmentSetOut,
+    lambda user, version_id: selectors.judgment_sets(_version(user, version_id)),
+    many=True,
+)
 
 
 class RankingsApi(GenericAPIView):
@@ -106,7 +90,7 @@ class RankingsApi(GenericAPIView):
         responses={200: RankCorrelationOut, **ERRORS},
     )
     def get(self, request, version_id: int):
-        version = selectors.version_for_user_or_404(request.user, version_id)
+        version = _version(request.user, version_id)
         options = {r.key: r for r in selectors.rankings(version)}
         key_a, key_b = request.query_params.get("a"), request.query_params.get("b")
         if not key_a and not key_b:

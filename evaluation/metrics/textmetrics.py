@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,37 +57,45 @@ def _prepare(
     return gts, res
 
 
+def _coco(
+    metric: str,
+    candidates: Mapping[str, str],
+    references: Mapping[str, str],
+    score: Callable[[dict, dict], Sequence[float]],
+) -> TextMetricResult:
+    """Per-candidate scores from a COCO caption toolkit scorer: ``score(gts, res)`` returns one
+    score per id, in the order of ``gts``."""
+    if not candidates:
+        return TextMetricResult(metric)
+    gts, res = _prepare(candidates, references)
+    return TextMetricResult(metric, dict(zip(gts, map(float, score(gts, res)), strict=True)))
+
+
 def bleu4(candidates: Mapping[str, str], references: Mapping[str, str]) -> TextMetricResult:
     """Sentence BLEU-4 of each candidate against its reference (COCO toolkit; Sec. 4.3 baseline)."""
     from pycocoevalcap.bleu.bleu import Bleu
 
-    if not candidates:
-        return TextMetricResult(BLEU4)
-    gts, res = _prepare(candidates, references)
-    _, per_order = Bleu(4).compute_score(gts, res, verbose=0)
-    return TextMetricResult(BLEU4, dict(zip(gts, map(float, per_order[3]), strict=True)))
+    def score(gts: dict, res: dict) -> Sequence[float]:
+        _, per_order = Bleu(4).compute_score(gts, res, verbose=0)
+        return per_order[3]
+
+    return _coco(BLEU4, candidates, references, score)
 
 
 def rouge_l(candidates: Mapping[str, str], references: Mapping[str, str]) -> TextMetricResult:
     """ROUGE-L F-measure (β = 1.2, COCO toolkit) per candidate (visit-bench.txt Sec. 4.3)."""
     from pycocoevalcap.rouge.rouge import Rouge
 
-    if not candidates:
-        return TextMetricResult(ROUGE_L)
-    gts, res = _prepare(candidates, references)
-    _, scores = Rouge().compute_score(gts, res)
-    return TextMetricResult(ROUGE_L, dict(zip(gts, map(float, scores), strict=True)))
+    return _coco(
+        ROUGE_L, candidates, references, lambda gts, res: Rouge().compute_score(gts, res)[1]
+    )
 
 
 def cider(candidates: Mapping[str, str], references: Mapping[str, str]) -> TextMetricResult:
     """CIDEr-D per candidate; IDF comes from the given references (COCO toolkit; Sec. 4.3)."""
     from pycocoevalcap.cider.cider import Cider
 
-    if not candidates:
-        return TextMetricResult(CIDER)
-    gts, res = _prepare(candidates, references)
-    _, scores = Cider().compute_score(gts, res)
-    return TextMetricResult(CIDER, dict(zip(gts, map(float, scores), strict=True)))
+    return _coco(CIDER, candidates, references, lambda gts, res: Cider().compute_score(gts, res)[1])
 
 
 def meteor(candidates: Mapping[str, str], references: Mapping[str, str]) -> TextMetricResult:
@@ -96,16 +104,16 @@ def meteor(candidates: Mapping[str, str], references: Mapping[str, str]) -> Text
         return unavailable(METEOR, "METEOR 1.5 needs a Java runtime (`java` not found on PATH)")
     from pycocoevalcap.meteor.meteor import Meteor
 
-    if not candidates:
-        return TextMetricResult(METEOR)
-    gts, res = _prepare(candidates, references)
-    scorer = Meteor()
-    try:
-        _, scores = scorer.compute_score(gts, res)
-    finally:
-        # pycocoevalcap stops its java subprocess only in __del__ (safe to run twice): stop it now.
-        scorer.__del__()
-    return TextMetricResult(METEOR, dict(zip(gts, map(float, scores), strict=True)))
+    def score(gts: dict, res: dict) -> Sequence[float]:
+        scorer = Meteor()
+        try:
+            return scorer.compute_score(gts, res)[1]
+        finally:
+            # pycocoevalcap stops its java subprocess only in __del__ (safe to run twice): stop
+            # it now.
+            scorer.__del__()
+
+    return _coco(METEOR, candidates, references, score)
 
 
 def _hub_cache() -> Path:

@@ -130,6 +130,7 @@ def _judgments_page(
         request,
         "evaluation/judgments.html",
         {
+            "heading": _("Pairwise judgments"),
             "version": version,
             "sets": sets,
             "plots": judgment_plots(sets),

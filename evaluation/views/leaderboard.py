@@ -38,6 +38,7 @@ def leaderboard(request: HttpRequest, version_id: int) -> HttpResponse:
         request,
         "evaluation/leaderboard.html",
         {
+            "heading": _("Leaderboard"),
             "version": version,
             "board": board,
             "plots": family.plots(board) if family.plots else [],
@@ -147,6 +148,7 @@ def rankings(request: HttpRequest, version_id: int) -> HttpResponse:
             )
         return JsonResponse({"a": key_a, "b": key_b, **result}, json_dumps_params={"indent": 2})
     context = {
+        "heading": _("Compare rankings"),
         "version": version,
         "family": family,
         "pairwise": pairwise,

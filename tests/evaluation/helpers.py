@@ -8,6 +8,7 @@ import io
 from django.core.management import call_command
 
 from annotator.platform.models import Project
+from curation.models import LLMProvider
 from evaluation import services
 from tests.factories import UserFactory
 
@@ -23,6 +24,14 @@ def eval_version(family: str, name: str, rows, label: str = "v1"):
     """A version of the benchmark `name` of `family` in the evaluation tests' project."""
     benchmark = services.benchmark_get_or_create(family=family, name=name, project=eval_project())
     return services.version_create(benchmark=benchmark, label=label, rows=rows)
+
+
+def fake_provider(base_url: str, **fields) -> LLMProvider:
+    """An LLM provider answered by the fake OpenAI-compatible server at `base_url`, with a short
+    timeout and one retry."""
+    return LLMProvider.objects.create(
+        base_url=base_url, api_key="sk-test", timeout_s=5.0, max_retries=1, **fields
+    )
 
 
 def evaluate(*args: str) -> str:

@@ -26,7 +26,7 @@ from evaluation.families.vhexpansion import parse as vh_parse
 from evaluation.families.visit import parse as visit_parse
 from evaluation.families.vlind import parse as vlind_parse
 from evaluation.models import MetricResult, ModelRun, Prediction
-from tests.evaluation.helpers import eval_version
+from tests.evaluation.helpers import eval_version, fake_provider
 from tests.fake_openai import reply, status
 
 ROUNDS = 20
@@ -85,13 +85,10 @@ def nb_version(images):
 
 @pytest.fixture
 def provider(fake_openai, fast_llm_backoff, db):
-    return LLMProvider.objects.create(
+    return fake_provider(
+        fake_openai.base_url,
         name="fake VLM",
-        base_url=fake_openai.base_url,
-        api_key="sk-test",
         model="fake-vlm",
-        timeout_s=5.0,
-        max_retries=1,
         concurrency=1,
         supports_vision=True,
     )

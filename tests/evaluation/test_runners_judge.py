@@ -12,14 +12,14 @@ import pytest
 from annotator.platform.errors import Conflict, Invalid
 from annotator.platform.models import Job
 from curation.gateway.providers import provider_offline
-from curation.models import Generation, LLMProvider
+from curation.models import Generation
 from evaluation import jobs, prompts, runners, services
 from evaluation.families.visit import judge
 from evaluation.families.visit import parse as visit_parse
 from evaluation.families.visit import prompts as visit_prompts
 from evaluation.importers import PredictionRow
 from evaluation.models import JudgmentSet, PairJudgment
-from tests.evaluation.helpers import eval_version
+from tests.evaluation.helpers import eval_version, fake_provider
 from tests.fake_openai import reply, status
 
 ROUNDS = 20
@@ -75,15 +75,7 @@ def version(db):
 
 @pytest.fixture
 def judge_provider(fake_openai, fast_llm_backoff, db):
-    return LLMProvider.objects.create(
-        name="fake judge",
-        base_url=fake_openai.base_url,
-        api_key="sk-test",
-        model="fake-gpt-4",
-        timeout_s=5.0,
-        max_retries=1,
-        concurrency=2,
-    )
+    return fake_provider(fake_openai.base_url, name="fake judge", model="fake-gpt-4", concurrency=2)
 
 
 def item_id(version, k: int) -> str:

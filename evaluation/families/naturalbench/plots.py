@@ -15,19 +15,9 @@ TEMPLATES = FamilyTemplates(
 
 
 def plots(board: dict) -> list[dict]:
-    rows, names = svg.computed_rows(board)
-    if not rows:
+    series = svg.run_series(board, ["acc", "q_acc", "i_acc", "g_acc"], intervals=True)
+    if not series:
         return []
-    metrics = ["acc", "q_acc", "i_acc", "g_acc"]
-    series = [
-        svg.Series(
-            names[k],
-            [svg.metric_value(r, m) for m in metrics],
-            [getattr(r["results"].get(m), "interval_low", None) for m in metrics],
-            [getattr(r["results"].get(m), "interval_high", None) for m in metrics],
-        )
-        for k, r in enumerate(rows)
-    ]
     out = [
         {
             "svg": svg.bar_chart(

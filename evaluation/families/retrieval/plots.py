@@ -11,13 +11,9 @@ TEMPLATES = FamilyTemplates(item="evaluation/families/retrieval/_item.html")
 
 
 def plots(board: dict) -> list[dict]:
-    rows, names = svg.computed_rows(board)
-    if not rows:
+    series = svg.run_series(board, ["text", "image", "group"])
+    if not series:
         return []
-    metrics = ["text", "image", "group"]
-    series = [
-        svg.Series(names[k], [svg.metric_value(r, m) for m in metrics]) for k, r in enumerate(rows)
-    ]
     chart = svg.bar_chart(
         [_("Text"), _("Image"), _("Group")], series, title=_("Winoground scores"), y_max=1.0
     )

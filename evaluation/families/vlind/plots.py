@@ -11,13 +11,9 @@ TEMPLATES = FamilyTemplates(item="evaluation/families/vlind/_item.html")
 
 
 def plots(board: dict) -> list[dict]:
-    rows, names = svg.computed_rows(board)
-    if not rows:
+    series = svg.run_series(board, ["s_ck", "s_vp", "s_cb", "s_lp"])
+    if not series:
         return []
-    stages = ["s_ck", "s_vp", "s_cb", "s_lp"]
-    series = [
-        svg.Series(names[k], [svg.metric_value(r, m) for m in stages]) for k, r in enumerate(rows)
-    ]
     out = [
         {
             "svg": svg.funnel_chart(

@@ -126,29 +126,27 @@ class Command(BaseCommand):
             raise CommandError(f"No project {slug!r}{mine}.")
         return project
 
-    def _version(self, pk: int, allowed=READ) -> BenchmarkVersion:
+    def _find(self, what: str, pk: int, everything, for_user, allowed):
+        """The `what` numbered `pk`: any of `everything` for the operator, else one the person
+        reaches with `allowed` (``for_user(user, pk, allowed=…)``, 404 when out of reach)."""
         if self.user is None:
-            version = BenchmarkVersion.objects.select_related("benchmark").filter(pk=pk).first()
+            found = everything.filter(pk=pk).first()
         else:
             try:
-                version = selectors.version_for_user_or_404(self.user, pk, allowed=allowed)
+                found = for_user(self.user, pk, allowed=allowed)
             except Http404:
-                version = None
-        if version is None:
-            raise CommandError(f"No version {pk}")
-        return version
+                found = None
+        if found is None:
+            raise CommandError(f"No {what} {pk}")
+        return found
+
+    def _version(self, pk: int, allowed=READ) -> BenchmarkVersion:
+        everything = BenchmarkVersion.objects.select_related("benchmark")
+        return self._find("version", pk, everything, selectors.version_for_user_or_404, allowed)
 
     def _run(self, pk: int, allowed=EVALUATE) -> ModelRun:
-        if self.user is None:
-            run = ModelRun.objects.select_related("version__benchmark").filter(pk=pk).first()
-        else:
-            try:
-                run = selectors.run_for_user_or_404(self.user, pk, allowed=allowed)
-            except Http404:
-                run = None
-        if run is None:
-            raise CommandError(f"No run {pk}")
-        return run
+        everything = ModelRun.objects.select_related("version__benchmark")
+        return self._find("run", pk, everything, selectors.run_for_user_or_404, allowed)
 
     def do_import_version(self, o):
         params = {
