@@ -9,7 +9,7 @@ own unit (METRICS.md Sec. 6).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -26,17 +26,24 @@ class Interval(Protocol):
     undefined_rounds: int
 
 
-def _code_version() -> str:
-    """A hash of the code that computes metrics: the pure metrics, every family's rows, this."""
-    here = Path(__file__).parent
+def code_version(paths: Iterable[Path]) -> str:
+    """A short hash of the source files that compute a result, in the given order; stored with
+    the result, so one computed by other code shows it."""
     digest = hashlib.sha1()
-    for path in sorted(here.glob("metrics/*.py")) + sorted(here.glob("families/*/rows.py")):
+    for path in paths:
         digest.update(path.read_bytes())
-    digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()[:12]
 
 
-CODE_VERSION = _code_version()
+_HERE = Path(__file__).parent
+# The code that computes metrics: the pure metrics, every family's rows, this module.
+CODE_VERSION = code_version(
+    [
+        *sorted(_HERE.glob("metrics/*.py")),
+        *sorted(_HERE.glob("families/*/rows.py")),
+        Path(__file__),
+    ]
+)
 
 
 @dataclass(frozen=True)

@@ -33,14 +33,23 @@ from .serializers import (
 
 
 class _JobApi(GenericAPIView):
-    # POST starts a job: ``started(request, **the URL's ids)`` gives it and the number of rows
-    # it reads, answered with 202. (A comment: a docstring would describe every subclass.)
+    # POST starts a job: ``started(request, **the URL's ids)`` returns the answer, sent with 202.
+    # (A comment: a docstring would describe every subclass in the schema.)
 
     permission_classes = [RolePermission]
 
     def post(self, request, **ids):
-        job, rows = self.started(request, **ids)
-        return Response({"job_id": job.pk, "rows": rows}, status=status.HTTP_202_ACCEPTED)
+        return Response(self.started(request, **ids), status=status.HTTP_202_ACCEPTED)
+
+    def version(self, request, version_id: int):
+        """The version of the URL, when the person may evaluate it (else 404)."""
+        return selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
+
+    def body(self, request) -> dict:
+        """The request's data, validated by ``serializer_class``."""
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
 
 
 @extend_schema(responses={202: EvalJobOut, **ERRORS})
@@ -54,14 +63,13 @@ class VersionImportApi(_JobApi):
     start = staticmethod(services.version_import_start)
 
     def started(self, request, **target):
-        serializer = self.get_serializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = self.body(request)
         content, filename = content_of(data)
         args = {k: v for k, v in data.items() if k not in ("content", "file")}
-        return self.start(
+        job, rows = self.start(
             **target, **args, content=content, filename=filename, created_by=request.user
         )
+        return {"job_id": job.pk, "rows": rows}
 
 
 class _IntoVersionApi(VersionImportApi):
@@ -70,8 +78,7 @@ class _IntoVersionApi(VersionImportApi):
     roles = EVALUATE
 
     def started(self, request, version_id: int):
-        version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
-        return super().started(request, version=version)
+        return super().started(request, version=self.version(request, version_id))
 
 
 class RunImportApi(_IntoVersionApi):
@@ -96,7 +103,8 @@ class RunComputeApi(_JobApi):
 
     def started(self, request, run_id: int):
         run = selectors.run_for_user_or_404(request.user, run_id, allowed=EVALUATE)
-        return services.compute_enqueue(run=run, created_by=request.user), run.prediction_count
+        job = services.compute_enqueue(run=run, created_by=request.user)
+        return {"job_id": job.pk, "rows": run.prediction_count}
 
 
 @extend_schema(request=None, responses={202: EvalJobOut, **ERRORS})
@@ -105,9 +113,9 @@ class JudgmentComputeApi(_JobApi):
     serializer_class = EvalJobOut
 
     def started(self, request, version_id: int):
-        version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
+        version = self.version(request, version_id)
         job = services.judgments_compute_enqueue(version=version, created_by=request.user)
-        return job, version.judgment_sets.count()
+        return {"job_id": job.pk, "rows": version.judgment_sets.count()}
 
 
 def _provider(request, provider_id, project):
@@ -121,20 +129,17 @@ def _provider(request, provider_id, project):
     return provider
 
 
-class RunModelApi(GenericAPIView):
+@extend_schema(request=RunModelIn, responses={202: RunModelOut, **ERRORS})
+class RunModelApi(_JobApi):
     """Start (or resume) a run of a VLM, or of a scorer for a family scored by one, on a
     version; the job answers every item with the official prompt and computes the metrics."""
 
     roles = EVALUATE
-    permission_classes = [RolePermission]
     serializer_class = RunModelIn
 
-    @extend_schema(request=RunModelIn, responses={202: RunModelOut, **ERRORS})
-    def post(self, request, version_id: int):
-        version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
-        serializer = self.get_serializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+    def started(self, request, version_id: int):
+        version = self.version(request, version_id)
+        data = self.body(request)
         common = {
             "version": version,
             "created_by": request.user,
@@ -158,28 +163,21 @@ class RunModelApi(GenericAPIView):
                 options={k: data[k] for k in names if k in own or data[k]},
                 **common,
             )
-        run_id = job.params["run_id"]
-        return Response(
-            {"job_id": job.pk, "run_id": run_id, "items": version.kept_count},
-            status=status.HTTP_202_ACCEPTED,
-        )
+        return {"job_id": job.pk, "run_id": job.params["run_id"], "items": version.kept_count}
 
 
-class JudgeApi(GenericAPIView):
+@extend_schema(request=JudgeIn, responses={202: JudgeOut, **ERRORS})
+class JudgeApi(_JobApi):
     """Judge pairs of a version whose family has an LLM judge, in both orders, in a job:
     explicit pairs, or pairs drawn with a seed for one model (against the reference and one
     random other model)."""
 
     roles = EVALUATE
-    permission_classes = [RolePermission]
     serializer_class = JudgeIn
 
-    @extend_schema(request=JudgeIn, responses={202: JudgeOut, **ERRORS})
-    def post(self, request, version_id: int):
-        version = selectors.version_for_user_or_404(request.user, version_id, allowed=EVALUATE)
-        serializer = self.get_serializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+    def started(self, request, version_id: int):
+        version = self.version(request, version_id)
+        data = self.body(request)
         judge = services.require_pairwise(version).judge
         if judge is None:
             raise Invalid("This benchmark family has no LLM judge.")
@@ -195,11 +193,8 @@ class JudgeApi(GenericAPIView):
             created_by=request.user,
             pairs=pairs,
         )
-        return Response(
-            {
-                "job_id": job.pk,
-                "judgment_set_id": job.params["judgment_set_id"],
-                "pairs": len(pairs),
-            },
-            status=status.HTTP_202_ACCEPTED,
-        )
+        return {
+            "job_id": job.pk,
+            "judgment_set_id": job.params["judgment_set_id"],
+            "pairs": len(pairs),
+        }

@@ -26,6 +26,20 @@ def eval_version(family: str, name: str, rows, label: str = "v1"):
     return services.version_create(benchmark=benchmark, label=label, rows=rows)
 
 
+def version_import_data(
+    family: str, benchmark: str, *, project: Project | None = None, label: str = "v1", **fields
+) -> dict:
+    """What the version import form and endpoint take (default: the evaluation tests' project);
+    ``fields``: the file (``text`` for the form, ``content`` for the API), ``publish``…"""
+    return {
+        "project": (project or eval_project()).pk,
+        "family": family,
+        "benchmark": benchmark,
+        "label": label,
+        **fields,
+    }
+
+
 def fake_provider(base_url: str, **fields) -> LLMProvider:
     """An LLM provider answered by the fake OpenAI-compatible server at `base_url`, with a short
     timeout and one retry."""

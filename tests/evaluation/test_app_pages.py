@@ -12,7 +12,13 @@ from evaluation.families.naturalbench import demo as nb_demo
 from evaluation.families.retrieval import demo as retrieval_demo
 from evaluation.families.vhexpansion import demo as vh_demo
 from evaluation.models import BenchmarkVersion, MetricResult, ModelRun
-from tests.evaluation.helpers import eval_project, eval_version, evaluate, member
+from tests.evaluation.helpers import (
+    eval_project,
+    eval_version,
+    evaluate,
+    member,
+    version_import_data,
+)
 
 
 @pytest.fixture
@@ -103,13 +109,7 @@ def test_import_form_shows_line_numbered_errors_and_stores_nothing(client):
     )
     response = client.post(
         reverse("eval-import"),
-        {
-            "project": eval_project().pk,
-            "family": "naturalbench",
-            "benchmark": "NB",
-            "label": "v1",
-            "text": bad,
-        },
+        version_import_data("naturalbench", "NB", text=bad),
     )
     assert response.status_code == 400
     text = response.content.decode()
@@ -125,14 +125,7 @@ def test_import_form_runs_the_job_and_the_run_import_computes(
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
             reverse("eval-import"),
-            {
-                "project": eval_project().pk,
-                "family": "vhexpansion",
-                "benchmark": "VH",
-                "label": "v1",
-                "publish": "on",
-                "text": vh_demo.vh_items(6),
-            },
+            version_import_data("vhexpansion", "VH", publish="on", text=vh_demo.vh_items(6)),
         )
     assert response.status_code == 302
     job = Job.objects.get()
@@ -251,13 +244,9 @@ def test_api_import_enqueues_a_job(client, eager, django_capture_on_commit_callb
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
             reverse("api-eval-import"),
-            {
-                "project": eval_project().pk,
-                "family": "naturalbench_retrieval",
-                "benchmark": "Retrieval",
-                "label": "v1",
-                "content": retrieval_demo.retrieval_items(4),
-            },
+            version_import_data(
+                "naturalbench_retrieval", "Retrieval", content=retrieval_demo.retrieval_items(4)
+            ),
             content_type="application/json",
         )
     assert response.status_code == 202 and response.json()["rows"] == 4

@@ -232,38 +232,14 @@ def small(db, files):
     return version
 
 
-# Reading and evaluating (importing and rating judgments) are for curators and researchers.
-JUDGMENT_PAGES = [
+# Reading and evaluating (importing and rating judgments) are for curators and researchers, on
+# the pages and in the API alike.
+JUDGMENT_ENDPOINTS = [
     ("get", "eval-judgments"),
     ("get", "eval-rankings"),
     ("get", "eval-judgments-import"),
     ("post", "eval-judgments-import"),
     ("post", "eval-judgments-compute"),
-]
-
-
-@pytest.mark.django_db
-@pytest.mark.parametrize("role", [roles.CROWDWORKER, roles.RESEARCHER, roles.CURATOR])
-@pytest.mark.parametrize("method,name", JUDGMENT_PAGES)
-def test_role_matrix_for_judgment_pages(client, small, files, role, method, name):
-    login(client, role)
-    before = (Job.objects.count(), JudgmentSet.objects.count(), PairJudgment.objects.count())
-    data = {"kind": "llm", "label": "Another", "text": llm_file(files, n_instances=1)}
-    response = getattr(client, method)(
-        reverse(name, args=[small.pk]), data if method == "post" else None
-    )
-    if role in (roles.CURATOR, roles.RESEARCHER):
-        assert response.status_code in (200, 302)
-    else:
-        assert response.status_code == 404
-        assert before == (
-            Job.objects.count(),
-            JudgmentSet.objects.count(),
-            PairJudgment.objects.count(),
-        )
-
-
-JUDGMENT_API = [
     ("get", "api-eval-judgments"),
     ("get", "api-eval-rankings"),
     ("post", "api-eval-judgments-import"),
@@ -273,16 +249,26 @@ JUDGMENT_API = [
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("role", [roles.CROWDWORKER, roles.RESEARCHER, roles.CURATOR])
-@pytest.mark.parametrize("method,name", JUDGMENT_API)
-def test_role_matrix_for_judgment_api(client, small, role, method, name):
+@pytest.mark.parametrize("method,name", JUDGMENT_ENDPOINTS)
+def test_role_matrix_for_judgment_pages_and_api(client, small, files, role, method, name):
     login(client, role)
-    before = (Job.objects.count(), JudgmentSet.objects.count())
-    response = getattr(client, method)(
-        reverse(name, args=[small.pk]), {}, content_type="application/json"
-    )
+    before = (Job.objects.count(), JudgmentSet.objects.count(), PairJudgment.objects.count())
+    url = reverse(name, args=[small.pk])
+    api = name.startswith("api-")
+    if api:
+        response = getattr(client, method)(url, {}, content_type="application/json")
+    else:
+        data = {"kind": "llm", "label": "Another", "text": llm_file(files, n_instances=1)}
+        response = getattr(client, method)(url, data if method == "post" else None)
     if role == roles.CROWDWORKER:
         assert response.status_code == 404
-        assert before == (Job.objects.count(), JudgmentSet.objects.count())
+        assert before == (
+            Job.objects.count(),
+            JudgmentSet.objects.count(),
+            PairJudgment.objects.count(),
+        )
+    elif not api:
+        assert response.status_code in (200, 302)
     elif method == "get":
         assert response.status_code == 200
 

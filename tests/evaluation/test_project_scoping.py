@@ -36,7 +36,7 @@ from evaluation.models import (
     PairJudgment,
     Prediction,
 )
-from tests.evaluation.helpers import member
+from tests.evaluation.helpers import member, version_import_data
 from tests.evaluation.test_runners_judge import visit_csv
 from tests.factories import ProjectFactory, UserFactory
 
@@ -298,14 +298,13 @@ def test_researchers_never_import_or_publish_benchmarks(client, world, method, n
     # Given project A's researcher
     client.force_login(world.researcher_a)
     before = snapshot()
-    payload = {
-        "project": world.a.project.pk,
-        "family": "naturalbench",
-        "benchmark": "Researcher's benchmark",
-        "label": "v1",
-        "text": nb_demo.naturalbench_items(2),
-        "content": nb_demo.naturalbench_items(2),
-    }
+    payload = version_import_data(
+        "naturalbench",
+        "Researcher's benchmark",
+        project=world.a.project,
+        text=nb_demo.naturalbench_items(2),
+        content=nb_demo.naturalbench_items(2),
+    )
 
     # When they import a benchmark or publish a draft of their own project
     if data == "draft":
@@ -429,13 +428,13 @@ def test_the_import_form_offers_only_curated_projects(client, world):
     # When they post project A's id
     response = client.post(
         reverse("eval-import"),
-        {
-            "project": world.a.project.pk,
-            "family": "naturalbench",
-            "benchmark": "Alpha NB",
-            "label": "v9",
-            "text": nb_demo.naturalbench_items(2),
-        },
+        version_import_data(
+            "naturalbench",
+            "Alpha NB",
+            project=world.a.project,
+            label="v9",
+            text=nb_demo.naturalbench_items(2),
+        ),
     )
 
     # Then the form refuses the project and nothing is written

@@ -31,7 +31,9 @@ STYLES = {
 }
 VOTE_THRESHOLD = 2
 SINGLE_KEYS = ("a1_image", "a2_image", "b1", "b2", "c1_image", "c2_image")
-_ITEM_KEYS = (
+GOOD_IMAGES = "aggregated_human_label_good_images"
+# The published data.json's fields, in its order.
+DATA_FIELDS = (
     "concept",
     "context_id",
     "context",
@@ -40,8 +42,10 @@ _ITEM_KEYS = (
     "false_statement",
     "existent_noun",
     "non-existent_noun",
+    GOOD_IMAGES,
     "best_img_id",
 )
+_ITEM_KEYS = tuple(key for key in DATA_FIELDS if key != GOOD_IMAGES)  # the votes are read apart
 
 
 def item_id(obj: dict) -> str:
@@ -57,7 +61,7 @@ def parse_items(content: str, filename: str = "") -> list[ItemRow]:
     for line, obj in read_jsonl(content, errors):
         for key in ("concept", "context", "true_statement", "false_statement"):
             text_field(obj, key, line, errors)
-        votes = obj.get("aggregated_human_label_good_images", {})
+        votes = obj.get(GOOD_IMAGES, {})
         if not isinstance(votes, dict) or not all(
             isinstance(v, int | float) for v in votes.values()
         ):
