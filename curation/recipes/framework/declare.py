@@ -115,10 +115,15 @@ class Publish:
     """Publishing the object as a version of an evaluation benchmark of ``family``."""
 
     family: str  # evaluation registry key ("vhexpansion")
+    done: Callable[[Any], str]  # version -> success message
     # (obj, *, label, created_by, [benchmark], **form extras) -> BenchmarkVersion; with ``name``
     # the framework passes ``benchmark`` (obj.benchmark, else made as family / name(obj))
-    publish: Callable[..., Any]
-    done: Callable[[Any], str]  # version -> success message
+    publish: Callable[..., Any] | None = None
+    # Or, with ``name``, the framework makes the published version of the benchmark itself from
+    # ``items(obj)`` (its ItemRows; raise Invalid when there is nothing to publish) and
+    # ``source(obj)`` (the version's source line).
+    items: Callable[[Any], list] | None = None
+    source: Callable[[Any], str] = _no_label
     name: Callable[[Any], str] | None = None  # obj -> the benchmark's name on first publish
     versions: Callable[[Any], Any] | None = None  # obj -> its versions (None: obj.benchmark's)
     form: type[forms.Form] | None = None  # None: publish.PublishForm (the label)

@@ -19,7 +19,7 @@ from django.utils.translation import gettext_lazy
 from annotator.platform.errors import ServiceError
 from annotator.platform.views import perform, refuse
 from evaluation.models import BenchmarkVersion
-from evaluation.services import benchmark_get_or_create
+from evaluation.services import benchmark_get_or_create, version_create
 
 from .declare import Recipe
 
@@ -52,8 +52,9 @@ def publish_version(
 
 def publish_object(recipe: Recipe, obj: Any, **data: Any) -> Any:
     """Run the recipe's ``publish`` (given the object's benchmark when ``Publish.name`` is
-    declared) and point the object's ``benchmark`` at the version's benchmark (when the model
-    has that field), in one transaction."""
+    declared), or make the published version of its ``items``, and point the object's
+    ``benchmark`` at the version's benchmark (when the model has that field), in one
+    transaction."""
     declared = recipe.publishes
     with transaction.atomic():
         if declared.name is not None:
@@ -63,7 +64,17 @@ def publish_object(recipe: Recipe, obj: Any, **data: Any) -> Any:
                 project=obj.project,
                 created_by=data.get("created_by"),
             )
-        version = declared.publish(obj, **data)
+        if declared.items is not None:
+            version = version_create(
+                benchmark=data["benchmark"],
+                label=data["label"],
+                rows=declared.items(obj),
+                publish=True,
+                source=declared.source(obj),
+                created_by=data.get("created_by"),
+            )
+        else:
+            version = declared.publish(obj, **data)
         has_benchmark = any(f.name == "benchmark" for f in type(obj)._meta.concrete_fields)
         if has_benchmark and getattr(obj, "benchmark_id", None) != version.benchmark_id:
             type(obj).objects.filter(pk=obj.pk).update(benchmark=version.benchmark)
