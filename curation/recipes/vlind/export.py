@@ -4,8 +4,8 @@ An instance is a kept triple with at least one good counterfactual image, a fact
 both VP nouns; a context with no good image leaves the set (Sec. 4). Instances become rows of
 the published ``data.json`` and an archive laid out like the published data (``archive``).
 
-``dataset_publish`` freezes the rows as a published evaluation BenchmarkVersion (family vlind),
-parsed by the evaluation app's own importer; the export of a frozen version rebuilds its
+``published_items`` are the rows frozen as a published evaluation BenchmarkVersion (family
+vlind), parsed by the evaluation app's own importer; the export of a frozen version rebuilds its
 archive from its items, so a download later is the data that was published.
 """
 
@@ -22,7 +22,6 @@ from annotator.platform.errors import Invalid
 from curation.recipes.framework.publish import published_versions
 from curation.recipes.framework.registry import recipe_of
 from evaluation import importers
-from evaluation import services as evaluation_services
 
 from ...export_files import export_store, progress_for
 from ...models import Image
@@ -123,11 +122,11 @@ def benchmark_name(bench: VLindBench) -> str:
     return f"{bench.name} · {bench.project.slug}"[:200]
 
 
-def dataset_publish(bench: VLindBench, *, benchmark, label: str, created_by=None):
-    """Freeze the assembled instances as a published evaluation version (family vlind) of the
-    bench's ``benchmark``, parsed from the very data.json an export holds by the evaluation
-    app's importer (the framework's ``publish_object`` makes the benchmark on the first
-    publish and points the bench at it)."""
+def published_items(bench: VLindBench) -> list:
+    """The items of a published version (family vlind; the framework's ``publish_object``
+    freezes them as a version of the bench's benchmark): the assembled instances, parsed from
+    the very data.json an export holds by the evaluation app's importer, with what rebuilds
+    their archive later."""
     rows = rows_of(bench)
     if not rows:
         raise Invalid(
@@ -141,14 +140,7 @@ def dataset_publish(bench: VLindBench, *, benchmark, label: str, created_by=None
         ]
         item.data["image_sha256"] = row.images
         item.data["factual_image_sha256"] = row.factual
-    return evaluation_services.version_create(
-        benchmark=benchmark,
-        label=label,
-        rows=items,
-        publish=True,
-        source=f"vlind bench {bench.pk}: {bench.name}",
-        created_by=created_by,
-    )
+    return items
 
 
 def version_rows(version) -> list[Row]:

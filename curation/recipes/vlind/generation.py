@@ -40,14 +40,16 @@ def image_endpoint(bench: VLindBench):
     return (None if problem else endpoint), bench.image_model, problem
 
 
-def _image_prompt(triple: VLindTriple, slot: int | None) -> tuple[str, dict, str]:
-    """(template, variables, item key) of a triple's image in ``slot`` (None: the factual one,
-    drawn from the factual context, Sec. 4)."""
+def _image_prompt(triple: VLindTriple, slot: int | None) -> dict:
+    """The template, variables and item key of a triple's image in ``slot`` (None: the factual
+    one, drawn from the factual context, Sec. 4)."""
     if slot is None:
         variables = {"statement": triple.factual_context or triple.false_statement}
-        return prompts.FACTUAL_IMAGE_TEMPLATE, variables, f"vlind-{triple.pk}-factual"
-    variables = {"context": triple.context, "style": prompts.style_of_slot(slot)}
-    return prompts.IMAGE_TEMPLATE, variables, f"vlind-{triple.pk}-{slot}"
+        template, key = prompts.FACTUAL_IMAGE_TEMPLATE, f"vlind-{triple.pk}-factual"
+    else:
+        variables = {"context": triple.context, "style": prompts.style_of_slot(slot)}
+        template, key = prompts.IMAGE_TEMPLATE, f"vlind-{triple.pk}-{slot}"
+    return {"template": template, "variables": variables, "item_key": key}
 
 
 def images_generate(
@@ -80,22 +82,21 @@ def images_generate(
     job_progress(job_id=job_id, done=0, total=len(todo), message="Generating images")
     failures_in_row = 0
     made: list[int] = []
+    # What every call of the job shares: the bench's endpoint and who asked.
+    calls = {
+        "endpoint": endpoint,
+        "provider": bench.image_provider,
+        "model": model,
+        "size": bench.image_size,
+        "project": bench.project,
+        "purpose": IMAGE_PURPOSE,
+        "job_id": job_id,
+        "created_by": created_by,
+    }
+    record = {"origin": VLindImage.Origin.GENERATED, "created_by": created_by, "queue": queue}
     for done, (triple, slot) in enumerate(todo, start=1):
         triple.bench = bench
-        template, variables, item_key = _image_prompt(triple, slot)
-        image, generation = gateway.image_generate(
-            endpoint=endpoint,
-            provider=bench.image_provider,
-            model=model,
-            size=bench.image_size,
-            template=template,
-            variables=variables,
-            project=bench.project,
-            purpose=IMAGE_PURPOSE,
-            item_key=item_key,
-            job_id=job_id,
-            created_by=created_by,
-        )
+        image, generation = gateway.image_generate(**_image_prompt(triple, slot), **calls)
         if image is None:
             result["failed"] += 1
             failures_in_row += 1
@@ -104,15 +105,7 @@ def images_generate(
             VLindTriple.objects.filter(pk=triple.pk).update(factual_image=image)
             result["factual"] += 1
         else:
-            image_record(
-                triple,
-                slot,
-                image,
-                VLindImage.Origin.GENERATED,
-                generation=generation,
-                created_by=created_by,
-                queue=queue,
-            )
+            image_record(triple, slot, image, generation=generation, **record)
             result["images"] += 1
         if image is not None:
             failures_in_row = 0

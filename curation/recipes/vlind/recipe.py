@@ -104,7 +104,8 @@ RECIPE = register(
         ),
         publishes=Publish(
             family="vlind",
-            publish=export.dataset_publish,
+            items=export.published_items,
+            source=lambda bench: f"vlind bench {bench.pk}: {bench.name}",
             name=export.benchmark_name,
             done=lambda version: (
                 _("Froze %(n)d instances as version %(label)s.")
