@@ -143,7 +143,7 @@ def _to_foreign_key(model_name, field, fk, target, on_delete, null):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("curation", "0006_vlind_bench"),
+        ("curation", "0001_initial_squashed_0006_vlind_bench"),
         ("evaluation", "0004_benchmark_project_required"),
     ]
 

@@ -28,7 +28,7 @@ def assign_orphans(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("annotator", "0002_role_groups"),
-        ("evaluation", "0002_judgments"),
+        ("evaluation", "0001_initial_squashed_0002_judgments"),
     ]
 
     # Backwards: nothing to undo (the benchmarks may stay in the unassigned project).

@@ -7,7 +7,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = [
     ("annotator", "0004_job_heartbeat"),
-    ("curation", "0006_vlind_bench"),
+    ("curation", "0001_initial_squashed_0006_vlind_bench"),
     ("evaluation", "0004_benchmark_project_required"),
 ]
 # (model, foreign key) -> the table and the evaluation table its constraint points at

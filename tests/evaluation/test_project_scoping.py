@@ -603,7 +603,7 @@ def test_cli_roles_and_unknown_users(world, tmp_path):
 
 # --- The data migration -------------------------------------------------------------------------
 
-BEFORE = [("evaluation", "0002_judgments")]
+BEFORE = [("evaluation", "0001_initial_squashed_0002_judgments")]
 AFTER = [("evaluation", "0004_benchmark_project_required")]
 
 
