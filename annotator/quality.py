@@ -329,3 +329,23 @@ def annotator_quality(user, queues: QuerySet[TaskQueue] | None = None) -> dict:
         **overall.figures(),
         "per_queue": queues_out,
     }
+
+
+def queue_agreement(queue: TaskQueue | None, task_ids: Iterable[int] | None = None) -> dict | None:
+    """Agreement of the people on one queue (non-gold answers; only ``task_ids`` when given) as
+    ``agreement.agreement_summary`` gives it, without the pairwise kappas, plus ``answers``: how
+    many answers it counted. None without a queue. One query."""
+    if queue is None:
+        return None
+    kind = get_kind(queue.kind)
+    ratings: dict[int, dict[int, Hashable]] = defaultdict(dict)
+    answers = Annotation.objects.filter(queue=queue, is_gold=False)
+    if task_ids is not None:
+        answers = answers.filter(task_id__in=task_ids)
+    rows = answers.values_list("task_id", "annotator_id", "response")
+    for task_id, annotator_id, response in rows.iterator(chunk_size=2000):
+        ratings[task_id][annotator_id] = agreement.canonical_label(label_of(kind, response))
+    summary = agreement.agreement_summary(ratings)
+    summary.pop("cohen_kappa_pairs", None)
+    summary["answers"] = sum(len(r) for r in ratings.values())
+    return summary

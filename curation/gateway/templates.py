@@ -240,3 +240,33 @@ def _new_version(
         is_current=True,
         created_by=created_by,
     )
+
+
+def templates_used(generations) -> list[dict]:
+    """The prompt templates ``generations`` (a queryset) were rendered from, once per (name,
+    version, SHA-256), sorted: each with the stored version's title, source, system and text
+    ("" where that version is gone). What a dataset card lists as its prompts."""
+    used = sorted(
+        set(
+            generations.exclude(template_name="").values_list(
+                "template_name", "template_version", "template_sha256"
+            )
+        )
+    )
+    stored = PromptTemplate.objects.filter(name__in={u[0] for u in used})
+    templates = {(t.name, t.version): t for t in stored}
+    out = []
+    for name, version, sha in used:
+        template = templates.get((name, version))
+        out.append(
+            {
+                "name": name,
+                "version": version,
+                "sha256": sha,
+                "title": template.title if template else "",
+                "source": template.source if template else "",
+                "system": template.system if template else "",
+                "text": template.text if template else "",
+            }
+        )
+    return out
