@@ -4,16 +4,13 @@ SHA-256; the annotators' agreement at every stage."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from django.db.models import Count, Q
 
-from annotator.agreement import agreement_summary, canonical_label
-from annotator.kinds import get_kind
-from annotator.models import Annotation
-from annotator.quality import label_of
-from curation.models import Generation, PromptTemplate
+from annotator.quality import queue_agreement
+from curation import gateway
+from curation.models import Generation
 from evaluation.families.naturalbench import layout as nb
 
 from . import prompts
@@ -21,25 +18,6 @@ from .mining import SHORTEN_PURPOSE
 from .models import ConfoundingPair, NaturalBenchPipeline, NaturalBenchSample
 
 TYPE_LABELS = {nb.YES_NO: "Yes-or-No", nb.MULTIPLE_CHOICE: "Multiple-Choice"}
-
-
-def _agreement(queue, task_ids=None) -> dict | None:
-    """Agreement of the people on one queue (tasks of this pipeline only)."""
-    if queue is None:
-        return None
-    kind = get_kind(queue.kind)
-    ratings: dict[int, dict[int, Any]] = defaultdict(dict)
-    answers = Annotation.objects.filter(queue=queue, is_gold=False)
-    if task_ids is not None:
-        answers = answers.filter(task_id__in=task_ids)
-    for task_id, annotator_id, response in answers.values_list(
-        "task_id", "annotator_id", "response"
-    ).iterator(chunk_size=2000):
-        ratings[task_id][annotator_id] = canonical_label(label_of(kind, response))
-    summary = agreement_summary(ratings)
-    summary.pop("cohen_kappa_pairs", None)
-    summary["answers"] = sum(len(r) for r in ratings.values())
-    return summary
 
 
 def _generations(pipeline) -> Any:
@@ -65,34 +43,6 @@ def models_used(pipeline) -> list[str]:
     for model, kind in sorted(set(drafters)):
         names.append(f"{model} (offline drafter)" if kind == "offline" else model)
     return names
-
-
-def prompt_records(pipeline) -> list[dict]:
-    used = sorted(
-        set(
-            _generations(pipeline)
-            .exclude(template_name="")
-            .values_list("template_name", "template_version", "template_sha256")
-        )
-    )
-    templates = {
-        (t.name, t.version): t for t in PromptTemplate.objects.filter(name__in={u[0] for u in used})
-    }
-    out = []
-    for name, version, sha in used:
-        template = templates.get((name, version))
-        out.append(
-            {
-                "name": name,
-                "version": version,
-                "sha256": sha,
-                "title": template.title if template else "",
-                "source": template.source if template else "",
-                "system": template.system if template else "",
-                "text": template.text if template else "",
-            }
-        )
-    return out
 
 
 def card_build(pipeline: NaturalBenchPipeline, *, sha256: str, samples: int, pairs: int) -> dict:
@@ -164,11 +114,11 @@ def card_build(pipeline: NaturalBenchPipeline, *, sha256: str, samples: int, pai
             "taggers_per_question": pipeline.taggers_per_item,
             "max_regenerations": pipeline.max_regenerations,
         },
-        "prompts": prompt_records(pipeline),
+        "prompts": gateway.templates_used(_generations(pipeline)),
         "agreement": {
-            "pair_verification": _agreement(pipeline.pair_queue),
-            "answer_verification": _agreement(pipeline.answer_queue),
-            "skill_tagging": _agreement(pipeline.tag_queue, tag_tasks),
+            "pair_verification": queue_agreement(pipeline.pair_queue),
+            "answer_verification": queue_agreement(pipeline.answer_queue),
+            "skill_tagging": queue_agreement(pipeline.tag_queue, tag_tasks),
         },
         "demo": pipeline.demo,
     }

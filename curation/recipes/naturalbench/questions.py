@@ -20,7 +20,7 @@ from annotator.platform.models import Job
 from curation import gateway
 from curation.models import Generation, LLMProvider
 from curation.recipes.framework.declare import QueueSpec
-from curation.recipes.framework.queues import queue_ensure
+from curation.recipes.framework.queues import queue_ensure, tasks_create
 from evaluation.families.naturalbench import layout as nb
 
 from . import prompts
@@ -197,12 +197,7 @@ def draft_record(*, question_set: PairQuestionSet, attempt: int, drafted: Drafte
             )
             for item in items
         ]
-        annotator_services.tasks_bulk_create(queue=queue, rows=rows)
-        tasks = dict(
-            Task.objects.filter(
-                queue=queue, external_id__in=[r.external_id for r in rows]
-            ).values_list("external_id", "pk")
-        )
+        tasks = tasks_create(queue, rows)
         for item in items:
             item.task_id = tasks[f"nb-item-{draft.pk}-{item.key}"]
         VQAItem.objects.bulk_update(items, ["task"])
