@@ -12,11 +12,11 @@ from curation.recipes.framework.forms import RecipeForm, StageForm
 
 from .models import NaturalBenchPipeline, QuestionType
 from .pipelines import (
+    DEFAULTS,
     MAX_PEOPLE,
     MAX_REGENERATIONS,
     MIN_CAPTION_CHARS,
     MINING_FIELDS,
-    YES_NO,
     settings_of,
 )
 
@@ -26,13 +26,11 @@ class PipelineForm(RecipeForm):
     corpus = forms.ModelChoiceField(queryset=Corpus.objects.none(), label=gettext_lazy("Corpus"))
     language = forms.CharField(
         max_length=35,
-        initial="en",
         label=gettext_lazy("Caption language"),
         help_text=gettext_lazy("Captions in this language (BCP 47: en, zh, hi) are paired."),
     )
     method = forms.ChoiceField(
         choices=NaturalBenchPipeline.Method.choices,
-        initial=NaturalBenchPipeline.Method.EQ1,
         label=gettext_lazy("Pairing"),
     )
     scorers = forms.ModelMultipleChoiceField(
@@ -58,32 +56,28 @@ class PipelineForm(RecipeForm):
     )
     question_types = forms.MultipleChoiceField(
         choices=QuestionType.choices,
-        initial=[YES_NO],
         widget=forms.CheckboxSelectMultiple,
         label=gettext_lazy("Question types"),
     )
     annotators_per_item = forms.IntegerField(
         min_value=1,
         max_value=MAX_PEOPLE,
-        initial=2,
         label=gettext_lazy("Annotators per item"),
         help_text=gettext_lazy("The paper used two; a question is kept only if all agree."),
     )
     taggers_per_item = forms.IntegerField(
         min_value=1,
         max_value=MAX_PEOPLE,
-        initial=3,
         label=gettext_lazy("Taggers per question"),
         help_text=gettext_lazy("Each skill tag is kept when a majority chose it."),
     )
     max_regenerations = forms.IntegerField(
         min_value=0,
         max_value=MAX_REGENERATIONS,
-        initial=3,
         label=gettext_lazy("Maximum regenerations"),
         help_text=gettext_lazy("A failed pair is drafted again up to this many times (paper: 3)."),
     )
-    seed = forms.IntegerField(min_value=0, initial=0, label=gettext_lazy("Seed"))
+    seed = forms.IntegerField(min_value=0, label=gettext_lazy("Seed"))
     provider = forms.ModelChoiceField(
         queryset=LLMProvider.objects.none(),
         required=False,
@@ -92,15 +86,12 @@ class PipelineForm(RecipeForm):
     )
     auto_regenerate = forms.BooleanField(
         required=False,
-        initial=True,
         label=gettext_lazy("Draft again as soon as an item fails"),
     )
 
-    def __init__(self, *args, project=None, obj=None, **kwargs):
-        if obj is not None and not kwargs.get("initial"):
-            kwargs["initial"] = self.initial_for(obj)
-        super().__init__(*args, project=project or getattr(obj, "project", None), obj=obj, **kwargs)
-        if obj is not None and obj.pairs.exists():
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.obj is not None and self.obj.pairs.exists():
             # Pairs exist: these settings decide them (the form keeps their saved values).
             for name in MINING_FIELDS:
                 self.fields[name].disabled = True
@@ -113,7 +104,8 @@ class PipelineForm(RecipeForm):
 
     @classmethod
     def initial_new(cls, project) -> dict:
-        return {"name": f"NaturalBench {project.name}"}
+        """The service's defaults (``pipelines.DEFAULTS``) and a name."""
+        return {**DEFAULTS, "name": f"NaturalBench {project.name}"}
 
     @classmethod
     def initial_for(cls, obj) -> dict:
