@@ -10,6 +10,7 @@ from django.db import transaction
 from annotator import services as annotator_services
 from annotator.models import Task, TaskQueue
 from annotator.platform.errors import Invalid
+from annotator.platform.files import media_url
 from annotator.platform.jobs import job_progress
 
 from .declare import QueueSpec
@@ -105,3 +106,9 @@ def tasks_send(
             job_id=job_id, done=start + len(batch), total=len(todo), message=f"{sent} {what}"
         )
     return sent
+
+
+def image_payload(image, alt: str, **extra: Any) -> dict:
+    """An image (``curation.Image``) as the engine's task payloads show it: its URL, its alt
+    text and any ``extra`` keys (a caption)."""
+    return {"url": media_url(image.file.name), "alt": alt, **extra}
