@@ -8,10 +8,10 @@ from django.utils import timezone
 from annotator import services as annotator_services
 from annotator.models import Task
 from curation.recipes.framework.declare import QueueSpec
-from curation.recipes.framework.queues import queue_ensure, tasks_send
+from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_send
 
 from .models import ConfoundingPair, NaturalBenchPipeline
-from .pipelines import image_payload, with_tiebreak
+from .pipelines import with_tiebreak
 
 PAIR_HANDLER = "naturalbench.pair_verified"
 PAIR_QUESTION = "Could one of the two captions describe both images?"
@@ -35,8 +35,8 @@ PAIR_QUEUE = QueueSpec(
 
 def _rows(pair: ConfoundingPair) -> list:
     images = [
-        image_payload(pair.sample_0.image, "Image 1", pair.caption_0.text),
-        image_payload(pair.sample_1.image, "Image 2", pair.caption_1.text),
+        image_payload(pair.sample_0.image, "Image 1", caption=pair.caption_0.text),
+        image_payload(pair.sample_1.image, "Image 2", caption=pair.caption_1.text),
     ]
     return [
         annotator_services.TaskRow(payload={"images": images}, external_id=f"nb-pair-{pair.pk}")

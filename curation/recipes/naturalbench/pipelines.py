@@ -16,10 +16,10 @@ from django.db.models import Q
 
 from annotator import services as annotator_services
 from annotator.platform.errors import Invalid
-from annotator.platform.files import media_url
 from annotator.platform.models import Project
 from curation import gateway
 from curation.models import Caption, Corpus, LLMProvider, Sample
+from curation.recipes.framework import settings
 from evaluation.families.naturalbench import layout as nb
 
 from . import prompts
@@ -50,18 +50,10 @@ FIELDS = (
     "provider",
     "auto_regenerate",
 )
+# The model's defaults; the paper's question type when none is chosen.
 DEFAULTS: dict[str, Any] = {
-    "method": NaturalBenchPipeline.Method.EQ1,
+    **settings.model_defaults(NaturalBenchPipeline, FIELDS),
     "question_types": [YES_NO],
-    "language": "en",
-    "caption_max_chars": None,
-    "annotators_per_item": 2,
-    "taggers_per_item": 3,
-    "max_regenerations": 3,
-    "random_pairs": None,
-    "seed": 0,
-    "provider": None,
-    "auto_regenerate": True,
 }
 _NUMBERS = (
     ("annotators_per_item", 1, MAX_PEOPLE, "Annotators per item"),
@@ -82,14 +74,6 @@ def with_tiebreak(n: int) -> int:
 
 def provider_of(pipeline: NaturalBenchPipeline) -> LLMProvider:
     return pipeline.provider or gateway.provider_for(pipeline.project)
-
-
-def image_payload(image, alt: str, caption: str | None = None) -> dict:
-    """An image as the engine's task payloads show it."""
-    payload = {"url": media_url(image.file.name), "alt": alt}
-    if caption is not None:
-        payload["caption"] = caption
-    return payload
 
 
 # --------------------------------------------------------------------------------------------
@@ -207,20 +191,14 @@ def pipeline_create(*, project: Project, created_by=None, demo: bool = False, **
     """A new pipeline with checked settings (Invalid lists every problem)."""
     _known(fields)
     values = _clean(project, {**DEFAULTS, **fields})
-    scorers = values.pop("scorers")
-    with transaction.atomic():
-        pipeline = NaturalBenchPipeline.objects.create(
-            project=project, created_by=created_by, demo=demo, **values
-        )
-        pipeline.scorers.set(scorers)
-    return pipeline
+    return settings.settings_create(
+        NaturalBenchPipeline, values, project=project, created_by=created_by, demo=demo
+    )
 
 
 def settings_of(pipeline: NaturalBenchPipeline) -> dict[str, Any]:
     """The pipeline's settings as ``pipeline_update`` takes them (and the form shows them)."""
-    current = {f: getattr(pipeline, f) for f in FIELDS if f != "scorers"}
-    current["scorers"] = list(pipeline.scorers.all())
-    return current
+    return settings.settings_of(pipeline, FIELDS)
 
 
 def _changed_mining(values: dict, current: dict) -> list[str]:
@@ -244,12 +222,8 @@ def pipeline_update(pipeline: NaturalBenchPipeline, **fields: Any) -> NaturalBen
             "Pairs are mined already: these settings decide which pairs exist and can no "
             f"longer change ({', '.join(changed)}). Make a new pipeline instead."
         )
-    scorers = values.pop("scorers")
     with transaction.atomic():
-        for field, value in values.items():
-            setattr(pipeline, field, value)
-        pipeline.save()
-        pipeline.scorers.set(scorers)
+        settings.settings_save(pipeline, values)
         _queues_follow(pipeline)
     return pipeline
 

@@ -20,12 +20,12 @@ from annotator.platform.models import Job
 from curation import gateway
 from curation.models import Generation, LLMProvider
 from curation.recipes.framework.declare import QueueSpec
-from curation.recipes.framework.queues import queue_ensure, tasks_create
+from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_create
 from evaluation.families.naturalbench import layout as nb
 
 from . import prompts
 from .models import ConfoundingPair, NaturalBenchPipeline, PairQuestionSet, QuestionDraft, VQAItem
-from .pipelines import MULTIPLE_CHOICE, image_payload, provider_of
+from .pipelines import MULTIPLE_CHOICE, provider_of
 
 DRAFT_JOB = "naturalbench.draft"
 ANSWER_HANDLER = "naturalbench.answered"

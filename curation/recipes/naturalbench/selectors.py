@@ -8,6 +8,7 @@ from django.http import Http404
 
 from annotator.models import Task
 from curation.models import Caption, Sample
+from curation.recipes.framework.selectors import count_by
 
 from .models import (
     ConfoundingPair,
@@ -30,10 +31,6 @@ def version_or_404(pipeline: NaturalBenchPipeline, pk: int) -> NaturalBenchVersi
     return version
 
 
-def _by(queryset, field: str) -> dict[str, int]:
-    return dict(queryset.values_list(field).annotate(n=Count("id")).order_by())
-
-
 def funnel(pipeline: NaturalBenchPipeline) -> dict:
     """Counts at every stage, samples → pairs → verified → drafted → kept → assembled → tagged
     → exported. A fixed number of aggregate queries whatever the pipeline's size."""
@@ -48,13 +45,13 @@ def funnel(pipeline: NaturalBenchPipeline) -> dict:
         )
         .count()
     )
-    pairs = _by(pipeline.pairs.all(), "state")
-    pairs = {state: pairs.get(state, 0) for state in ConfoundingPair.State.values}
+    pairs = count_by(pipeline.pairs.all(), "state")
+    pairs = {state: pairs[state] for state in ConfoundingPair.State.values}
     pairs["all"] = sum(pairs.values())
     pairs["decided"] = pairs["verified"] + pairs["discarded"]
 
-    sets = _by(pipeline.question_sets.all(), "state")
-    questions = {state: sets.get(state, 0) for state in PairQuestionSet.State.values}
+    sets = count_by(pipeline.question_sets.all(), "state")
+    questions = {state: sets[state] for state in PairQuestionSet.State.values}
     questions["sets"] = sum(sets.values())
     wanted = pairs["verified"] * len(pipeline.question_types)
     existing = pipeline.question_sets.filter(question_type__in=pipeline.question_types)
@@ -73,8 +70,8 @@ def funnel(pipeline: NaturalBenchPipeline) -> dict:
         {k: drafts[k] for k in ("invalid", "rejected", "checked", "regenerations", "to_assemble")}
     )
     questions["drafts"] = drafts["all"]
-    items = _by(VQAItem.objects.filter(draft__question_set__pipeline=pipeline), "state")
-    items = {state: items.get(state, 0) for state in VQAItem.State.values}
+    items = count_by(VQAItem.objects.filter(draft__question_set__pipeline=pipeline), "state")
+    items = {state: items[state] for state in VQAItem.State.values}
 
     built = pipeline.samples.aggregate(
         assembled=Count("id", filter=Q(state=NaturalBenchSample.State.ASSEMBLED)),

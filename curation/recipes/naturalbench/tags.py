@@ -10,11 +10,11 @@ from django.db.models import Q
 from annotator import services as annotator_services
 from annotator.models import Task
 from curation.recipes.framework.declare import QueueSpec
-from curation.recipes.framework.queues import queue_ensure, tasks_send
+from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_send
 
 from . import skills
 from .models import NaturalBenchPipeline, NaturalBenchSample
-from .pipelines import image_payload, with_tiebreak
+from .pipelines import with_tiebreak
 
 TAG_HANDLER = "naturalbench.tagged"
 TAG_QUEUE = QueueSpec(
