@@ -50,6 +50,14 @@ def publish_version(
     return perform(request, call, back=back, done=done, then=then, refuse=refuse)
 
 
+def object_benchmark(obj: Any, *, family: str, name: str, created_by=None) -> Any:
+    """The evaluation benchmark ``obj`` publishes to: the one it has, else ``family`` / ``name``
+    in its project (got or made)."""
+    return getattr(obj, "benchmark", None) or benchmark_get_or_create(
+        family=family, name=name, project=obj.project, created_by=created_by
+    )
+
+
 def publish_object(recipe: Recipe, obj: Any, **data: Any) -> Any:
     """Run the recipe's ``publish`` (given the object's benchmark when ``Publish.name`` is
     declared), or make the published version of its ``items``, and point the object's
@@ -58,10 +66,10 @@ def publish_object(recipe: Recipe, obj: Any, **data: Any) -> Any:
     declared = recipe.publishes
     with transaction.atomic():
         if declared.name is not None:
-            data["benchmark"] = getattr(obj, "benchmark", None) or benchmark_get_or_create(
+            data["benchmark"] = object_benchmark(
+                obj,
                 family=declared.family,
                 name=declared.name(obj),
-                project=obj.project,
                 created_by=data.get("created_by"),
             )
         if declared.items is not None:
