@@ -37,6 +37,7 @@ from annotator.platform.errors import Invalid, ServiceError
 from annotator.platform.jobs import job_progress
 from curation.recipes.framework import archive
 from curation.recipes.framework.archive import image_path, json_line
+from curation.recipes.framework.publish import object_benchmark
 from evaluation import importers
 from evaluation import services as evaluation_services
 from evaluation.families.naturalbench import layout as nb
@@ -45,7 +46,6 @@ from . import skills
 from .card import card_build
 from .models import ConfoundingPair, NaturalBenchPipeline, NaturalBenchSample, NaturalBenchVersion
 
-EXPORT_JOB = "naturalbench.export"
 JSONL_NAME = "naturalbench.jsonl"
 RETRIEVAL_NAME = "naturalbench_retrieval.jsonl"
 CARD_NAME = "card.json"
@@ -290,11 +290,9 @@ def _evaluation_version(pipeline, *, label: str, sha256: str, jsonl: str, create
     first export as "<project slug> · <pipeline name>"), read through the importer."""
     rows = importers.parse_items("naturalbench", jsonl, JSONL_NAME)
     try:
-        benchmark = pipeline.benchmark or evaluation_services.benchmark_get_or_create(
-            family="naturalbench",
-            name=f"{pipeline.project.slug} · {pipeline.name}"[:200],
-            project=pipeline.project,
-            created_by=created_by,
+        name = f"{pipeline.project.slug} · {pipeline.name}"[:200]
+        benchmark = object_benchmark(
+            pipeline, family="naturalbench", name=name, created_by=created_by
         )
         version = evaluation_services.version_create(
             benchmark=benchmark,

@@ -37,12 +37,14 @@ class Row:
     short_text: str
 
 
-def weights_check(pipeline: NaturalBenchPipeline) -> None:
-    """Refuse to queue a mining job that could only fail: a scorer's weights are missing."""
+def weights_check(pipeline: NaturalBenchPipeline, params: dict) -> int:
+    """The mine stage's check: refuse to queue a mining job that could only fail (a scorer's
+    weights are missing)."""
     for scorer in pipeline.scorers.all():
         status = scorer_weights(scorer)
         if status.missing:
             raise Invalid(status.message)
+    return 0
 
 
 def mining_rows(pipeline: NaturalBenchPipeline) -> list[Row]:

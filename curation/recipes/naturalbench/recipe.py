@@ -51,57 +51,37 @@ def _unless(group: str, count: str, refusal: str):
     return lambda pipeline, f: "" if f[group][count] else refusal
 
 
-def _check_weights(pipeline, params: dict) -> int:
-    mining.weights_check(pipeline)
-    return 0
-
-
-def _stage(name, label, kind, run, blocked_by, **extra) -> Stage:
-    # One job per stage and pipeline at a time (refused while one is queued or running).
+def _stage(name, label, run, blocked_by, **extra) -> Stage:
+    # Job kind "naturalbench.<name>"; one job per stage and pipeline at a time (refused while
+    # one is queued or running).
+    kind = f"naturalbench.{name}"
     return Stage(name, label, kind, run, blocked_by, one_at_a_time=True, **extra)
 
 
 STAGES = (
-    _stage(
-        "mine",
-        _("Mine pairs"),
-        "naturalbench.mine",
-        mining.pairs_mine,
-        _mine_blocker,
-        check=_check_weights,
-    ),
+    _stage("mine", _("Mine pairs"), mining.pairs_mine, _mine_blocker, check=mining.weights_check),
     _stage(
         "verify",
         _("Send pairs to verification"),
-        "naturalbench.verify",
         pairs.pairs_send_to_review,
         _unless("pairs", "mined", "No mined pair waits for verification."),
     ),
-    _stage(
-        "draft",
-        _("Draft questions"),
-        questions.DRAFT_JOB,
-        questions.questions_draft,
-        _draft_blocker,
-    ),
+    _stage("draft", _("Draft questions"), questions.questions_draft, _draft_blocker),
     _stage(
         "assemble",
         _("Assemble samples"),
-        "naturalbench.assemble",
         samples.samples_assemble,
         _unless("questions", "to_assemble", "No kept question pair to assemble."),
     ),
     _stage(
         "tag",
         _("Send to skill tagging"),
-        "naturalbench.tag",
         tags.skills_send_to_tagging,
         _unless("samples", "untagged", "No assembled sample waits for tags."),
     ),
     _stage(
         "export",
         _("Export a version"),
-        export.EXPORT_JOB,
         export.version_export_run,
         _unless("samples", "assembled", "No assembled sample to export yet."),
         form=ExportForm,
