@@ -21,6 +21,11 @@ from .pipelines import (
 )
 
 
+def _count(label, help_text, *, low: int = 1, high: int = MAX_PEOPLE) -> forms.IntegerField:
+    """A whole number from ``low`` to ``high`` (people per item, regenerations)."""
+    return forms.IntegerField(min_value=low, max_value=high, label=label, help_text=help_text)
+
+
 class PipelineForm(RecipeForm):
     name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
     corpus = forms.ModelChoiceField(queryset=Corpus.objects.none(), label=gettext_lazy("Corpus"))
@@ -59,23 +64,19 @@ class PipelineForm(RecipeForm):
         widget=forms.CheckboxSelectMultiple,
         label=gettext_lazy("Question types"),
     )
-    annotators_per_item = forms.IntegerField(
-        min_value=1,
-        max_value=MAX_PEOPLE,
-        label=gettext_lazy("Annotators per item"),
-        help_text=gettext_lazy("The paper used two; a question is kept only if all agree."),
+    annotators_per_item = _count(
+        gettext_lazy("Annotators per item"),
+        gettext_lazy("The paper used two; a question is kept only if all agree."),
     )
-    taggers_per_item = forms.IntegerField(
-        min_value=1,
-        max_value=MAX_PEOPLE,
-        label=gettext_lazy("Taggers per question"),
-        help_text=gettext_lazy("Each skill tag is kept when a majority chose it."),
+    taggers_per_item = _count(
+        gettext_lazy("Taggers per question"),
+        gettext_lazy("Each skill tag is kept when a majority chose it."),
     )
-    max_regenerations = forms.IntegerField(
-        min_value=0,
-        max_value=MAX_REGENERATIONS,
-        label=gettext_lazy("Maximum regenerations"),
-        help_text=gettext_lazy("A failed pair is drafted again up to this many times (paper: 3)."),
+    max_regenerations = _count(
+        gettext_lazy("Maximum regenerations"),
+        gettext_lazy("A failed pair is drafted again up to this many times (paper: 3)."),
+        low=0,
+        high=MAX_REGENERATIONS,
     )
     seed = forms.IntegerField(min_value=0, label=gettext_lazy("Seed"))
     provider = forms.ModelChoiceField(
