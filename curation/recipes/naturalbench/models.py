@@ -18,6 +18,8 @@ from annotator.platform.models import JobStamp, optional_link
 from curation.models.llm import FromGeneration
 from curation.recipes.framework.models import PeopleDecide, RecipePipeline
 
+from . import skills
+
 __all__ = [
     "ConfoundingPair",
     "NaturalBenchPipeline",
@@ -271,6 +273,13 @@ class NaturalBenchSample(models.Model):
 
     def __str__(self) -> str:
         return f"sample {self.index}" if self.index is not None else f"refused #{self.pk}"
+
+    @property
+    def skill_labels(self) -> list[list[str] | None]:
+        """The decided tags of question 0 and question 1 as labels (None: not decided yet)."""
+        return [
+            None if tags is None else skills.labels(tags) for tags in self.skills or [None, None]
+        ]
 
 
 def export_upload_to(instance: NaturalBenchVersion, filename: str) -> str:

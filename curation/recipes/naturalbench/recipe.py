@@ -8,6 +8,8 @@ from django.urls import path
 from django.utils.translation import gettext_lazy as _
 
 from curation.recipes.framework.declare import (
+    ItemList,
+    Page,
     Recipe,
     RecipeTemplates,
     RecipeUrlNames,
@@ -28,7 +30,7 @@ from . import (
 )
 from .demo import naturalbench_demo
 from .forms import ExportForm, PipelineForm
-from .models import NaturalBenchPipeline
+from .models import ConfoundingPair, NaturalBenchPipeline, NaturalBenchSample, PairQuestionSet
 from .pipelines import pipeline_create, pipeline_update
 
 
@@ -89,19 +91,36 @@ STAGES = (
 )
 
 
+def _list(name: str, rows, total, choices, **extra) -> ItemList:
+    """The list behind the funnel's ``name`` counts at <pipeline>/<name>/, 20 a page."""
+    template = f"curation/naturalbench/{name}.html"
+    counts = views.list_counts(name, total)
+    url, url_name = f"{name}/", f"curator-nb-{name}"
+    return ItemList(url, url_name, template, rows, counts, choices, page_size=20, **extra)
+
+
+LISTS = (
+    _list("pairs", selectors.pairs_page, lambda c: c["all"], ConfoundingPair.State.choices),
+    _list(
+        "questions",
+        selectors.question_sets_page,
+        lambda c: c["sets"],
+        PairQuestionSet.State.choices,
+        extra=views.draft_limit,
+    ),
+    _list(
+        "samples",
+        selectors.samples_page,
+        lambda c: c["assembled"] + c["refused"],
+        NaturalBenchSample.State.choices,
+    ),
+)
+
+
 def _urls() -> list:
-    base = "naturalbench/<int:pipeline_id>/"
-    return [
-        path(f"{base}pairs/", views.pairs, name="curator-nb-pairs"),
-        path(f"{base}questions/", views.questions, name="curator-nb-questions"),
-        path(f"{base}samples/", views.samples, name="curator-nb-samples"),
-        path(f"{base}versions/<int:version_id>/", views.version_detail, name="curator-nb-version"),
-        path(
-            f"{base}versions/<int:version_id>/<slug:fmt>/",
-            views.version_download,
-            name="curator-nb-download",
-        ),
-    ]
+    """The version files, for the project's researchers too (not a curators' ``Page``)."""
+    route = "naturalbench/<int:pipeline_id>/versions/<int:version_id>/<slug:fmt>/"
+    return [path(route, views.version_download, name="curator-nb-download")]
 
 
 RECIPE = register(
@@ -109,9 +128,7 @@ RECIPE = register(
         key="naturalbench",
         label="NaturalBench",
         model=NaturalBenchPipeline,
-        slug="naturalbench",
         pk_kwarg="pipeline_id",
-        job_param="pipeline_id",
         names=RecipeUrlNames(
             list="curator-nb-pipelines",
             detail="curator-nb-pipeline",
@@ -129,6 +146,8 @@ RECIPE = register(
             settings_page=True,
         ),
         stages=STAGES,
+        lists=LISTS,
+        pages=(Page("versions/<int:version_id>/", views.version_detail, "curator-nb-version"),),
         queues=(pairs.PAIR_QUEUE, questions.ANSWER_QUEUE, tags.TAG_QUEUE),
         outcomes={
             pairs.PAIR_HANDLER: pairs.pair_review_record,

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
-from django.http import Http404
 
 from annotator.models import Task
 from curation.models import Caption, Sample
@@ -14,7 +13,6 @@ from .models import (
     ConfoundingPair,
     NaturalBenchPipeline,
     NaturalBenchSample,
-    NaturalBenchVersion,
     PairQuestionSet,
     QuestionDraft,
     VQAItem,
@@ -22,13 +20,6 @@ from .models import (
 from .pipelines import YES_NO, language_matches
 
 FINAL = [Task.State.DECIDED, Task.State.UNDECIDED]
-
-
-def version_or_404(pipeline: NaturalBenchPipeline, pk: int) -> NaturalBenchVersion:
-    version = pipeline.versions.filter(pk=pk).first()
-    if version is None:
-        raise Http404
-    return version
 
 
 def funnel(pipeline: NaturalBenchPipeline) -> dict:
@@ -97,7 +88,7 @@ def funnel(pipeline: NaturalBenchPipeline) -> dict:
     }
 
 
-def pairs_page(pipeline: NaturalBenchPipeline, *, state: str = "") -> QuerySet[ConfoundingPair]:
+def pairs_page(pipeline: NaturalBenchPipeline, state: str = "") -> QuerySet[ConfoundingPair]:
     qs = pipeline.pairs.select_related(
         "sample_0__image", "sample_1__image", "caption_0", "caption_1"
     ).order_by("position")
@@ -106,7 +97,7 @@ def pairs_page(pipeline: NaturalBenchPipeline, *, state: str = "") -> QuerySet[C
     return qs
 
 
-def question_sets_page(pipeline: NaturalBenchPipeline, *, state: str = "") -> QuerySet:
+def question_sets_page(pipeline: NaturalBenchPipeline, state: str = "") -> QuerySet:
     qs = (
         pipeline.question_sets.select_related(
             "pair__sample_0__image", "pair__sample_1__image", "pair__caption_0", "pair__caption_1"
@@ -126,7 +117,7 @@ def question_sets_page(pipeline: NaturalBenchPipeline, *, state: str = "") -> Qu
     return qs
 
 
-def samples_page(pipeline: NaturalBenchPipeline, *, state: str = "") -> QuerySet:
+def samples_page(pipeline: NaturalBenchPipeline, state: str = "") -> QuerySet:
     qs = pipeline.samples.select_related("image_0", "image_1", "draft__generation").order_by(
         "state", "index", "id"
     )

@@ -1,6 +1,7 @@
-"""The NaturalBench pages the generic recipe pages do not serve: the lists behind every funnel
-count (pairs, questions, samples) and the frozen versions with their card and files; and what the
-funnel page shows beyond the generic context (``detail_context``).
+"""The NaturalBench pages the generic recipe pages do not serve: the frozen versions with their
+card and files; what the funnel page shows beyond the generic context (``detail_context``) and
+what the lists behind the funnel's counts (pairs, questions, samples: framework ``ItemList``s
+declared in ``recipe.py``) count and add.
 
 Reads are scoped like every recipe page: a pipeline out of reach answers 404 exactly like a
 missing one.
@@ -8,29 +9,19 @@ missing one.
 
 from __future__ import annotations
 
-from django.core.paginator import Paginator
+from collections.abc import Callable
+
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from annotator.platform import roles
 from annotator.platform.files import DOWNLOAD_ROLES, downloadable_or_404, file_response
-from annotator.platform.views import state_chips
 from curation.models import LLMProvider
-from curation.recipes.framework.registry import recipe_of
-from curation.recipes.framework.selectors import object_or_404
 
 from . import prompts, selectors, skills
-from .models import (
-    ConfoundingPair,
-    NaturalBenchPipeline,
-    NaturalBenchSample,
-    PairQuestionSet,
-    QuestionType,
-)
-
-PAGE_SIZE = 20
+from .models import NaturalBenchPipeline, QuestionType
 
 
 def detail_context(request: HttpRequest, pipeline: NaturalBenchPipeline, base: dict) -> dict:
@@ -51,72 +42,24 @@ def detail_context(request: HttpRequest, pipeline: NaturalBenchPipeline, base: d
     }
 
 
-def _pipeline(request: HttpRequest, pk: int) -> NaturalBenchPipeline:
-    return object_or_404(recipe_of("naturalbench"), request.user, pk)
+def list_counts(group: str, total: Callable[[dict], int]) -> Callable:
+    """An item list's counts: the funnel's ``group`` (a chip per state) and the list's total."""
+
+    def counts(pipeline: NaturalBenchPipeline) -> tuple[dict, int]:
+        found = selectors.funnel(pipeline)[group]
+        return found, total(found)
+
+    return counts
 
 
-def _page(request, queryset):
-    return Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
+def draft_limit(pipeline: NaturalBenchPipeline, page, counts) -> dict:
+    """The questions list's drafts per question set (the first and its regenerations)."""
+    return {"limit": 1 + pipeline.max_regenerations}
 
 
-def _state_list(request, name: str, pipeline, page, counts: dict, choices, **extra):
-    """One of the lists behind the funnel's counts, with a chip per state."""
-    context = {
-        "pipeline": pipeline,
-        "page": page,
-        "state": request.GET.get("state", ""),
-        "chips": state_chips(counts, choices),
-        **extra,
-    }
-    return render(request, f"curation/naturalbench/{name}.html", context)
-
-
-@roles.roles_required(roles.CURATOR)
-@require_GET
-def pairs(request: HttpRequest, pipeline_id: int) -> HttpResponse:
-    pipeline = _pipeline(request, pipeline_id)
-    page = _page(request, selectors.pairs_page(pipeline, state=request.GET.get("state", "")))
-    counts = selectors.funnel(pipeline)["pairs"]
-    choices = ConfoundingPair.State.choices
-    return _state_list(request, "pairs", pipeline, page, counts, choices, total=counts["all"])
-
-
-@roles.roles_required(roles.CURATOR)
-@require_GET
-def questions(request: HttpRequest, pipeline_id: int) -> HttpResponse:
-    pipeline = _pipeline(request, pipeline_id)
-    page = _page(
-        request, selectors.question_sets_page(pipeline, state=request.GET.get("state", ""))
-    )
-    counts = selectors.funnel(pipeline)["questions"]
-    limit = 1 + pipeline.max_regenerations
-    choices = PairQuestionSet.State.choices
-    return _state_list(
-        request, "questions", pipeline, page, counts, choices, total=counts["sets"], limit=limit
-    )
-
-
-@roles.roles_required(roles.CURATOR)
-@require_GET
-def samples(request: HttpRequest, pipeline_id: int) -> HttpResponse:
-    pipeline = _pipeline(request, pipeline_id)
-    page = _page(request, selectors.samples_page(pipeline, state=request.GET.get("state", "")))
-    for sample in page:
-        sample.skill_labels = [
-            skills.labels(tags) if tags is not None else None
-            for tags in (sample.skills or [None, None])
-        ]
-    counts = selectors.funnel(pipeline)["samples"]
-    total = counts["assembled"] + counts["refused"]
-    choices = NaturalBenchSample.State.choices
-    return _state_list(request, "samples", pipeline, page, counts, choices, total=total)
-
-
-@roles.roles_required(roles.CURATOR)
-@require_GET
-def version_detail(request: HttpRequest, pipeline_id: int, version_id: int) -> HttpResponse:
-    pipeline = _pipeline(request, pipeline_id)
-    version = selectors.version_or_404(pipeline, version_id)
+def version_detail(request: HttpRequest, pipeline, version_id: int) -> HttpResponse:
+    """A frozen version: its dataset card and the annotators' agreement at every stage."""
+    version = get_object_or_404(pipeline.versions, pk=version_id)
     agreement = version.card.get("agreement") or {}
     stages = [
         (_("Pair verification"), agreement.get("pair_verification")),
@@ -138,7 +81,7 @@ def version_download(
     """A frozen version's zip or Parquet file, for curators and researchers of the pipeline's
     project (anyone else: 404)."""
     pipeline = downloadable_or_404(request.user, NaturalBenchPipeline.objects, pipeline_id)
-    version = selectors.version_or_404(pipeline, version_id)
+    version = get_object_or_404(pipeline.versions, pk=version_id)
     field = {"zip": version.archive, "parquet": version.parquet}.get(fmt)
     if not field:
         raise Http404
