@@ -8,10 +8,9 @@ from django.utils import timezone
 from annotator import services as annotator_services
 from annotator.models import Task
 from curation.recipes.framework.declare import QueueSpec
-from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_send
+from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_send, with_tiebreak
 
 from .models import ConfoundingPair, NaturalBenchPipeline
-from .pipelines import with_tiebreak
 
 PAIR_HANDLER = "naturalbench.pair_verified"
 PAIR_QUESTION = "Could one of the two captions describe both images?"

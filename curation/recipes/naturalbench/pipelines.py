@@ -20,6 +20,7 @@ from annotator.platform.models import Project
 from curation import gateway
 from curation.models import Caption, Corpus, LLMProvider, Sample
 from curation.recipes.framework import settings
+from curation.recipes.framework.queues import with_tiebreak
 from evaluation.families.naturalbench import layout as nb
 
 from . import prompts
@@ -65,11 +66,6 @@ _NUMBERS = (
 def language_matches(code: str) -> Q:
     """Captions in ``code`` ("zh" also takes "zh-Hans", …)."""
     return Q(language__iexact=code) | Q(language__istartswith=f"{code}-")
-
-
-def with_tiebreak(n: int) -> int:
-    """Majority over an even number of people can tie; a tie asks one more."""
-    return n + 1 if n % 2 == 0 else n
 
 
 def provider_of(pipeline: NaturalBenchPipeline) -> LLMProvider:

@@ -15,12 +15,13 @@ from django.utils import timezone
 
 from annotator import services as annotator_services
 from annotator.models import Task
-from annotator.platform.jobs import job_enqueue, job_progress
-from annotator.platform.models import Job
+from annotator.platform.jobs import job_progress
 from curation import gateway
 from curation.models import Generation, LLMProvider
 from curation.recipes.framework.declare import QueueSpec
 from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_create
+from curation.recipes.framework.registry import recipe_of
+from curation.recipes.framework.stages import stage_once
 from evaluation.families.naturalbench import layout as nb
 
 from . import prompts
@@ -281,17 +282,8 @@ def questions_draft(
 def _regenerate_later(pipeline: NaturalBenchPipeline) -> None:
     """One queued drafting job per pipeline picks up every set whose draft failed (sent after
     the submit commits)."""
-    if not pipeline.auto_regenerate:
-        return
-    waiting = Job.objects.filter(
-        kind=DRAFT_JOB, status=Job.Status.QUEUED, params__pipeline_id=pipeline.pk
-    ).exists()
-    if not waiting:
-        job_enqueue(
-            kind=DRAFT_JOB,
-            params={"pipeline_id": pipeline.pk, "regenerate": True},
-            project=pipeline.project,
-        )
+    if pipeline.auto_regenerate:
+        stage_once(recipe_of("naturalbench"), "draft", pipeline, regenerate=True)
 
 
 def answer_record(task: Task, decision) -> VQAItem | None:

@@ -10,11 +10,10 @@ from django.db.models import Q
 from annotator import services as annotator_services
 from annotator.models import Task
 from curation.recipes.framework.declare import QueueSpec
-from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_send
+from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_send, with_tiebreak
 
 from . import skills
 from .models import NaturalBenchPipeline, NaturalBenchSample
-from .pipelines import with_tiebreak
 
 TAG_HANDLER = "naturalbench.tagged"
 TAG_QUEUE = QueueSpec(
