@@ -38,6 +38,20 @@ PUBLIC_IMAGE = {"url": "/static/demo/a.png", "alt": "A red cube"}
 EXTRA = {"source_id": "SECRET-SOURCE-ID", "category": "SECRET-CATEGORY"}
 NOTE = {"note": "SECRET-CONFIG-NOTE"}
 
+
+def salted(shown: dict, *, image_key: str = "images", **case) -> dict:
+    """A case whose payload is `shown` salted with the image's origin and EXTRA; the public
+    payload is `shown` with the image alone (one image under "image", a list under "images")."""
+    payload_image, public_image = (
+        (IMAGE, PUBLIC_IMAGE) if image_key == "image" else ([IMAGE], [PUBLIC_IMAGE])
+    )
+    return dict(
+        payload={**shown, image_key: payload_image, **EXTRA},
+        public={**shown, image_key: public_image},
+        **case,
+    )
+
+
 CASES = {
     "pair_verify": dict(
         config=NOTE,
@@ -57,25 +71,15 @@ CASES = {
         },
         answer={"decision": "keep"},
     ),
-    "vqa_choice": dict(
+    "vqa_choice": salted(
+        {"question": "Is the cube red?", "choices": ["Yes", "No"], "language": "en"},
+        image_key="image",
         config=NOTE,
-        payload={
-            "image": IMAGE,
-            "question": "Is the cube red?",
-            "choices": ["Yes", "No"],
-            "language": "en",
-            **EXTRA,
-        },
         gold={"answer": "No"},
-        public={
-            "image": PUBLIC_IMAGE,
-            "question": "Is the cube red?",
-            "choices": ["Yes", "No"],
-            "language": "en",
-        },
         answer={"answer": "Yes"},
     ),
-    "skill_tags": dict(
+    "skill_tags": salted(
+        {"questions": ["How many cubes?"]},
         config={
             **NOTE,
             "taxonomy": [
@@ -95,9 +99,7 @@ CASES = {
             ],
             "max_tags": 2,
         },
-        payload={"images": [IMAGE], "questions": ["How many cubes?"], **EXTRA},
         gold={"tags": ["count"]},
-        public={"images": [PUBLIC_IMAGE], "questions": ["How many cubes?"]},
         answer={"tags": ["count"]},
     ),
     "forced_choice": dict(
@@ -117,44 +119,28 @@ CASES = {
         public=None,  # by side: built in the test from the assignment's presentation
         answer={"choice": "left"},
     ),
-    "review": dict(
+    "review": salted(
+        {
+            "title": "Check the statement",
+            "text": "Concept: cubes",
+            "fields": {"Context": "A table", "Statement": "Cubes are red"},
+        },
         config={
             **NOTE,
             "criteria": ["The statement is true"],
             "reason_codes": [{"code": "wrong", "label": "Wrong fact", "why": "SECRET-CONFIG-NOTE"}],
         },
-        payload={
-            "title": "Check the statement",
-            "images": [IMAGE],
-            "text": "Concept: cubes",
-            "fields": {"Context": "A table", "Statement": "Cubes are red"},
-            **EXTRA,
-        },
         gold={"verdict": "accept"},
-        public={
-            "title": "Check the statement",
-            "images": [PUBLIC_IMAGE],
-            "text": "Concept: cubes",
-            "fields": {"Context": "A table", "Statement": "Cubes are red"},
-        },
         answer={"verdict": "accept"},
     ),
-    "write_text": dict(
+    "write_text": salted(
+        {
+            "prompt": "Write an instruction",
+            "draft": "Count the cubes",
+            "context": "A table with cubes",
+        },
         config={**NOTE, "min_length": 3, "max_length": 400},
-        payload={
-            "prompt": "Write an instruction",
-            "images": [IMAGE],
-            "draft": "Count the cubes",
-            "context": "A table with cubes",
-            **EXTRA,
-        },
         gold={"text": "GOLD-ANSWER"},
-        public={
-            "prompt": "Write an instruction",
-            "images": [PUBLIC_IMAGE],
-            "draft": "Count the cubes",
-            "context": "A table with cubes",
-        },
         answer={"text": "OTHER-PERSON-TEXT"},
     ),
 }
