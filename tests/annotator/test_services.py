@@ -634,12 +634,17 @@ def run_task(queue, responses) -> Task:
     return reload(task)
 
 
-def test_unanimous_escalates_up_to_max_then_undecided():
+def escalating_task(rule: str, *, max_redundancy: int):
+    """A task wanting two answers at first under `rule`, its queue recording outcomes, and
+    enough people to escalate it to `max_redundancy`."""
     queue = QueueFactory(
-        rule="unanimous", redundancy=2, max_redundancy=4, outcome_handler="tests.record"
+        rule=rule, redundancy=2, max_redundancy=max_redundancy, outcome_handler="tests.record"
     )
-    task = TaskFactory(queue=queue)
-    p = workers(4)
+    return queue, TaskFactory(queue=queue), workers(max_redundancy)
+
+
+def test_unanimous_escalates_up_to_max_then_undecided():
+    queue, task, p = escalating_task("unanimous", max_redundancy=4)
     answer(queue, p[0], {"answer": "Yes"})
     answer(queue, p[1], {"answer": "No"})
     task = reload(task)
@@ -670,11 +675,7 @@ def test_unanimous_decides_when_all_agree():
 
 
 def test_majority_escalates_and_decides():
-    queue = QueueFactory(
-        rule="majority", redundancy=2, max_redundancy=3, outcome_handler="tests.record"
-    )
-    task = TaskFactory(queue=queue)
-    p = workers(3)
+    queue, task, p = escalating_task("majority", max_redundancy=3)
     answer(queue, p[0], {"answer": "Yes"})
     answer(queue, p[1], {"answer": "No"})
     assert (reload(task).required, reload(task).escalations) == (3, 1)
