@@ -2,6 +2,7 @@ import pytest
 
 from annotator.platform import roles
 from tests.factories import ProjectFactory, QueueFactory, UserFactory
+from tests.fake_openai import FakeOpenAI
 
 
 @pytest.fixture(autouse=True)
@@ -21,24 +22,20 @@ def eager(settings):
     current_app.conf.task_always_eager = False
 
 
-@pytest.fixture
-def crowdworker(db):
-    return UserFactory(username="worker", role=roles.CROWDWORKER)
+def user_fixture(username: str, role: str):
+    """A fixture giving one user, `username`, with `role` (named by the variable it is bound to)."""
+
+    @pytest.fixture
+    def user(db):
+        return UserFactory(username=username, role=role)
+
+    return user
 
 
-@pytest.fixture
-def other_worker(db):
-    return UserFactory(username="worker2", role=roles.CROWDWORKER)
-
-
-@pytest.fixture
-def curator(db):
-    return UserFactory(username="curator", role=roles.CURATOR)
-
-
-@pytest.fixture
-def researcher(db):
-    return UserFactory(username="researcher", role=roles.RESEARCHER)
+crowdworker = user_fixture("worker", roles.CROWDWORKER)
+other_worker = user_fixture("worker2", roles.CROWDWORKER)
+curator = user_fixture("curator", roles.CURATOR)
+researcher = user_fixture("researcher", roles.RESEARCHER)
 
 
 @pytest.fixture
@@ -49,3 +46,19 @@ def project(db, crowdworker, other_worker, curator, researcher):
 @pytest.fixture
 def queue(project):
     return QueueFactory(project=project)
+
+
+@pytest.fixture
+def fake_openai():
+    """The fake OpenAI-compatible server of tests/fake_openai.py (real sockets, real client)."""
+    server = FakeOpenAI()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def fast_llm_backoff(settings):
+    """Gateway retries without waiting (backoff base and Retry-After cap near zero)."""
+    settings.BLINDSPOT_LLM_BACKOFF_BASE_S = 0.001
+    settings.BLINDSPOT_LLM_BACKOFF_MAX_S = 0.01
+    settings.BLINDSPOT_LLM_RETRY_AFTER_MAX_S = 0.01

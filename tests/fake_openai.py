@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from curation.models import LLMProvider
+
 
 @dataclass
 class Reply:
@@ -244,3 +246,12 @@ def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(200, _completion(fake, n, body, behaviour))
 
     return Handler
+
+
+def fake_provider(project, fake: FakeOpenAI, *, is_default: bool = True, **fields) -> LLMProvider:
+    """The fake server ``fake`` as an LLM of ``project`` (None: of every project), its default
+    one unless ``is_default=False``; ``fields`` set anything else of the provider."""
+    values = {"name": "fake", "model": "fake-gpt-4", "timeout_s": 2.0, "max_retries": 1, **fields}
+    return LLMProvider.objects.create(
+        project=project, base_url=fake.base_url, api_key="sk-test", is_default=is_default, **values
+    )

@@ -1,20 +1,17 @@
-"""Fixtures of the curation tests: the fake OpenAI-compatible server, and LLM retries without
-waiting (backoff base and Retry-After cap near zero)."""
+"""Fixtures of the curation tests: LLM retries never wait (the fake server and the quick
+retries themselves are in tests/conftest.py), and a throwaway media root."""
 
 import pytest
 
-from tests.fake_openai import FakeOpenAI
+
+@pytest.fixture(autouse=True)
+def _fast_llm_backoff(fast_llm_backoff):
+    return fast_llm_backoff
 
 
 @pytest.fixture
-def fake_openai():
-    server = FakeOpenAI()
-    yield server
-    server.close()
-
-
-@pytest.fixture(autouse=True)
-def _fast_llm_backoff(settings):
-    settings.BLINDSPOT_LLM_BACKOFF_BASE_S = 0.001
-    settings.BLINDSPOT_LLM_BACKOFF_MAX_S = 0.01
-    settings.BLINDSPOT_LLM_RETRY_AFTER_MAX_S = 0.01
+def media(settings, tmp_path):
+    """Uploads land in a throwaway MEDIA_ROOT, which this returns (a module that needs more
+    settings, such as the embeddings folder, has its own)."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT

@@ -13,7 +13,7 @@ from PIL import Image as PILImage
 from curation import gateway
 from curation.gateway import calls
 from curation.models import Generation, LLMProvider
-from tests.fake_openai import hang, malformed, reply, status
+from tests.fake_openai import fake_provider, hang, malformed, reply, status
 
 pytestmark = pytest.mark.django_db
 
@@ -37,17 +37,8 @@ def template(db):
 
 @pytest.fixture
 def provider(fake_openai, project):
-    return LLMProvider.objects.create(
-        project=project,
-        name="fake",
-        base_url=fake_openai.base_url,
-        api_key="sk-test",
-        model="fake-model",
-        temperature=0.2,
-        max_tokens=64,
-        timeout_s=2.0,
-        max_retries=3,
-        is_default=True,
+    return fake_provider(
+        project, fake_openai, model="fake-model", temperature=0.2, max_tokens=64, max_retries=3
     )
 
 

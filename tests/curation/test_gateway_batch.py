@@ -12,18 +12,18 @@ from annotator.platform.jobs import job_enqueue
 from annotator.platform.models import Job
 from curation import gateway, jobs, jobs_llm
 from curation.gateway.batch import batch_run
-from curation.models import Generation, LLMProvider
-from tests.fake_openai import reply, status
+from curation.models import Generation
+from tests.fake_openai import fake_provider, reply, status
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def provider(fake_openai, project):
-    return LLMProvider.objects.create(
-        project=project,
-        name="fake",
-        base_url=fake_openai.base_url,
+    return fake_provider(
+        project,
+        fake_openai,
+        is_default=False,
         model="fake-model",
         timeout_s=5,
         max_retries=0,

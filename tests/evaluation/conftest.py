@@ -48,21 +48,3 @@ def eager(eager, settings, tmp_path):
     """Celery jobs run in-process (tests/conftest.py); uploads land in a temporary MEDIA_ROOT."""
     settings.MEDIA_ROOT = str(tmp_path)
     return eager
-
-
-@pytest.fixture
-def fake_openai():
-    """The fake OpenAI-compatible server of tests/fake_openai.py (real sockets, real client)."""
-    from tests.fake_openai import FakeOpenAI
-
-    server = FakeOpenAI()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def fast_llm_backoff(settings):
-    """Gateway retries without waiting."""
-    settings.BLINDSPOT_LLM_BACKOFF_BASE_S = 0.001
-    settings.BLINDSPOT_LLM_BACKOFF_MAX_S = 0.01
-    settings.BLINDSPOT_LLM_RETRY_AFTER_MAX_S = 0.01

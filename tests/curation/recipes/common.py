@@ -11,8 +11,8 @@ import pytest
 from PIL import Image as PILImage
 
 from annotator.platform import roles
-from curation.models import LLMProvider
 from tests.factories import ProjectFactory, UserFactory
+from tests.fake_openai import fake_provider  # noqa: F401  (the recipe tests take it from here)
 
 
 def png_bytes(seed: int, size: int = 24) -> bytes:
@@ -28,20 +28,6 @@ def media(settings, tmp_path):
     settings.MEDIA_ROOT = str(tmp_path / "media")
     settings.BLINDSPOT_EMBEDDINGS_DIR = str(tmp_path / "embeddings")
     return tmp_path / "media"
-
-
-def fake_provider(project, fake, *, is_default: bool = True, **fields) -> LLMProvider:
-    """The fake OpenAI-compatible server ``fake`` as an LLM of the project (its default one
-    unless ``is_default=False``)."""
-    values = {"model": "fake-gpt-4", "timeout_s": 2.0, "max_retries": 1, **fields}
-    return LLMProvider.objects.create(
-        project=project,
-        name="fake",
-        base_url=fake.base_url,
-        api_key="sk-test",
-        is_default=is_default,
-        **values,
-    )
 
 
 def login_out_of_reach(client, who: str, **members) -> None:
