@@ -19,17 +19,10 @@ from tests.curation.fixtures_assets import (
     noisy_jpeg,
     png,
     png_header_only,
+    stored,
 )
 
-
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
-
-
-def stored_files(media) -> list[str]:
-    return sorted(p.relative_to(media).as_posix() for p in media.rglob("*") if p.is_file())
+pytestmark = pytest.mark.usefixtures("media")  # tests/curation/conftest.py
 
 
 def decoded(image: Image) -> PILImage.Image:
@@ -73,7 +66,7 @@ def test_the_same_bytes_again_dedupe_to_one_row_and_one_file(db, media):
     assert second.pk == first.pk
     assert second.source == ""  # the first-seen provenance stays
     assert Image.objects.count() == 1
-    assert stored_files(media) == [first.file.name]
+    assert stored(media) == [first.file.name]
 
 
 def test_a_lost_blob_is_written_again_on_the_next_ingest(db, media):
@@ -190,7 +183,7 @@ def test_bad_files_are_rejected_with_their_name(db, media, name, data, reason):
     assert info.value.name == name
     assert str(info.value).startswith(f"{name}: {reason}")
     assert Image.objects.count() == 0
-    assert stored_files(media) == []
+    assert stored(media) == []
 
 
 def test_a_bmp_named_png_says_what_it_is(db):

@@ -17,11 +17,7 @@ from curation.models import Corpus, Image
 from tests.curation.fixtures_assets import png, zip_bytes
 from tests.factories import ProjectFactory, UserFactory
 
-
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
+pytestmark = pytest.mark.usefixtures("media")  # tests/curation/conftest.py
 
 
 def make_corpus(project, n: int = 3, name: str = "Shapes") -> Corpus:

@@ -14,18 +14,9 @@ from annotator.platform.errors import Invalid
 from annotator.platform.models import Job
 from curation import corpora as ci
 from curation.models import Caption, Corpus, Image, Sample
-from tests.curation.fixtures_assets import jpeg, noisy_jpeg, png, tar_bytes, zip_bytes
+from tests.curation.fixtures_assets import jpeg, noisy_jpeg, png, stored, tar_bytes, zip_bytes
 
-
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
-
-
-def stored(media, under: str = "") -> list[str]:
-    root = media / under
-    return sorted(p.relative_to(media).as_posix() for p in root.rglob("*") if p.is_file())
+pytestmark = pytest.mark.usefixtures("media")  # tests/curation/conftest.py
 
 
 def jsonl(*rows: dict) -> bytes:

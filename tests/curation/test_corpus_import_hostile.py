@@ -26,10 +26,7 @@ NUL, SURROGATE = edge.NUL, edge.SURROGATE
 ARCHIVE = {"a.png": png(colour=(255, 0, 0)), "b.png": png(colour=(0, 0, 255))}
 
 
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
+pytestmark = pytest.mark.usefixtures("media")  # tests/curation/conftest.py
 
 
 def files_under(media, under: str = "") -> list[str]:

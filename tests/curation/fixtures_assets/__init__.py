@@ -12,6 +12,12 @@ import numpy as np
 from PIL import Image
 
 
+def stored(media, under: str = "") -> list[str]:
+    """The files (not folders) below `under` in the media root `media`, relative to it."""
+    root = media / under
+    return sorted(p.relative_to(media).as_posix() for p in root.rglob("*") if p.is_file())
+
+
 def png(size=(8, 6), colour=(200, 30, 40), mode="RGB", **save) -> bytes:
     buf = io.BytesIO()
     Image.new(mode, size, colour).save(buf, "PNG", **save)
