@@ -79,25 +79,8 @@ def _populate(apps) -> dict:
     nb = model("curation", "NaturalBenchPipeline").objects.create(
         project=project, name="Flickr", corpus=corpus
     )
-    nb_version = model("curation", "NaturalBenchVersion")
-    published = nb_version.objects.create(
-        pipeline=nb,
-        label="v1",
-        sha256="a" * 64,
-        sample_count=4,
-        archive="a.zip",
-        archive_sha256="b" * 64,
-        benchmark_version_id=nb_v1.pk,
-    )
-    dangling = nb_version.objects.create(
-        pipeline=nb,
-        label="v2",
-        sha256="c" * 64,
-        sample_count=4,
-        archive="c.zip",
-        archive_sha256="d" * 64,
-        benchmark_version_id=nb_v1.pk + 1000,
-    )
+    published = _nb_version(model, nb, "v1", "ab", benchmark_version_id=nb_v1.pk)
+    dangling = _nb_version(model, nb, "v2", "cd", benchmark_version_id=nb_v1.pk + 1000)
     vhx = model("curation", "VHCaseSet").objects.create(project=project, name="Cases")
     vlind = model("curation", "VLindBench").objects.create(project=project, name="Bench")
     visit = model("curation", "VisitPipeline").objects.create(
@@ -136,6 +119,20 @@ def _populate(apps) -> dict:
         "pair": pair.pk,
         "submission": (submission.pk, run.pk),
     }
+
+
+def _nb_version(model, pipeline, label: str, digits: str, *, benchmark_version_id: int):
+    """A published NaturalBench version whose sample file and archive hashes repeat `digits`."""
+    sha, archive_sha = digits
+    return model("curation", "NaturalBenchVersion").objects.create(
+        pipeline=pipeline,
+        label=label,
+        sha256=sha * 64,
+        sample_count=4,
+        archive=f"{sha}.zip",
+        archive_sha256=archive_sha * 64,
+        benchmark_version_id=benchmark_version_id,
+    )
 
 
 def _counts(apps) -> dict[str, int]:
