@@ -6,6 +6,9 @@ from __future__ import annotations
 import io
 
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
 from annotator.platform.models import Project
 from curation.models import LLMProvider
@@ -61,3 +64,21 @@ def member(role: str | None = None, project: Project | None = None):
     user = UserFactory(role=role) if role else UserFactory()
     (project or eval_project()).members.add(user)
     return user
+
+
+def login(client, role: str):
+    """Sign `client` in as a new member with `role`; returns the user."""
+    user = member(role)
+    client.force_login(user)
+    return user
+
+
+def page(client, role: str, name: str, *args, max_queries: int):
+    """The page `name` (URL arguments `args`) for a new member with `role`: it answers 200 after
+    at most `max_queries` database queries."""
+    login(client, role)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(reverse(name, args=args))
+    assert len(queries) <= max_queries, f"{len(queries)} queries, at most {max_queries} expected"
+    assert response.status_code == 200
+    return response

@@ -16,7 +16,8 @@ from tests.evaluation.helpers import (
     eval_project,
     eval_version,
     evaluate,
-    member,
+    login,
+    page,
     version_import_data,
 )
 
@@ -37,12 +38,6 @@ def nb_version(db):
     return version
 
 
-def login(client, role):
-    user = member(role)
-    client.force_login(user)
-    return user
-
-
 @pytest.mark.django_db
 def test_benchmarks_empty_state_says_how_to_import(client):
     login(client, roles.CURATOR)
@@ -54,17 +49,14 @@ def test_benchmarks_empty_state_says_how_to_import(client):
 
 
 @pytest.mark.django_db
-def test_leaderboard_page_table_plots_breakdowns(client, nb_version, django_assert_max_num_queries):
-    login(client, roles.RESEARCHER)
-    url = reverse("eval-leaderboard", args=[nb_version.pk])
-    with django_assert_max_num_queries(12):
-        response = client.get(url)
-    assert response.status_code == 200
+def test_leaderboard_page_table_plots_breakdowns(client, nb_version):
+    response = page(client, roles.RESEARCHER, "eval-leaderboard", nb_version.pk, max_queries=12)
     text = response.content.decode()
     assert "Alpha" in text and "Beta" in text and "G-Acc" in text
     assert text.count("<svg") >= 2 and "Q-Acc per skill" in text
     assert "by skill" in text and "by subset" in text
     assert text.index("Alpha") < text.index("Beta")  # sorted by G-Acc, descending
+    url = reverse("eval-leaderboard", args=[nb_version.pk])
     asc = client.get(url, {"sort": "g_acc", "dir": "asc"}).content.decode()
     table = asc[asc.index("leaderboard") :]
     assert table.index("Beta") < table.index("Alpha")

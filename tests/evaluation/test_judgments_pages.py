@@ -16,7 +16,7 @@ from evaluation.families.naturalbench import demo as nb_demo
 from evaluation.families.visit import demo as visit_demo
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import JudgmentSet, PairJudgment
-from tests.evaluation.helpers import eval_version, evaluate, member
+from tests.evaluation.helpers import eval_version, evaluate, login, page
 from tests.evaluation.judgment_files import (
     QUALITY,
     ROUNDS,
@@ -28,12 +28,6 @@ from tests.evaluation.judgment_files import (
 from tests.paths import VISIT_BENCH, needs
 
 pytestmark = needs(VISIT_BENCH)
-
-
-def login(client, role):
-    user = member(role)
-    client.force_login(user)
-    return user
 
 
 @pytest.fixture
@@ -66,14 +60,8 @@ def test_judgments_page_empty_state_says_what_to_do(client, visit_version):
 
 
 @pytest.mark.django_db
-def test_judgments_page_shows_ratings_agreement_and_plots(
-    client, rated, django_assert_max_num_queries
-):
-    login(client, roles.RESEARCHER)
-    url = reverse("eval-judgments", args=[rated.pk])
-    with django_assert_max_num_queries(8):
-        response = client.get(url)
-    assert response.status_code == 200
+def test_judgments_page_shows_ratings_agreement_and_plots(client, rated):
+    response = page(client, roles.RESEARCHER, "eval-judgments", rated.pk, max_queries=8)
     text = response.content.decode()
     judge = JudgmentSet.objects.get(label="GPT-4 judge")
     crowd = JudgmentSet.objects.get(label="Crowd")
@@ -151,12 +139,8 @@ def test_import_form_validates_then_runs_the_job(
 
 
 @pytest.mark.django_db
-def test_rankings_page_defaults_to_crowd_vs_judge_elo(client, rated, django_assert_max_num_queries):
-    login(client, roles.RESEARCHER)
-    url = reverse("eval-rankings", args=[rated.pk])
-    with django_assert_max_num_queries(8):
-        response = client.get(url)
-    assert response.status_code == 200
+def test_rankings_page_defaults_to_crowd_vs_judge_elo(client, rated):
+    response = page(client, roles.RESEARCHER, "eval-rankings", rated.pk, max_queries=8)
     context = response.context
     judge = JudgmentSet.objects.get(label="GPT-4 judge")
     crowd = JudgmentSet.objects.get(label="Crowd")

@@ -18,16 +18,10 @@ from evaluation.families.naturalbench import parse as nb_parse
 from evaluation.families.visit import judge
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import JudgmentSet, MetricResult, ModelRun, Prediction
-from tests.evaluation.helpers import eval_version, evaluate, member
+from tests.evaluation.helpers import eval_version, evaluate, login
 from tests.evaluation.test_runners_judge import REF, make_version
 
 pytestmark = pytest.mark.django_db
-
-
-def login(client, role):
-    user = member(role)
-    client.force_login(user)
-    return user
 
 
 @pytest.fixture
