@@ -5,7 +5,6 @@ import io
 
 import numpy as np
 import pytest
-from celery import current_app
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from PIL import Image as PILImage
@@ -371,15 +370,10 @@ def test_an_unreadable_image_is_skipped_and_reported(tiny, squares):
 
 
 def test_embed_job_runs_through_celery_and_reports_progress(
-    tiny, squares, settings, django_capture_on_commit_callbacks
+    tiny, squares, eager, django_capture_on_commit_callbacks
 ):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    current_app.conf.task_always_eager = True
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            job = embed_corpus_start(scorer=tiny, corpus=squares)
-    finally:
-        current_app.conf.task_always_eager = False
+    with django_capture_on_commit_callbacks(execute=True):
+        job = embed_corpus_start(scorer=tiny, corpus=squares)
     job.refresh_from_db()
     assert job.status == Job.Status.SUCCEEDED, job.error
     assert (job.kind, job.done, job.total, job.project_id) == (

@@ -1,7 +1,6 @@
 """Scorer pages: who may use them (refusals change nothing), what they show, forms, embed button."""
 
 import pytest
-from celery import current_app
 from django.test import Client
 from django.urls import reverse
 
@@ -48,6 +47,19 @@ def client_as(user) -> Client:
     return client
 
 
+def scorer_form(label: str, **fields) -> dict:
+    """The new-scorer form for a ViT-B-32 called `label`: fp32 on the automatic device in batches
+    of 64 unless `fields` say otherwise."""
+    return {
+        "label": label,
+        "model_name": "ViT-B-32",
+        "dtype": "fp32",
+        "device": "auto",
+        "batch_size": "64",
+        **fields,
+    }
+
+
 def requests(world):
     tiny, corpus = world["tiny"], world["corpus"]
     return [
@@ -57,14 +69,7 @@ def requests(world):
         (
             "post",
             reverse("curator-scorer-new"),
-            {
-                "label": "B/32",
-                "model_name": "ViT-B-32",
-                "random_weights": "on",
-                "dtype": "fp32",
-                "device": "auto",
-                "batch_size": "8",
-            },
+            scorer_form("B/32", random_weights="on", batch_size="8"),
         ),
         ("post", reverse("curator-scorer-default"), {}),
         ("post", reverse("curator-scorer-tiny"), {}),
@@ -144,14 +149,7 @@ def test_empty_registry_says_what_to_do(db, media, curator):
 
 def test_adding_a_scorer_through_the_form(world):
     client = client_as(world["users"]["curator"])
-    data = {
-        "label": "CLIP B/32",
-        "model_name": "ViT-B-32",
-        "pretrained": "openai",
-        "dtype": "fp16",
-        "device": "cpu",
-        "batch_size": "64",
-    }
+    data = scorer_form("CLIP B/32", pretrained="openai", dtype="fp16", device="cpu")
     response = client.post(reverse("curator-scorer-new"), data)
     assert response.status_code == 302 and response.url == reverse("curator-scorers")
     scorer = Scorer.objects.get(label="CLIP B/32")
@@ -165,15 +163,7 @@ def test_adding_a_scorer_through_the_form(world):
 
 def test_a_bad_scorer_form_saves_nothing_and_marks_the_field(world):
     client = client_as(world["users"]["curator"])
-    data = {
-        "label": "both",
-        "model_name": "ViT-B-32",
-        "pretrained": "openai",
-        "checkpoint_path": "/m/b32.pt",
-        "dtype": "fp32",
-        "device": "auto",
-        "batch_size": "32",
-    }
+    data = scorer_form("both", pretrained="openai", checkpoint_path="/m/b32.pt", batch_size="32")
     response = client.post(reverse("curator-scorer-new"), data)
     assert response.status_code == 400
     assert response.context["form"].errors == {
@@ -183,17 +173,12 @@ def test_a_bad_scorer_form_saves_nothing_and_marks_the_field(world):
 
 
 def test_embed_button_starts_the_job_and_returns_its_progress_card(
-    world, settings, django_capture_on_commit_callbacks
+    world, eager, django_capture_on_commit_callbacks
 ):
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    current_app.conf.task_always_eager = True
     client = client_as(world["users"]["curator"])
     url = reverse("curator-scorer-embed", args=[world["tiny"].pk])
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            response = client.post(url, {"corpus": world["corpus"].pk}, HTTP_HX_REQUEST="true")
-    finally:
-        current_app.conf.task_always_eager = False
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, {"corpus": world["corpus"].pk}, HTTP_HX_REQUEST="true")
     job = Job.objects.get()
     assert response.status_code == 200
     assert 'id="job-card"' in response.content.decode()
