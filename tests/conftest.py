@@ -62,3 +62,13 @@ def fast_llm_backoff(settings):
     settings.BLINDSPOT_LLM_BACKOFF_BASE_S = 0.001
     settings.BLINDSPOT_LLM_BACKOFF_MAX_S = 0.01
     settings.BLINDSPOT_LLM_RETRY_AFTER_MAX_S = 0.01
+
+
+@pytest.fixture
+def media(settings, tmp_path):
+    """Files land in a throwaway MEDIA_ROOT, which this returns, and Django serves /media/ itself
+    (no X-Accel-Redirect / X-Sendfile). A module that needs more, such as an embeddings folder,
+    has its own."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.BLINDSPOT_PROTECTED_MEDIA_REDIRECT = ""
+    return settings.MEDIA_ROOT

@@ -32,13 +32,6 @@ def png() -> bytes:
 
 
 @pytest.fixture
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = str(tmp_path / "media")
-    settings.BLINDSPOT_PROTECTED_MEDIA_REDIRECT = ""
-    return tmp_path / "media"
-
-
-@pytest.fixture
 def image(media) -> tuple[str, bytes]:
     data = png()
     sha = hashlib.sha256(data).hexdigest()

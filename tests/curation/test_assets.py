@@ -22,7 +22,7 @@ from tests.curation.fixtures_assets import (
     stored,
 )
 
-pytestmark = pytest.mark.usefixtures("media")  # tests/curation/conftest.py
+pytestmark = pytest.mark.usefixtures("media")  # tests/conftest.py
 
 
 def decoded(image: Image) -> PILImage.Image:

@@ -17,7 +17,7 @@ from curation.models import Corpus, Image
 from tests.curation.fixtures_assets import png, zip_bytes
 from tests.factories import ProjectFactory, UserFactory
 
-pytestmark = pytest.mark.usefixtures("media")  # tests/curation/conftest.py
+pytestmark = pytest.mark.usefixtures("media")  # tests/conftest.py
 
 
 def make_corpus(project, n: int = 3, name: str = "Shapes") -> Corpus:

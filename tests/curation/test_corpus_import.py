@@ -16,7 +16,7 @@ from curation import corpora as ci
 from curation.models import Caption, Corpus, Image, Sample
 from tests.curation.fixtures_assets import jpeg, noisy_jpeg, png, stored, tar_bytes, zip_bytes
 
-pytestmark = pytest.mark.usefixtures("media")  # tests/curation/conftest.py
+pytestmark = pytest.mark.usefixtures("media")  # tests/conftest.py
 
 
 def jsonl(*rows: dict) -> bytes:

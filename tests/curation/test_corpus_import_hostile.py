@@ -26,7 +26,7 @@ NUL, SURROGATE = edge.NUL, edge.SURROGATE
 ARCHIVE = {"a.png": png(colour=(255, 0, 0)), "b.png": png(colour=(0, 0, 255))}
 
 
-pytestmark = pytest.mark.usefixtures("media")  # tests/curation/conftest.py
+pytestmark = pytest.mark.usefixtures("media")  # tests/conftest.py
 
 
 def files_under(media, under: str = "") -> list[str]:

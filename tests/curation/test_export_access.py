@@ -29,13 +29,6 @@ FILENAME = "vlind-bench-1.zip"
 
 
 @pytest.fixture
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = str(tmp_path / "media")
-    settings.BLINDSPOT_PROTECTED_MEDIA_REDIRECT = ""
-    return tmp_path / "media"
-
-
-@pytest.fixture
 def bench(project, curator, media):
     return vlind_benches.bench_create(project=project, name="VLind test", created_by=curator)
 
