@@ -39,14 +39,17 @@ def short(triggers_vh, method, **overrides):
     return adv.AttackConfig.for_case(triggers_vh=triggers_vh, method=method, **settings)
 
 
-def checking_callback(x, seen):
+def checked_attack(encoder, x, config, *, seed: int):
+    """The attack's result, and the iterations at which it was checked."""
+    seen = []
+
     def on_step(k, cosines, delta):
         # then at every iteration δ is inside the ε-ball and x + δ inside [0, 1]
         assert float(delta.abs().max()) <= EPS
         assert float((x + delta).min()) >= 0.0 and float((x + delta).max()) <= 1.0 + 1e-7
         seen.append(k)
 
-    return on_step
+    return adv.attack(encoder, x, config, seed=seed, on_step=on_step), seen
 
 
 # --- Constraints and direction ------------------------------------------------------------------
@@ -56,10 +59,9 @@ def checking_callback(x, seen):
 def test_non_vh_case_pushes_the_embedding_away_within_the_epsilon_ball(encoder, method):
     # given images whose case does not trigger VH
     x = images()
-    seen = []
     # when attacked with a step size large enough for the projection to bind
     config = short(False, method, step_size=2 / 255 if method == "ifgsm" else 50.0)
-    result = adv.attack(encoder, x, config, seed=0, on_step=checking_callback(x, seen))
+    result, seen = checked_attack(encoder, x, config, seed=0)
     # then every iteration was checked, δ reaches ε but never exceeds it, pixels stay in [0, 1]
     assert seen == list(range(40))
     assert float(result.delta.abs().max()) == pytest.approx(EPS, abs=1e-8)  # one float32 ulp
@@ -81,10 +83,10 @@ def test_non_vh_case_pushes_the_embedding_away_within_the_epsilon_ball(encoder, 
 def test_vh_case_starts_at_plus_minus_5_over_255_and_pulls_the_cosine_back_up(encoder, method):
     # given images whose case already triggers VH
     x = images()
-    seen = []
     # when attacked (maximise the cosine from a random-sign start)
     config = short(True, method, step_size=0.5 / 255 if method == "ifgsm" else 20.0)
-    result = adv.attack(encoder, x, config, seed=3, on_step=checking_callback(x, seen))
+    result, seen = checked_attack(encoder, x, config, seed=3)
+    assert seen == list(range(40))  # every iteration was checked
     # then the start was ±5/255 on every pixel the [0, 1] box leaves free
     assert result.linf_trace[0][0] == pytest.approx(5 / 255, abs=1e-7)
     # and the cosine rose from where the random start put it
