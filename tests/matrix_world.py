@@ -114,6 +114,18 @@ def _export_job(kind: str, project: Project, curator, **params) -> Job:
     )
 
 
+def _failed_import(queue: TaskQueue, by, error: str) -> Job:
+    """A task import into `queue` that `by` started and that failed with `error`."""
+    return Job.objects.create(
+        kind="annotator.import_tasks",
+        params={"queue_id": queue.pk, "rows": []},
+        project=queue.project,
+        created_by=by,
+        status=Job.Status.FAILED,
+        error=error,
+    )
+
+
 def _evaluation(project: Project, curator, made: dict, ids: dict) -> None:
     from evaluation import services as eval_services
     from evaluation.models import BenchmarkVersion, JudgmentSet, ModelRun
@@ -246,14 +258,7 @@ def _build() -> World:
         state=Enrollment.State.PAUSED, reason="low gold"
     )
     ids["enrollment"] = enrollment.pk
-    ids["job"] = Job.objects.create(
-        kind="annotator.import_tasks",
-        params={"queue_id": queue.pk, "rows": []},
-        project=p1,
-        created_by=curator,
-        status=Job.Status.FAILED,
-        error="boom",
-    ).pk
+    ids["job"] = _failed_import(queue, curator, "boom").pk
     ids["invite_token"] = services.invitation_create(
         created_by=curator, role=roles.CROWDWORKER, project=p1
     ).token
@@ -320,14 +325,7 @@ def _build() -> World:
     ids.update(_project_2_parents(p2, curator2))
 
     # What the removed member made while they curated project 1: a job and an invitation.
-    ids["removed_job"] = Job.objects.create(
-        kind="annotator.import_tasks",
-        params={"queue_id": queue.pk, "rows": []},
-        project=p1,
-        created_by=removed,
-        status=Job.Status.FAILED,
-        error=f"{MARKER} failed import",
-    ).pk
+    ids["removed_job"] = _failed_import(queue, removed, f"{MARKER} failed import").pk
     services.invitation_create(created_by=removed, role=roles.CURATOR, project=p1)
 
     # Removal last: the removed member held a lease on project 1's queue until now.
