@@ -574,10 +574,4 @@ def post_hoc_scores(
 
 def random_chance_row() -> NaturalBenchScores:
     """Chance row for a uniform random guesser: 50 / 25 / 25 / 6.25 % (naturalbench.txt Table 1)."""
-    return NaturalBenchScores(
-        n_samples=0,
-        acc=RANDOM_CHANCE["acc"],
-        q_acc=RANDOM_CHANCE["q_acc"],
-        i_acc=RANDOM_CHANCE["i_acc"],
-        g_acc=RANDOM_CHANCE["g_acc"],
-    )
+    return NaturalBenchScores(n_samples=0, **RANDOM_CHANCE)

@@ -9,6 +9,7 @@ from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from annotator.platform.forms import FileOrTextForm
 from annotator.platform.models import Project
 from curation.gateway.providers import provider_offline
 from curation.models import LLMProvider, Scorer
@@ -21,18 +22,12 @@ from ..runners import provider_is_blind, provider_label
 MAX_UPLOAD = 50 * 1024 * 1024
 
 
-class ImportForm(forms.Form):
-    file = forms.FileField(label=gettext_lazy("File"), required=False)
-    text = forms.CharField(
-        label=gettext_lazy("…or paste the content"),
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 6, "class": "mono", "spellcheck": "false"}),
-    )
+class ImportForm(FileOrTextForm):
+    """A benchmark file uploaded or pasted (the platform's labels and message), up to 50 MB of
+    UTF-8 text."""
 
     def clean(self):
         data = super().clean()
-        if not data.get("file") and not (data.get("text") or "").strip():
-            raise forms.ValidationError(_("Choose a file or paste its content."))
         upload = data.get("file")
         if upload and upload.size > MAX_UPLOAD:
             raise forms.ValidationError(_("The file is larger than 50 MB."))
