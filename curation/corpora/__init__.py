@@ -26,7 +26,7 @@ Modules: ``rows`` (a manifest row, one record checked), ``formats`` (the four pa
 
 from .demo import demo_corpus
 from .formats import FORMAT_CHOICES, FORMATS, detect_format, parse_rows
-from .importing import ImportPlan, corpus_import, corpus_plan, corpus_slug
+from .importing import ImportPlan, corpus_import, corpus_plan, corpus_slug, images_read
 from .rows import CaptionRow, Manifest, ManifestRow, language_normalise, safe_relpath
 from .sources import (
     FolderSource,
@@ -49,8 +49,10 @@ from .uploads import (
     corpus_import_start,
     stored_local_path,
     stored_source,
+    text_decoded,
     upload_name,
     upload_store,
+    upload_text,
     uploads_delete,
     uploads_deleted_on_error,
     uploads_enqueue,
@@ -80,6 +82,7 @@ __all__ = [
     "demo_corpus",
     "detect_format",
     "find_manifest",
+    "images_read",
     "language_normalise",
     "max_archive_members",
     "max_manifest_bytes",
@@ -90,8 +93,10 @@ __all__ = [
     "safe_relpath",
     "stored_local_path",
     "stored_source",
+    "text_decoded",
     "upload_name",
     "upload_store",
+    "upload_text",
     "uploads_delete",
     "uploads_deleted_on_error",
     "uploads_enqueue",

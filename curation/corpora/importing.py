@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from django.db import IntegrityError, transaction
@@ -215,20 +216,18 @@ def corpus_import(
     }
 
 
-def _store_images(
-    plan: ImportPlan, source: Source, source_url: str, progress: _Progress, written: list[str]
-) -> dict[str, assets.ImageEntry]:
-    """Read, validate and store every image the plan names; each blob this call writes is
-    appended to ``written`` (the caller deletes them if the import fails). After the first
-    bad image nothing more is stored: the rest is only checked, and Invalid lists them all."""
-    wanted = sorted(plan.lines_of)
-    first_row: dict[str, ManifestRow] = {}
-    for row, member in zip(plan.rows, plan.members, strict=True):
-        first_row.setdefault(member, row)
+def images_read(
+    source: Source, lines_of: Mapping[str, list], written: list[str], *, meta, progress
+) -> tuple[dict[str, assets.ImageEntry], LineErrors]:
+    """Read, validate and store the images ``lines_of`` names (each with its lines), in name
+    order: each blob this call writes is appended to ``written`` (the caller deletes them if the
+    import fails); after the first bad image the rest is only checked. ``meta(name)`` gives an
+    image's ImageEntry fields (source, licence…), ``progress(done)`` follows each image. The
+    entries by name, and the problems by the first line naming the image (the caller refuses)."""
     errors = LineErrors()
     entries: dict[str, assets.ImageEntry] = {}
-    for done, member in enumerate(source.read_many(wanted, assets.max_image_bytes()), start=1):
-        line = plan.lines_of[member.name][0]
+    for done, member in enumerate(source.read_many(sorted(lines_of), assets.max_image_bytes()), 1):
+        line = lines_of[member.name][0]
         if member.data is None:
             errors.add(line, f"{member.name}: {member.error}")
         else:
@@ -239,15 +238,38 @@ def _store_images(
             else:
                 if not errors.count and assets.blob_save(norm.path, norm.data):
                     written.append(norm.path)
-                row = first_row[member.name]
                 entries[member.name] = assets.ImageEntry.of(
-                    norm,
-                    original_name=member.name,
-                    source=row.source or source_url,
-                    licence=row.licence,
-                    attribution=row.attribution,
+                    norm, original_name=member.name, **meta(member.name)
                 )
-        progress(done, f"Checked {done} of {len(wanted)} images")
+        progress(done)
+    return entries, errors
+
+
+def _store_images(
+    plan: ImportPlan, source: Source, source_url: str, progress: _Progress, written: list[str]
+) -> dict[str, assets.ImageEntry]:
+    """Read, validate and store every image the plan names (``images_read``); refuses with
+    every bad image."""
+    first_row: dict[str, ManifestRow] = {}
+    for row, member in zip(plan.rows, plan.members, strict=True):
+        first_row.setdefault(member, row)
+
+    def meta(name: str) -> dict:
+        row = first_row[name]
+        return {
+            "source": row.source or source_url,
+            "licence": row.licence,
+            "attribution": row.attribution,
+        }
+
+    wanted = len(plan.lines_of)
+    entries, errors = images_read(
+        source,
+        plan.lines_of,
+        written,
+        meta=meta,
+        progress=lambda done: progress(done, f"Checked {done} of {wanted} images"),
+    )
     refuse_if_any(errors, f"the images of {source.label}")
     return entries
 

@@ -19,6 +19,7 @@ from pathlib import PurePosixPath
 
 from django.core.files.storage import default_storage
 
+from annotator.platform import edge
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_enqueue
 from annotator.platform.models import Project
@@ -29,11 +30,27 @@ from .rows import Reading, language_normalise
 from .sources import Source, max_manifest_bytes, max_upload_bytes, open_source, too_large
 
 IMPORT_JOB = "curation.import_corpus"
+MAX_TABLE_BYTES = 20 * 1024 * 1024
 
 
 def upload_name(upload) -> str:
     """The base name of an uploaded file, as the user's machine called it."""
     return PurePosixPath(str(getattr(upload, "name", "") or "upload").replace("\\", "/")).name
+
+
+def upload_text(upload, limit: int = MAX_TABLE_BYTES) -> str:
+    """An uploaded table as text: at most ``limit`` bytes of UTF-8, refused otherwise."""
+    if upload.size > limit:
+        raise Invalid(f"{upload_name(upload)} is larger than {limit // 2**20} MB.")
+    upload.seek(0)
+    return text_decoded(upload.read(), upload_name(upload))
+
+
+def text_decoded(content: bytes, name: str) -> str:
+    try:
+        return edge.decode_utf8(content)
+    except edge.NotUtf8 as exc:
+        raise Invalid(f"{name or 'The file'} is not UTF-8 text ({exc}).") from None
 
 
 def upload_store(upload, folder: str) -> str:
