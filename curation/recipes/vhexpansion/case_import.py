@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +14,7 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 
-from annotator.platform import edge, roles
+from annotator.platform import roles
 from annotator.platform.errors import Invalid, LineErrors
 from annotator.platform.jobs import job_progress
 from annotator.platform.models import Job, Project
@@ -27,7 +27,6 @@ from .models import VHCase, VHCaseSet
 
 IMPORT_JOB = "vhexpansion.import_cases"
 MAX_QUESTION = 2000
-MAX_TABLE_BYTES = 20 * 1024 * 1024
 SHA = re.compile(r"^(?:sha256:)?([0-9a-fA-F]{64})$")
 ANSWERS = {"yes": "yes", "no": "no"}
 _BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
@@ -199,54 +198,25 @@ def check_name(project: Project, name: str) -> str:
     return name
 
 
-def create_set(
-    *, project: Project, name: str, description: str, source: str, created_by
-) -> VHCaseSet:
-    try:
-        with transaction.atomic():
-            return VHCaseSet.objects.create(
-                project=project,
-                name=name,
-                description=description,
-                source=source[:255],
-                created_by=created_by,
-            )
-    except IntegrityError:
-        raise Invalid(
-            f"This project already has a test-case set “{name}”; choose another name."
-        ) from None
-
-
 def _read_images(source, members: dict[int, str], written: list[str], *, filename, job_id):
     """The archive's images the rows name, decoded and checked, as ImageEntry by member name;
     stored as blobs (listed in ``written``) until the first refusal, then only checked."""
-    wanted = sorted(set(members.values()))
     lines_of: dict[str, list[int]] = defaultdict(list)
     for line, member in members.items():
         lines_of[member].append(line)
-    job_progress(
-        job_id=job_id, done=0, total=len(wanted) + 1, message=f"Reading {len(wanted)} images"
+    n = len(lines_of)
+    job_progress(job_id=job_id, done=0, total=n + 1, message=f"Reading {n} images")
+    if not lines_of or source is None:
+        return {}
+
+    def progress(done: int) -> None:
+        if done % 25 == 0:
+            job_progress(job_id=job_id, done=done, message=f"Checked {done} images")
+
+    meta = {"source": filename or "vhexpansion import"}
+    entries, errors = corpora.images_read(
+        source, lines_of, written, meta=lambda name: meta, progress=progress
     )
-    errors = LineErrors()
-    entries: dict[str, assets.ImageEntry] = {}
-    if wanted and source is not None:
-        for done, member in enumerate(source.read_many(wanted, assets.max_image_bytes()), start=1):
-            line = min(lines_of[member.name])
-            if member.data is None:
-                errors.add(line, f"{member.name}: {member.error}")
-                continue
-            try:
-                norm = assets.image_normalise(data=member.data, name=member.name)
-            except assets.ImageRejected as exc:
-                errors.add(line, str(exc))
-                continue
-            if not errors.count and assets.blob_save(norm.path, norm.data):
-                written.append(norm.path)
-            entries[member.name] = assets.ImageEntry.of(
-                norm, original_name=member.name, source=filename or "vhexpansion import"
-            )
-            if done % 25 == 0:
-                job_progress(job_id=job_id, done=done, message=f"Checked {done} images")
     errors.raise_if_any("Some images were refused; nothing was imported.{more}")
     return entries
 
@@ -254,10 +224,16 @@ def _read_images(source, members: dict[int, str], written: list[str], *, filenam
 CASE_FIELDS = ("external_id", "image", "question", "answer", "source_dataset", "category")
 
 
-def set_write(rows: Sequence[CaseRow], **fields) -> VHCaseSet:
-    """The set (``create_set``'s keywords) and its cases in row order, in one transaction."""
+def set_write(rows: Sequence[CaseRow], *, name: str, source: str, **fields) -> VHCaseSet:
+    """The set (its fields) and its cases in row order, in one transaction."""
     with transaction.atomic():
-        case_set = create_set(**fields)
+        try:
+            with transaction.atomic():
+                case_set = VHCaseSet.objects.create(name=name, source=source[:255], **fields)
+        except IntegrityError:
+            raise Invalid(
+                f"This project already has a test-case set “{name}”; choose another name."
+            ) from None
         cases = [
             VHCase(
                 case_set=case_set,
@@ -306,31 +282,10 @@ def case_set_import(
     except BaseException:
         assets.blobs_discard(written)
         raise
-    thumbnails({row.image.pk for row in rows})
+    assets.thumbnails_make(image_ids=list({row.image.pk for row in rows}))
     total = len(set(members.values())) + 1
     job_progress(job_id=job_id, done=total, message=f"Imported {len(rows)} test cases")
     return case_set
-
-
-def thumbnails(image_ids: Iterable[int]) -> None:
-    """Thumbnails for the funnel page, made inline (256 px, milliseconds each)."""
-    assets.thumbnails_make(image_ids=list(image_ids))
-
-
-def _read_table(upload) -> str:
-    if upload.size > MAX_TABLE_BYTES:
-        raise Invalid(
-            f"{corpora.upload_name(upload)} is larger than {MAX_TABLE_BYTES // 2**20} MB."
-        )
-    upload.seek(0)
-    return _decoded(upload.read(), corpora.upload_name(upload))
-
-
-def _decoded(content: bytes, name: str) -> str:
-    try:
-        return edge.decode_utf8(content)
-    except edge.NotUtf8 as exc:
-        raise Invalid(f"{name or 'The file'} is not UTF-8 text ({exc}).") from None
 
 
 def case_set_import_start(
@@ -342,7 +297,7 @@ def case_set_import_start(
     if table is None:
         raise Invalid("Choose the JSONL or CSV file with the test cases.")
     name = check_name(project, name)
-    content = _read_table(table)
+    content = corpora.upload_text(table)
     rows = parse_case_rows(content, corpora.upload_name(table))
     source = None
     if archive is not None:
@@ -377,7 +332,7 @@ def case_set_import_run(_none, *, job_id: int | None = None, created_by=None, **
 
 def _import_stored(project: Project, params: dict, *, created_by, job_id: int | None) -> dict:
     with default_storage.open(params["table"], "rb") as handle:
-        content = _decoded(handle.read(), params.get("table_name", ""))
+        content = corpora.text_decoded(handle.read(), params.get("table_name", ""))
     archive = params.get("archive", "")
     with corpora.stored_source(archive, params.get("archive_name", "")) as source:
         case_set = case_set_import(

@@ -9,6 +9,7 @@ from pathlib import PurePosixPath
 
 from annotator.platform.errors import Invalid, LineErrors
 from annotator.platform.models import Project
+from curation import assets
 from curation.models import Image
 from evaluation.families.naturalbench import layout as nb
 
@@ -20,7 +21,6 @@ from .case_import import (
     check_name,
     images_in_reach,
     set_write,
-    thumbnails,
 )
 from .models import VHCaseSet
 
@@ -68,7 +68,7 @@ def case_set_from_triples(
         source=source,
         created_by=created_by,
     )
-    thumbnails({case.image.pk for case in cases})
+    assets.thumbnails_make(image_ids=list({case.image.pk for case in cases}))
     return case_set
 
 

@@ -88,19 +88,12 @@ class SettingsForm(RecipeForm):
 
 class PerturbForm(StageForm):
     perturbations = forms.MultipleChoiceField(
-        choices=(), widget=forms.CheckboxSelectMultiple, label=gettext_lazy("Perturbations")
+        choices=lambda: [(name, perturbation_label(name)) for name in common_perturbations()],
+        initial=common_perturbations,
+        widget=forms.CheckboxSelectMultiple,
+        label=gettext_lazy("Perturbations"),
     )
     seed = forms.IntegerField(initial=0, min_value=0, label=gettext_lazy("Seed (noise)"))
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["perturbations"].choices = [
-            (name, perturbation_label(name)) for name in common_perturbations()
-        ]
-
-    @classmethod
-    def initial_for(cls, obj) -> dict:
-        return {"perturbations": common_perturbations()}
 
     def job_params(self) -> dict:
         data = self.cleaned_data
@@ -119,6 +112,7 @@ class AdversarialForm(StageForm):
         queryset=Scorer.objects.all(),
         label=gettext_lazy("Vision encoder (scorer)"),
         empty_label=None,
+        initial=_default_scorer,  # a callable: read only when the form is shown
     )
     method = forms.ChoiceField(
         choices=[("ifgsm", "I-FGSM"), ("pgd", "PGD")], label=gettext_lazy("Method")
@@ -152,10 +146,6 @@ class AdversarialForm(StageForm):
         self.fields["run"].queryset = (
             variants.runs_for(obj) if obj is not None else ModelRun.objects.none()
         )
-
-    @classmethod
-    def initial_for(cls, obj) -> dict:
-        return {"scorer": _default_scorer}  # a callable: read only when the form is shown
 
     def job_params(self) -> dict:
         data = self.cleaned_data

@@ -19,7 +19,6 @@ from curation.recipes.framework.registry import recipe_of
 from curation.scorers import scorer_load, scorer_weights
 from evaluation.models import ModelRun
 
-from .case_import import thumbnails
 from .export import ORIGINAL, item_id, perturbation_label, perturbation_sort_key
 from .models import VHCase, VHCaseSet, VHVariant
 
@@ -172,7 +171,7 @@ def variants_perturb(
             created += n
             done += 1
         job_progress(job_id=job_id, done=done, message=f"{created} variants")
-    thumbnails(new_images)
+    assets.thumbnails_make(image_ids=list(new_images))
     return {
         "variants": created,
         "images": len(new_images),
@@ -359,5 +358,5 @@ def variants_adversarial(
             attack.batch(chunk, groups, images, triggers)
             done += len(chunk)
             job_progress(job_id=job_id, done=done, message=f"{attack.created} adversarial variants")
-    thumbnails(attack.new_images)
+    assets.thumbnails_make(image_ids=list(attack.new_images))
     return {"variants": attack.created, "images": len(attack.new_images), "method": method}
