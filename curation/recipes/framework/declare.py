@@ -205,6 +205,8 @@ class Recipe:
     bar: Callable[[dict], int] | None = None  # funnel counts -> the count bars scale to
     select_related: tuple[str, ...] = ("project",)  # loading the object (pages and jobs)
     listing: Callable[[Any], Any] | None = None  # user -> the list page's queryset (counts)
+    # or the list page's counts as annotations of objects_for ({"n_cases": Count("cases")})
+    list_counts: Mapping[str, Any] = field(default_factory=dict)
     detail_context: Callable[[Any, Any, dict], dict] | None = None  # (request, obj, base)
     funnel_extra: bool = False  # the polled funnel fragment gets detail_context too
     create_form: type[forms.Form] | None = None  # forms.RecipeForm subclass (the new page)

@@ -160,7 +160,7 @@ def object_list(recipe: Recipe, request: HttpRequest) -> HttpResponse:
     """Every object in reach, grouped by project."""
     items = recipe.listing(request.user) if recipe.listing else None
     if items is None:
-        items = selectors.objects_for(recipe, request.user)
+        items = selectors.objects_for(recipe, request.user).annotate(**recipe.list_counts)
     groups = grouped_by_project(request.user, items, recipe.list_key)
     for group in groups:
         group["items"] = group[recipe.list_key]
