@@ -29,6 +29,7 @@ from typing import IO
 from annotator.platform.errors import Invalid
 from curation.export_files import Progress, export_store, progress_for
 from curation.models import Image
+from curation.recipes.framework.archive import image_path
 from evaluation import importers
 from evaluation import services as evaluation_services
 
@@ -43,7 +44,6 @@ NOTHING_TO_EXPORT = (
     "Nothing to export yet: no case has an accepted negation. Draft negations and let "
     "people review them first."
 )
-_EXT = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp"}
 # Item fields beyond the evaluation layout, kept in the published version's item data.
 LINK_FIELDS = ("case_id", "category", "image_sha256", "negation_of", "variant_of", "derivation")
 README = """VHExpansion expanded test set (Blindspot).
@@ -108,10 +108,6 @@ def item_id(external_id: str, perturbation: str, *, negated: bool) -> str:
 
 def pair_id(external_id: str, perturbation: str) -> str:
     return f"{external_id}:{perturbation}"
-
-
-def image_path(image: Image) -> str:
-    return f"images/{image.sha256}.{_EXT.get(image.format, image.format.lower())}"
 
 
 @dataclass

@@ -4,6 +4,7 @@ variants, export the expanded set and publish it to the evaluation app."""
 
 from __future__ import annotations
 
+from django.db.models import Count, Q
 from django.urls import path
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -163,7 +164,14 @@ RECIPE = register(
         funnel=selectors.funnel,
         bar=lambda f: f["cases"],
         select_related=("project", "review_queue"),
-        listing=selectors.case_sets_with_counts,
+        list_counts={
+            "n_cases": Count("cases", distinct=True),
+            "n_accepted": Count(
+                "cases",
+                filter=Q(cases__negation_state=VHCase.NegationState.ACCEPTED),
+                distinct=True,
+            ),
+        },
         detail_context=views.detail_context,
         create_form=ImportForm,
         create=case_set_import_start,

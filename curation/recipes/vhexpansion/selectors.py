@@ -7,22 +7,11 @@ from collections import Counter
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
-from curation.recipes.framework.registry import recipe_of
-from curation.recipes.framework.selectors import count_by, objects_for
+from curation.recipes.framework.selectors import count_by
 
 from .export import perturbation_label, perturbation_sort_key
 from .models import VHCase, VHCaseSet, VHNegation, VHVariant
 from .variants import ADVERSARIAL_METHODS, common_perturbations
-
-
-def case_sets_with_counts(user) -> QuerySet[VHCaseSet]:
-    """The list page's sets, each with its number of cases and of accepted negations."""
-    return objects_for(recipe_of("vhexpansion"), user).annotate(
-        n_cases=Count("cases", distinct=True),
-        n_accepted=Count(
-            "cases", filter=Q(cases__negation_state=VHCase.NegationState.ACCEPTED), distinct=True
-        ),
-    )
 
 
 def case_states(case_set: VHCaseSet) -> tuple[Counter, int]:

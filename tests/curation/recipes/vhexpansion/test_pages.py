@@ -33,28 +33,32 @@ media = helpers.media
 case_set = helpers.case_set
 
 
+@pytest.fixture
+def post_now(curator_client, eager, django_capture_on_commit_callbacks):
+    """POST as the curator; the job the POST enqueues runs (on commit, eagerly)."""
+
+    def post(url, data=None):
+        with django_capture_on_commit_callbacks(execute=True):
+            return curator_client.post(url, data or {})
+
+    return post
+
+
 def _accept_all(case_set):
     draft_negations(case_set, reviewers=1)
     review(case_set.review_queue, reviewers(1), {"c1": "accept", "c2": "accept", "c3": "accept"})
 
 
-def test_good_upload_is_checked_then_imported_by_a_job(
-    curator_client,
-    project,
-    media,
-    eager,
-    django_capture_on_commit_callbacks,
-):
+def test_good_upload_is_checked_then_imported_by_a_job(curator_client, project, media, post_now):
     rows = case_rows()
-    with django_capture_on_commit_callbacks(execute=True):
-        response = curator_client.post(
-            reverse("curator-vhx-new", args=[project.pk]),
-            {
-                "name": "MMVP",
-                "table": SimpleUploadedFile("cases.jsonl", jsonl(rows).encode()),
-                "archive": SimpleUploadedFile("images.zip", zip_bytes(archive_for(rows))),
-            },
-        )
+    response = post_now(
+        reverse("curator-vhx-new", args=[project.pk]),
+        {
+            "name": "MMVP",
+            "table": SimpleUploadedFile("cases.jsonl", jsonl(rows).encode()),
+            "archive": SimpleUploadedFile("images.zip", zip_bytes(archive_for(rows))),
+        },
+    )
     job = Job.objects.get(kind=case_import.IMPORT_JOB)
     assert response.status_code == 302
     assert response.url == reverse("curator-vhx-new", args=[project.pk])
@@ -114,37 +118,29 @@ def test_funnel_page_shows_counts_buttons_and_samples(
     assert fragment.content.decode().lstrip().startswith('<section id="funnel"')
 
 
-def test_buttons_start_jobs(curator_client, case_set, eager, django_capture_on_commit_callbacks):
+def test_buttons_start_jobs(curator_client, case_set, post_now):
     url = reverse("curator-vhx-perturb", args=[case_set.pk])
-    with django_capture_on_commit_callbacks(execute=True):
-        response = curator_client.post(url, {"perturbations": ["jpeg_compression"], "seed": "0"})
+    response = post_now(url, {"perturbations": ["jpeg_compression"], "seed": "0"})
     job = Job.objects.get(kind=variants.PERTURB_JOB)
     assert response.status_code == 302
     assert response.url == reverse("curator-vhx-set", args=[case_set.pk]) + f"#job-{job.pk}"
     job.refresh_from_db()
     assert job.status == "succeeded"
     assert VHVariant.objects.filter(perturbation="jpeg_compression").count() == 3
-    with django_capture_on_commit_callbacks(execute=True):
-        curator_client.post(reverse("curator-vhx-negate", args=[case_set.pk]))
+    post_now(reverse("curator-vhx-negate", args=[case_set.pk]))
     assert VHNegation.objects.filter(status="review").count() == 3
     page = curator_client.get(reverse("curator-vhx-set", args=[case_set.pk]))
     assert [label for label, _job in page.context["jobs"]] == ["Negations", "Common perturbations"]
 
 
-def test_adversarial_button_with_the_tiny_scorer(
-    curator_client,
-    case_set,
-    eager,
-    django_capture_on_commit_callbacks,
-):
+def test_adversarial_button_with_the_tiny_scorer(case_set, post_now):
     from curation.scorers import scorer_tiny
 
     scorer = scorer_tiny()
-    with django_capture_on_commit_callbacks(execute=True):
-        response = curator_client.post(
-            reverse("curator-vhx-adversarial", args=[case_set.pk]),
-            {"scorer": scorer.pk, "method": "pgd", "branch": "all", "steps": "3", "seed": "1"},
-        )
+    response = post_now(
+        reverse("curator-vhx-adversarial", args=[case_set.pk]),
+        {"scorer": scorer.pk, "method": "pgd", "branch": "all", "steps": "3", "seed": "1"},
+    )
     assert response.status_code == 302
     job = Job.objects.get(kind=variants.ADVERSARIAL_JOB)
     assert job.status == "succeeded", job.error
@@ -165,9 +161,7 @@ def test_a_refused_action_says_why_and_starts_nothing(curator_client, case_set):
     assert (Job.objects.count(), BenchmarkVersion.objects.count()) == (0, 0)
 
 
-def test_export_job_writes_the_zip_and_its_card_links_it(
-    curator_client, case_set, eager, django_capture_on_commit_callbacks
-):
+def test_export_job_writes_the_zip_and_its_card_links_it(curator_client, case_set, post_now):
     # given a set with three accepted negations and no export yet
     _accept_all(case_set)
     url = reverse("curator-vhx-export", args=[case_set.pk, "llava"])
@@ -176,8 +170,7 @@ def test_export_job_writes_the_zip_and_its_card_links_it(
     response = curator_client.get(url, follow=True)
     assert "No finished LLAVA export yet: start an export" in response.content.decode()
     # when the export button is pressed (the job runs eagerly)
-    with django_capture_on_commit_callbacks(execute=True):
-        response = curator_client.post(url)
+    response = post_now(url)
     job = Job.objects.get(kind=export.EXPORT_JOB)
     assert response.status_code == 302
     assert response.url == page + f"#job-{job.pk}"
