@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 import time
 import zipfile
 from collections.abc import Sequence
@@ -230,7 +229,7 @@ def write_zip(
     progress: Progress | None = None,
 ) -> None:
     """Write the zip of the expanded set with its images into ``fh``; ``progress(done, total)``
-    counts the images. The one builder behind the export job and ``export_zip``."""
+    counts the images. The one builder behind the export job."""
     with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         if fmt == "jsonl":
             zf.writestr(JSONL_NAME, jsonl_text(expanded.rows))
@@ -239,15 +238,6 @@ def write_zip(
             data = llava_conversations(expanded.rows)
             zf.writestr(LLAVA_NAME, json.dumps(data, ensure_ascii=False, indent=1))
         _write_images(zf, expanded.images, progress)
-
-
-def export_zip(*, case_set: VHCaseSet, fmt: str = "jsonl") -> IO[bytes]:
-    """A zip of the expanded set with its images, in a temporary file positioned at 0."""
-    expanded = _checked(case_set=case_set, fmt=fmt)
-    tmp = tempfile.SpooledTemporaryFile(max_size=32 * 2**20)
-    write_zip(tmp, expanded=expanded, fmt=fmt)
-    tmp.seek(0)
-    return tmp
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from annotator import services as annotator_services
 from annotator.models import Task
 from annotator.platform import roles
 from curation import assets
-from curation.recipes.vhexpansion import case_import, case_sources, negations
+from curation.recipes.vhexpansion import case_import, case_sources, export, negations
 from tests.curation.recipes import common
 from tests.factories import UserFactory
 
@@ -137,3 +137,12 @@ def publish(case_set, label: str, created_by=None):
     from curation.recipes.framework.registry import recipe_of
 
     return publish_object(recipe_of("vhexpansion"), case_set, label=label, created_by=created_by)
+
+
+def export_zip(case_set, fmt: str = "jsonl") -> io.BytesIO:
+    """The zip the export job writes, in memory (refused as the job is: nothing accepted)."""
+    export.export_check(case_set, {"fmt": fmt})
+    buf = io.BytesIO()
+    export.write_zip(buf, expanded=export.expanded_set(case_set=case_set), fmt=fmt)
+    buf.seek(0)
+    return buf

@@ -42,7 +42,7 @@ def _zip(blob) -> zipfile.ZipFile:
 
 
 def test_jsonl_export_holds_pairs_links_and_images(expanded):
-    zf = _zip(export.export_zip(case_set=expanded, fmt="jsonl"))
+    zf = _zip(helpers.export_zip(expanded, fmt="jsonl"))
     rows = [json.loads(line) for line in zf.read("vhexpansion.jsonl").decode().splitlines()]
     c1 = expanded.cases.get(external_id="c1")
     bright = c1.variants.get(perturbation="brightness").image
@@ -80,7 +80,7 @@ def test_jsonl_export_holds_pairs_links_and_images(expanded):
 
 
 def test_llava_export_is_a_conversation_per_case(expanded):
-    zf = _zip(export.export_zip(case_set=expanded, fmt="llava"))
+    zf = _zip(helpers.export_zip(expanded, fmt="llava"))
     data = json.loads(zf.read("llava.json"))
     c2 = expanded.cases.get(external_id="c2")
     assert len(data) == 8
@@ -97,7 +97,7 @@ def test_llava_export_is_a_conversation_per_case(expanded):
 
 def test_export_round_trip_through_the_evaluation_importer(expanded, curator):
     # given the exported JSONL imported by the evaluation app as a VHExpansion version
-    zf = _zip(export.export_zip(case_set=expanded, fmt="jsonl"))
+    zf = _zip(helpers.export_zip(expanded, fmt="jsonl"))
     content = zf.read("vhexpansion.jsonl").decode()
     result = evaluation_services.import_run(
         {

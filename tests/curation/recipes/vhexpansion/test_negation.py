@@ -198,8 +198,8 @@ def test_a_rejected_negation_never_reaches_an_export(case_set, media):
     assert VHCase.objects.get(external_id="c3").negation_state == "dropped"
     # when the set is exported and published
     rows = export.expanded_set(case_set=case_set).rows
-    data = export.export_zip(case_set=case_set, fmt="jsonl").read()
-    llava = export.export_zip(case_set=case_set, fmt="llava").read()
+    data = helpers.export_zip(case_set, fmt="jsonl").read()
+    llava = helpers.export_zip(case_set, fmt="llava").read()
     version = helpers.publish(case_set, "v1")
     # then nothing of c3 is anywhere: not its rejected negation, not even its original
     assert [r["id"] for r in rows] == [
@@ -221,7 +221,7 @@ def test_a_negation_still_in_review_is_not_exported(case_set):
     negations.negations_draft(case_set=case_set)
     assert export.expanded_set(case_set=case_set).rows == []
     with pytest.raises(Invalid, match="no case has an accepted negation"):
-        export.export_zip(case_set=case_set, fmt="jsonl")
+        helpers.export_zip(case_set, fmt="jsonl")
 
 
 def test_the_prompt_is_an_editable_template(case_set, curator):
