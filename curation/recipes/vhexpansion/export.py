@@ -6,7 +6,7 @@ Three outlets, one row builder (``expanded_set``):
   (``evaluation.families.vhexpansion.parse.parse_items``: id, pair_id, image, question, answer,
   negated, perturbation, source) plus the links (case_id, negation_of, variant_of, image_sha256);
 - a zip with ``llava.json`` and ``images/`` — LLaVA-style conversations for fine-tuning (Sec. 5.4);
-- ``expanded_publish``: a published evaluation BenchmarkVersion of family ``vhexpansion``, made
+- ``published_items``: a published evaluation BenchmarkVersion of family ``vhexpansion``, made
   through the evaluation services, so accuracy, symmetric accuracy and new successful VH cases
   come out per perturbation (Tables 3–5).
 
@@ -30,7 +30,6 @@ from curation.export_files import Progress, export_store, progress_for
 from curation.models import Image
 from curation.recipes.framework.archive import image_path
 from evaluation import importers
-from evaluation import services as evaluation_services
 
 from .models import VHCaseSet, VHNegation, VHVariant
 
@@ -277,10 +276,10 @@ def export_run(case_set: VHCaseSet, *, fmt: str, job_id: int, created_by=None, *
     }
 
 
-def expanded_publish(case_set: VHCaseSet, *, benchmark, label: str, created_by=None):
-    """The expanded set as a published version of the set's evaluation benchmark (family
-    vhexpansion; ``framework.publish`` gives it), built from the same JSONL an export holds and
-    parsed by the evaluation app's own importer."""
+def published_items(case_set: VHCaseSet) -> list:
+    """The expanded set as the items of a published version of the set's evaluation benchmark
+    (family vhexpansion; ``framework.publish`` makes it), built from the same JSONL an export
+    holds and parsed by the evaluation app's own importer."""
     expanded = expanded_set(case_set=case_set)
     if not expanded.rows:
         raise Invalid(
@@ -292,11 +291,4 @@ def expanded_publish(case_set: VHCaseSet, *, benchmark, label: str, created_by=N
     for item in items:
         row = by_id[item.item_id]
         item.data.update({key: row[key] for key in LINK_FIELDS if key in row})
-    return evaluation_services.version_create(
-        benchmark=benchmark,
-        label=label,
-        rows=items,
-        publish=True,
-        source=f"vhexpansion set {case_set.pk}: {case_set.name}",
-        created_by=created_by,
-    )
+    return items
