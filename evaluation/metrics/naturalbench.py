@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
 
 import numpy as np
@@ -526,15 +526,7 @@ def global_optimal_scores(
         for name in names:
             draws[name].append(float(means[name].mean()))
     intervals = {name: percentile_interval(draws[name], seed=seed, rounds=rounds) for name in names}
-    return NaturalBenchScores(
-        n_samples=result.n_samples,
-        acc=result.acc,
-        q_acc=result.q_acc,
-        i_acc=result.i_acc,
-        g_acc=result.g_acc,
-        tau=tau,
-        intervals=intervals,
-    )
+    return replace(result, intervals=intervals)
 
 
 def _post_hoc_score(p_a0, p_a1, p_a0_blind, p_a1_blind) -> np.ndarray:

@@ -8,7 +8,6 @@ judgment needs a follow-up call that depends on the first one's answer.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +15,7 @@ from django.db import transaction
 
 from annotator.platform.errors import Invalid
 from curation.gateway import calls as gateway_calls
+from curation.gateway.calls import CallRequest
 from curation.gateway.rendering import TemplateError
 from curation.gateway.service import Plan, generation_prepare, generation_record
 from curation.models import Generation, LLMProvider, PromptTemplate
@@ -114,31 +114,23 @@ class Pool:
         """``on_result`` may return follow-up calls (the judge's extraction call)."""
         queue = iter(calls)
         follow_ups: list[Call] = []
-        workers = max(1, int(self.provider.concurrency or 1))
-        in_flight: dict[Future, tuple[Call, Plan]] = {}
 
-        def submit_next(pool: ThreadPoolExecutor) -> bool:
+        def next_call() -> tuple[tuple[Call, Plan], CallRequest] | None:
             call = follow_ups.pop(0) if follow_ups else next(queue, None)
             if call is None:
-                return False
+                return None
             plan = self._plan(call)
-            in_flight[pool.submit(gateway_calls.execute, plan.request)] = (call, plan)
-            return True
+            return (call, plan), plan.request
 
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="eval-run") as pool:
-            while len(in_flight) < workers and submit_next(pool):
-                pass
-            while in_flight:
-                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                # One commit for the answers that arrived together.
-                with transaction.atomic():
-                    for future in finished:
-                        call, plan = in_flight.pop(future)
-                        generation = generation_record(plan, future.result())
-                        self.generations += 1
-                        follow_ups.extend(on_result(call, generation) or [])
-                while len(in_flight) < workers and submit_next(pool):
-                    pass
+        workers = max(1, int(self.provider.concurrency or 1))
+        answers = gateway_calls.execute_concurrently(next_call, workers=workers, name="eval-run")
+        for arrived in answers:
+            # One commit for the answers that arrived together.
+            with transaction.atomic():
+                for (call, plan), result in arrived:
+                    generation = generation_record(plan, result)
+                    self.generations += 1
+                    follow_ups.extend(on_result(call, generation) or [])
 
 
 def _apply_turns(plan: Plan, template: PromptTemplate) -> None:
