@@ -26,19 +26,6 @@ from .benches import MIN_ACCEPTS
 
 DATA_NAME = "data.json"
 TESTS_NAME = "tests.jsonl"
-# The published data.json's fields, in its order.
-FIELDS = (
-    "concept",
-    "context_id",
-    "context",
-    "factual_context",
-    "true_statement",
-    "false_statement",
-    "existent_noun",
-    "non-existent_noun",
-    "aggregated_human_label_good_images",
-    "best_img_id",
-)
 
 
 @dataclass

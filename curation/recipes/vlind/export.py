@@ -22,15 +22,13 @@ from annotator.platform.errors import Invalid
 from curation.recipes.framework.publish import published_versions
 from curation.recipes.framework.registry import recipe_of
 from evaluation import importers
+from evaluation.families.vlind.parse import DATA_FIELDS
 
 from ...export_files import export_store, progress_for
 from ...models import Image
-from .archive import DATA_NAME, FIELDS, Row, data_json, image_count, write_zip
+from .archive import DATA_NAME, Row, data_json, image_count, write_zip
 from .images import best_of, with_images
 from .models import VLindBench, VLindImage, VLindTriple
-
-# Kept in the published version's item data so its archive can be rebuilt exactly.
-EXTRA_FIELDS = ("aggregated_human_label_good_images", "image_sha256", "factual_image_sha256")
 
 
 @dataclass
@@ -147,7 +145,7 @@ def version_rows(version) -> list[Row]:
     """The rows a frozen version holds (its items' data, in position order)."""
     return [
         Row(
-            data={key: d.get(key, "") for key in FIELDS},
+            data={key: d.get(key, "") for key in DATA_FIELDS},
             images=dict(d.get("image_sha256") or {}),
             factual=d.get("factual_image_sha256", ""),
         )
