@@ -18,6 +18,7 @@ from curation.recipes.vlind import archive, export, nouns
 from curation.recipes.vlind.recipe import RECIPE
 from evaluation import importers
 from evaluation import services as evaluation_services
+from evaluation.families.vlind.parse import DATA_FIELDS
 from evaluation.metrics import vlind
 from tests.curation.recipes.vlind import helpers
 from tests.curation.recipes.vlind.helpers import draft_offline, kept, review_triples, reviewers
@@ -77,7 +78,7 @@ def test_data_json_matches_the_published_layout_field_by_field(built):
     archive = _zip(helpers.export_zip(built))
     data = json.loads(archive.read("data.json"))
     # two instances: color/3 has no good image and leaves the set
-    assert [list(row) for row in data] == [list(export.FIELDS)] * 2
+    assert [list(row) for row in data] == [list(DATA_FIELDS)] * 2
     assert data[0] == {
         "concept": "color",
         "context_id": 1,
@@ -167,7 +168,7 @@ def test_round_trip_through_the_evaluation_importer_and_metrics(built):
     ]
     rows = json.loads(content)
     for item, row in zip(items, rows, strict=True):
-        for key in export.FIELDS:
+        for key in DATA_FIELDS:
             if key != "aggregated_human_label_good_images":
                 assert item.data[key] == row[key], key
     # when frozen as a version and a model's answers (the official runner's keys) are imported
