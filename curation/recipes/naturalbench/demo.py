@@ -67,12 +67,9 @@ def naturalbench_demo(*, project: Project, curator) -> NaturalBenchPipeline:
         name=NAME,
         corpus=corpus,
         scorers=[scorer_tiny()],
+        # Otherwise the defaults: English, two annotators, three regenerations, seed 0.
         question_types=[YES_NO, MULTIPLE_CHOICE],
-        language="en",
-        annotators_per_item=2,
         taggers_per_item=2,
-        max_regenerations=3,
-        seed=0,
         provider=provider_offline(),
         # The demo server runs jobs eagerly in the request; drafting again stays a button here.
         auto_regenerate=False,
