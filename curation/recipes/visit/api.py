@@ -16,6 +16,7 @@ from annotator.platform.api import ERRORS as PLATFORM_ERRORS
 from annotator.platform.api import ApiView, ErrorOut
 from annotator.platform.edge import FormParser, JSONParser, MultiPartParser
 from annotator.platform.roles import CURATOR, RESEARCHER
+from evaluation.families.visit.api import LeaderboardOut, leaderboard_out
 
 from . import selectors
 from .models import VisitSubmission
@@ -161,25 +162,6 @@ class SubmissionDetailApi(ApiView):
         return Response(SubmissionOut(submission, context={"players": _players(pipeline)}).data)
 
 
-class PlayerOut(serializers.Serializer):
-    player = serializers.CharField()
-    elo = serializers.FloatField()
-    low = serializers.FloatField(allow_null=True)
-    high = serializers.FloatField(allow_null=True)
-    matches = serializers.IntegerField()
-    is_reference = serializers.BooleanField()
-    win_rate = serializers.JSONField(allow_null=True)
-
-
-class LeaderboardOut(serializers.Serializer):
-    version_id = serializers.IntegerField(allow_null=True)
-    judge = serializers.CharField(allow_blank=True)
-    judgment_set_id = serializers.IntegerField(allow_null=True)
-    rated_at = serializers.DateTimeField(allow_null=True)
-    players = PlayerOut(many=True)
-    crowd_players = PlayerOut(many=True)
-
-
 class LeaderboardApi(ApiView):
     """The LLM judge's ratings of the pipeline's version (Table 4 layout) and the crowd's
     (Table 3), each player with its bootstrap interval."""
@@ -191,13 +173,4 @@ class LeaderboardApi(ApiView):
     def get(self, request, pipeline_id: int):
         pipeline = selectors.pipeline_or_404(request.user, pipeline_id, manage=False)
         board = selectors.leaderboard(pipeline)
-        judge_set = board["judge_set"]
-        body = {
-            "version_id": pipeline.version_id,
-            "judge": judge_set.judge if judge_set else "",
-            "judgment_set_id": judge_set.pk if judge_set else None,
-            "rated_at": judge_set.results_computed_at if judge_set else None,
-            "players": board["players"],
-            "crowd_players": board["human_players"],
-        }
-        return Response(LeaderboardOut(body).data)
+        return Response(leaderboard_out(board, pipeline.version_id))

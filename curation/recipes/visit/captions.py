@@ -11,7 +11,7 @@ from annotator import services as annotator_services
 from annotator.models import Task
 from annotator.platform.files import media_url
 
-from ..framework.queues import queue_ensure
+from ..framework.queues import queue_ensure, tasks_create
 from .models import VisitImage, VisitInstance, VisitTask
 from .pipelines import CAPTION_QUEUE, DRAFT_JOB, answers_of, job_once
 
@@ -54,15 +54,11 @@ def caption_tasks_create(instance: VisitInstance, note: str = "") -> int:
         )
         for img in images
     ]
-    annotator_services.tasks_bulk_create(queue=queue, rows=rows)
-    tasks = {
-        t.external_id: t
-        for t in Task.objects.filter(queue=queue, external_id__in=[r.external_id for r in rows])
-    }
+    tasks = tasks_create(queue, rows)
     VisitTask.objects.bulk_create(
         [
             VisitTask(
-                task=tasks[row.external_id],
+                task_id=tasks[row.external_id],
                 pipeline=pipeline,
                 stage=VisitTask.Stage.CAPTION,
                 image=img,

@@ -22,6 +22,7 @@ from annotator.platform.models import Project
 from evaluation import importers
 from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
+from evaluation.families.visit import sampling
 
 from ...gateway import provider_offline
 from ..framework.demo import demo_annotators, demo_work, jobs_in_process
@@ -52,7 +53,7 @@ def _prefer_reference_then_longer(assignment) -> dict:
         left, right = right, left
 
     def score(c: dict) -> tuple:
-        return (c["id"] == pipelines.REFERENCE, len(c["text"].split()))
+        return (c["id"] == sampling.REFERENCE, len(c["text"].split()))
 
     return {"choice": "left" if score(left) >= score(right) else "right"}
 
@@ -134,7 +135,7 @@ def _published_with_models(pipeline: VisitPipeline, project: Project, curator) -
     version = version_publish(
         pipeline=pipeline,
         label="demo-v1",
-        benchmark_name=f"VisIT-Bench demo ({project.slug})",
+        benchmark=f"VisIT-Bench demo ({project.slug})",
         created_by=curator,
     )
     kept = {i.item_id for i in version.items.filter(kept=True)}

@@ -17,10 +17,11 @@ from django.utils import timezone
 from annotator import services as annotator_services
 from annotator.models import Task
 from annotator.platform.errors import Invalid
+from evaluation.services import clean_name
 
 from ... import assets
 from ...models import Image
-from ..framework.queues import queue_ensure
+from ..framework.queues import queue_ensure, tasks_create
 from . import prompts
 from .captions import caption_tasks_create
 from .models import (
@@ -34,12 +35,12 @@ from .models import (
 from .pipelines import (
     INSTRUCTION_QUEUE,
     MAX_INSTRUCTION_TASKS,
+    MAX_TEXT,
     answers_of,
     clean_line,
     next_position,
     payload_images,
     remote_links,
-    required_text,
 )
 
 
@@ -104,8 +105,8 @@ def family_create(
 ) -> VisitFamily:
     """A family with its seed example (image(s), instruction, example response; Sec. 2.1)."""
     name = clean_line(name, "family name", 200)
-    instruction = required_text(seed_instruction, "example instruction", 2000)
-    response = required_text(seed_response, "example response")
+    instruction = clean_name(seed_instruction, "example instruction", 2000)
+    response = clean_name(seed_response, "example response", MAX_TEXT)
     seed_images = _check_seed(seed_images, multi_image)
     if VisitFamily.objects.filter(pipeline=pipeline, name=name).exists():
         raise Invalid(f"This pipeline already has a family “{name}”.")
@@ -206,14 +207,13 @@ def instruction_tasks_create(*, family: VisitFamily, count: int, created_by=None
         for k in range(count)
     ]
     with transaction.atomic():
-        annotator_services.tasks_bulk_create(queue=queue, rows=rows)
-        tasks = Task.objects.filter(queue=queue, external_id__in=[r.external_id for r in rows])
+        tasks = tasks_create(queue, rows)
         VisitTask.objects.bulk_create(
             [
                 VisitTask(
-                    task=t, pipeline=pipeline, stage=VisitTask.Stage.INSTRUCTION, family=family
+                    task_id=pk, pipeline=pipeline, stage=VisitTask.Stage.INSTRUCTION, family=family
                 )
-                for t in tasks
+                for pk in tasks.values()
             ]
         )
     return count

@@ -25,7 +25,7 @@ from annotator.platform.errors import Invalid
 from annotator.platform.files import media_url
 from annotator.platform.jobs import job_enqueue
 from annotator.platform.models import Job, Project
-from evaluation.families.visit import sampling
+from evaluation.services import clean_name
 
 from ...models import LLMProvider
 from ..framework.declare import QueueSpec
@@ -46,7 +46,6 @@ CAPTION_HANDLER = "visit.caption"
 REVIEW_HANDLER = "visit.review"
 RATING_HANDLER = "visit.rating"
 
-REFERENCE = sampling.REFERENCE
 MAX_TEXT = 5000
 MAX_TABLE_BYTES = 50 * 1024 * 1024
 MAX_VOTES = 15
@@ -102,22 +101,9 @@ RATING_QUEUE = QueueSpec(
 QUEUES = (INSTRUCTION_QUEUE, CAPTION_QUEUE, REVIEW_QUEUE, RATING_QUEUE)
 
 
-def clean_line(value: str, what: str, limit: int, *, required: bool = True) -> str:
-    value = " ".join((value or "").split())
-    if required and not value:
-        raise Invalid(f"Give the {what}.", [{"line": 0, "error": f"{what} is required"}])
-    if len(value) > limit:
-        raise Invalid(f"The {what} is longer than {limit} characters.")
-    return value
-
-
-def required_text(value: str, what: str, limit: int = MAX_TEXT) -> str:
-    value = (value or "").strip()
-    if not value:
-        raise Invalid(f"Give the {what}.", [{"line": 0, "error": f"{what} is required"}])
-    if len(value) > limit:
-        raise Invalid(f"The {what} is longer than {limit} characters.")
-    return value
+def clean_line(value: str, what: str, limit: int) -> str:
+    """``value`` on one line (white space folded), required, at most ``limit`` characters."""
+    return clean_name(" ".join((value or "").split()), what, limit)
 
 
 def image_url(visit_image: VisitImage) -> str:

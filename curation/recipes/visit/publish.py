@@ -100,9 +100,7 @@ def version_rows(pipeline: VisitPipeline) -> list:
     return rows
 
 
-def version_publish(
-    *, pipeline: VisitPipeline, label: str, benchmark_name: str = "", created_by=None
-):
+def version_publish(pipeline: VisitPipeline, *, label: str, benchmark: str = "", created_by=None):
     """Freeze the instances with a final verdict as a VisIT-Bench version of the evaluation app
     (items in the published layout; only verified ones count on leaderboards). New instances
     later go into a new version."""
@@ -112,7 +110,7 @@ def version_publish(
         raise Invalid("No instance has a verified (or rejected) reference yet: nothing to publish.")
     # Benchmark names are unique per project: the pipeline's project's benchmark of this name
     # gets the version, whatever other projects call theirs.
-    name = clean_line(benchmark_name or pipeline.name, "benchmark name", 200)
+    name = clean_line(benchmark or pipeline.name, "benchmark name", 200)
     with transaction.atomic():
         version = eval_services.benchmark_version_create(
             family="visit",

@@ -17,7 +17,7 @@ from evaluation.families.visit import living, sampling
 from evaluation.importers import pair_key
 from evaluation.models import JudgmentSet
 
-from ..framework.queues import queue_ensure
+from ..framework.queues import queue_ensure, tasks_create
 from .models import VisitInstance, VisitPair, VisitPipeline
 from .pipelines import (
     MAX_PAIRS_PER_CALL,
@@ -112,12 +112,7 @@ def pairs_sample(
             )
             for p in pairs
         ]
-        annotator_services.tasks_bulk_create(queue=queue, rows=rows)
-        tasks = dict(
-            Task.objects.filter(
-                queue=queue, external_id__in=[r.external_id for r in rows]
-            ).values_list("external_id", "pk")
-        )
+        tasks = tasks_create(queue, rows)
         for p in pairs:
             VisitPair.objects.filter(pk=p.pk).update(task_id=tasks[f"visit-pair-{p.pk}"])
     return len(pairs)

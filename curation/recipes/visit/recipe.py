@@ -39,12 +39,6 @@ from . import (
 from .models import VisitPipeline
 
 
-def _publish(pipeline, *, label, created_by, benchmark=""):
-    return publish.version_publish(
-        pipeline=pipeline, label=label, benchmark_name=benchmark, created_by=created_by
-    )
-
-
 def _published(version) -> str:
     return _("Published %(n)d instances (%(k)d verified) as %(v)s.") % {
         "n": version.item_count,
@@ -145,7 +139,7 @@ RECIPE = register(
         ),
         publishes=Publish(
             family="visit",
-            publish=_publish,
+            publish=publish.version_publish,
             done=_published,
             versions=publish.published_versions,
             form=forms.PublishForm,

@@ -18,7 +18,7 @@ from annotator.platform.jobs import job_progress
 
 from ... import gateway
 from ...models import Generation, LLMProvider
-from ..framework.queues import queue_ensure
+from ..framework.queues import queue_ensure, tasks_create
 from . import prompts
 from .captions import caption_tasks_create
 from .models import VisitInstance, VisitPipeline, VisitReference
@@ -116,10 +116,9 @@ def reference_record(
             payload=_review_payload(instance, reference, _drafter_label(generation)),
             external_id=f"visit-ref-{reference.pk}",
         )
-        annotator_services.tasks_bulk_create(queue=queue, rows=[row])
-        task = Task.objects.get(queue=queue, external_id=row.external_id)
-        VisitReference.objects.filter(pk=reference.pk).update(task=task)
-        reference.task = task
+        task_id = tasks_create(queue, [row])[row.external_id]
+        VisitReference.objects.filter(pk=reference.pk).update(task_id=task_id)
+        reference.task_id = task_id
         instance.state = VisitInstance.State.VERIFYING
         instance.draft_error = ""
         instance.save(update_fields=["state", "draft_error"])

@@ -11,7 +11,7 @@ from annotator.models import Annotation, Assignment, Task
 from curation.recipes.framework.queues import queue_ensure
 from curation.recipes.visit import pipelines, selectors, submissions
 from curation.recipes.visit.models import VisitPipeline
-from evaluation.families.visit import board, pairwise, stats
+from evaluation.families.visit import board, pairwise, sampling, stats
 from evaluation.models import Benchmark, BenchmarkItem, BenchmarkVersion, JudgmentSet, PairJudgment
 from tests.curation.recipes.visit.helpers import answer_all, workers
 
@@ -19,7 +19,7 @@ pytestmark = [
     pytest.mark.django_db,
 ]
 
-REF = pipelines.REFERENCE
+REF = sampling.REFERENCE
 
 
 def _set(version, kind, label, rows):

@@ -24,6 +24,7 @@ from curation.recipes.visit.models import VisitImage, VisitInstance, VisitPair, 
 from evaluation import importers
 from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
+from evaluation.families.visit import sampling
 from evaluation.importers import pair_key
 from evaluation.models import JudgmentSet, PairJudgment
 from tests.curation.recipes.visit.helpers import (
@@ -193,7 +194,7 @@ def test_full_flow_to_crowd_elo_with_the_fake_llm(
 
         return respond
 
-    order = {pipelines.REFERENCE: 0, "model-x": 1, "model-y": 2}
+    order = {sampling.REFERENCE: 0, "model-x": 1, "model-y": 2}
     for k, rater in enumerate(raters):
         ranks = dict(order)
         if k == 0:
@@ -219,7 +220,7 @@ def test_full_flow_to_crowd_elo_with_the_fake_llm(
     assert (human.kind, human.pair_count, human.provenance["votes"]) == ("human", 3, 15)
     assert PairJudgment.objects.filter(judgment_set=human).count() == 3
     players = {p["player"]: p for p in human.results["players"]}
-    assert [p["player"] for p in human.results["players"]][0] == pipelines.REFERENCE
+    assert [p["player"] for p in human.results["players"]][0] == sampling.REFERENCE
     assert players["model-x"]["win_rate"]["wins"] == 0
     assert players["model-x"]["win_rate"]["n"] == 5
     assert players["model-x"]["matches"] == 10

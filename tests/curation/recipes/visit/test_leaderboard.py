@@ -17,7 +17,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotator.platform import roles
-from curation.recipes.visit import dataset, pipelines, publish, ratings, submissions
+from curation.recipes.visit import dataset, publish, ratings, submissions
 from curation.recipes.visit.models import VisitSubmission
 from evaluation.families.visit import judge, living, sampling
 from evaluation.importers import pair_key
@@ -84,7 +84,7 @@ def test_submission_over_the_api_is_judged_and_rated(
     expected = judge.judge_pairs_sample(version=version, model=PANDA, n=12, seed=7)
     assert body["pairs"] == expected
     assert body["pair_count"] == 24
-    assert sum(p["b_model"] == pipelines.REFERENCE for p in body["pairs"]) == 12
+    assert sum(p["b_model"] == sampling.REFERENCE for p in body["pairs"]) == 12
     assert ModelRun.objects.get(version=version, model__name=PANDA).prediction_count == 578
     # and the offline judge judged every pair in both orders, then rated the version
     judged = JudgmentSet.objects.get(version=version, label=submissions.leaderboard_label(pipeline))
@@ -101,7 +101,7 @@ def test_submission_over_the_api_is_judged_and_rated(
     assert rating["win_rate"]["n"] <= 12
     board_json = api.get(reverse("api-visit-leaderboard", args=[pipeline.pk])).json()
     assert board_json["judge"] == "Offline judge (length heuristic, not an LLM)"
-    assert {p["player"] for p in board_json["players"]} >= {PANDA, pipelines.REFERENCE}
+    assert {p["player"] for p in board_json["players"]} >= {PANDA, sampling.REFERENCE}
 
 
 def test_the_same_seed_gives_the_same_pairs(board):
