@@ -37,9 +37,7 @@ IMPORT_JOB = "visit.import_dataset"
 FETCH_JOB = "visit.fetch_images"
 DRAFT_JOB = "visit.draft_references"
 SYNC_JOB = "visit.sync_human_votes"
-# The export job (export.py) has its own cards, newest per export, so it is not in JOB_KINDS.
 EXPORT_JOB = "visit.export"
-JOB_KINDS = (IMPORT_JOB, FETCH_JOB, DRAFT_JOB, SYNC_JOB)
 
 INSTRUCTION_HANDLER = "visit.instruction"
 CAPTION_HANDLER = "visit.caption"
