@@ -137,13 +137,15 @@ class Publish:
 @dataclass(frozen=True)
 class Page:
     """A recipe's own page under its object (``<slug>/<int:pk_kwarg>/<route>``), for curators
-    (and admins): the object is loaded as the detail page loads it (404 when out of reach),
-    then ``view(request, obj, **route kwargs)`` answers."""
+    (and admins; with ``readers``, the project's researchers too): the object is loaded as the
+    detail page loads it (404 when out of reach), then ``view(request, obj, **route kwargs)``
+    answers."""
 
     route: str  # "triples/<int:triple_id>/"
     view: Callable[..., Any]  # (request, obj, **kwargs) -> HttpResponse
     name: str  # the URL name ("curator-vlind-triple")
     methods: tuple[str, ...] | None = ("GET",)  # None: any method (a form page)
+    readers: bool = False  # researchers of the object's project too (a leaderboard)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from . import views
 from .declare import Export, ItemList, Page, Recipe
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check
+READERS = (roles.CURATOR, roles.RESEARCHER)
 # As today's decorators: require_GET, require_POST, GET and POST, none (a form page).
 GET, POST, BOTH, ANY = ("GET",), ("POST",), ("GET", "POST"), None
 
@@ -95,7 +96,7 @@ def patterns_for(recipe: Recipe) -> list[URLPattern]:
         out.append(path(base + recipe.publishes.url, publish, name=recipe.publishes.url_name))
     out += _export_patterns(recipe, base)
     for page in recipe.pages:
-        view = _bound(recipe, _page_view(page), CURATOR, page.methods)
+        view = _bound(recipe, _page_view(page), READERS if page.readers else CURATOR, page.methods)
         out.append(path(base + page.route, view, name=page.name))
     for declared in recipe.lists:
         view = _bound(recipe, _list_view(declared), CURATOR, GET)

@@ -286,7 +286,7 @@ def object_settings(recipe: Recipe, request: HttpRequest, pk: int) -> HttpRespon
 
 def own_page(recipe: Recipe, page: Page, request: HttpRequest, pk: int, **kwargs: Any):
     """A page the recipe declares (``Recipe.pages``), given the object in reach."""
-    obj = selectors.object_or_404(recipe, request.user, pk)
+    obj = selectors.object_or_404(recipe, request.user, pk, readers=page.readers)
     return page.view(request, obj, **kwargs)
 
 
