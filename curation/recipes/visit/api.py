@@ -1,13 +1,14 @@
-"""JSON API of the living leaderboard (visit-bench.txt Sec. 1, App. F), mounted at ``api/visit/``:
-researchers and curators of a pipeline's project submit a new model's responses (token auth) and
-read the ratings. One view per operation; bad files answer 400 with line-numbered errors and
-store nothing; pipelines out of reach answer 404 like missing ones."""
+"""JSON API of the living leaderboard (visit-bench.txt Sec. 1, App. F), mounted at ``api/visit/``
+(``urlpatterns``): researchers and curators of a pipeline's project submit a new model's
+responses (token auth) and read the ratings. One view per operation; bad files answer 400 with
+line-numbered errors and store nothing; pipelines out of reach answer 404 like missing ones."""
 
 from __future__ import annotations
 
 from pathlib import PurePosixPath
 
 from django.http import Http404
+from django.urls import path
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -174,3 +175,23 @@ class LeaderboardApi(ApiView):
         pipeline = selectors.pipeline_or_404(request.user, pipeline_id, manage=False)
         board = selectors.leaderboard(pipeline)
         return Response(leaderboard_out(board, pipeline.version_id))
+
+
+# Mounted at ``api/visit/`` (``Recipe.api_urls``).
+urlpatterns = [
+    path(
+        "pipelines/<int:pipeline_id>/submissions/",
+        SubmissionsApi.as_view(),
+        name="api-visit-submissions",
+    ),
+    path(
+        "pipelines/<int:pipeline_id>/submissions/<int:submission_id>/",
+        SubmissionDetailApi.as_view(),
+        name="api-visit-submission",
+    ),
+    path(
+        "pipelines/<int:pipeline_id>/leaderboard/",
+        LeaderboardApi.as_view(),
+        name="api-visit-leaderboard",
+    ),
+]

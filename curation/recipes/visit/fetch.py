@@ -1,67 +1,15 @@
-"""Remote images of VisIT-Bench instances: fetched when reachable (short timeout, public hosts
-only), otherwise kept as links that every page shows as such."""
+"""Remote images of VisIT-Bench instances: fetched when reachable (``framework.remote``: short
+timeout, public hosts only), otherwise kept as links that every page shows as such."""
 
 from __future__ import annotations
-
-import ipaddress
-import re
-import socket
-import urllib.error
-import urllib.request
-from pathlib import PurePosixPath
-from urllib.parse import urlparse
 
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
 
 from ... import assets
+from ..framework.remote import FetchFailed, fetch_remote, remote_name
 from .models import VisitImage, VisitInstance, VisitPipeline
-from .pipelines import FETCH_GIVE_UP_AFTER, FETCH_TIMEOUT_S
-
-
-class FetchFailed(Exception):
-    """A remote image could not be fetched; ``reason`` is shown next to its link."""
-
-    def __init__(self, reason: str, *, unreachable: bool = False):
-        super().__init__(reason)
-        self.reason = reason
-        self.unreachable = unreachable
-
-
-def fetch_remote(url: str, *, timeout: float = FETCH_TIMEOUT_S, max_bytes: int | None = None):
-    """The bytes at an http(s) URL within ``timeout`` seconds. Hosts on private, loopback or
-    link-local networks are refused (a dataset URL must not reach into the server's network)."""
-    max_bytes = max_bytes or assets.max_image_bytes()
-    parsed = urlparse(url)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise FetchFailed("not an http(s) URL")
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
-    try:
-        infos = socket.getaddrinfo(parsed.hostname, port, type=socket.SOCK_STREAM)
-    except OSError as exc:
-        raise FetchFailed(f"host not reachable ({exc})"[:300], unreachable=True) from None
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global:
-            raise FetchFailed("refused: the host is on a private or local network")
-    request = urllib.request.Request(url, headers={"User-Agent": "Blindspot (dataset image)"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
-            data = response.read(max_bytes + 1)
-    except urllib.error.HTTPError as exc:
-        raise FetchFailed(f"HTTP {exc.code}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise FetchFailed(f"not reachable ({reason})"[:300], unreachable=True) from None
-    if len(data) > max_bytes:
-        raise FetchFailed(f"larger than {max_bytes // 2**20} MB")
-    return data
-
-
-def _remote_name(url: str) -> str:
-    """A file name without a suffix (dots become underscores): the bytes decide the format."""
-    stem = PurePosixPath(urlparse(url).path).stem
-    return re.sub(r"[^A-Za-z0-9_-]+", "_", stem)[:100] or "image"
+from .pipelines import FETCH_GIVE_UP_AFTER
 
 
 def _licence_of(instance: VisitInstance) -> tuple[str, str]:
@@ -95,7 +43,7 @@ def images_fetch(
             image, _new = assets.image_ingest(
                 data=data,
                 # The content decides the format: a URL's suffix is often wrong.
-                name=_remote_name(visit_image.url),
+                name=remote_name(visit_image.url),
                 source=visit_image.url,
                 licence=licence,
                 attribution=author,

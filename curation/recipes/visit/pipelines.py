@@ -50,7 +50,6 @@ MAX_VOTES = 15
 MAX_REVIEWERS = 9
 MAX_INSTRUCTION_TASKS = 200
 MAX_PAIRS_PER_CALL = 5000
-FETCH_TIMEOUT_S = 3.0
 FETCH_GIVE_UP_AFTER = 5  # unreachable images in a row: the network is down, keep the links
 INSTRUCTION_MIN_LENGTH = 20
 

@@ -157,8 +157,8 @@ RECIPE = register(
         created=gettext_lazy("Pipeline created."),
         settings_form=forms.SettingsForm,
         update=pipelines.pipeline_settings,
-        extra_urls=views.urls,
-        api_urls="curation.recipes.visit.api_urls",
+        pages=views.PAGES,
+        api_urls="curation.recipes.visit.api",
         demo=demo.visit_demo,
     )
 )

@@ -1,12 +1,13 @@
-"""VisIT-Bench's own pages; the generic recipe pages (list, new, detail, settings, the fetch /
-draft / sync buttons, publish, exports) come from ``framework.urls``, and ``detail_context`` adds
-what the pipeline page shows beyond the funnel. Curators: the dataset import, families,
-instances, candidate responses, rated tuples and the judge. Researchers and curators: the living
-leaderboard, where a new model's responses are submitted.
+"""VisIT-Bench's own pages (``PAGES``, served by the framework with the pipeline loaded); the
+generic recipe pages (list, new, detail, settings, the fetch / draft / sync buttons, publish,
+exports) come from ``framework.urls``, and ``detail_context`` adds what the pipeline page shows
+beyond the funnel. Curators: the dataset import, families, instances, candidate responses, rated
+tuples and the judge. Researchers and curators: the living leaderboard, where a new model's
+responses are submitted.
 
-Reads go through ``selectors`` (project membership): a pipeline out of reach answers 404 exactly
-like a missing one. Every POST starts a job or changes one thing, then redirects back; bad input
-re-renders with the reason, never a 500.
+The framework reaches the pipeline through project membership: one out of reach answers 404
+exactly like a missing one. Every POST starts a job or changes one thing, then redirects back;
+bad input re-renders with the reason, never a 500.
 """
 
 from __future__ import annotations
@@ -18,11 +19,9 @@ from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
 
-from annotator.platform import roles
 from annotator.platform.errors import Invalid, ServiceError
 from annotator.platform.views import (
     error_context,
@@ -37,6 +36,7 @@ from evaluation.families.visit import board
 from ... import gateway
 from ...models import LLMProvider
 from ..framework import views as framework_views
+from ..framework.declare import Page
 from ..framework.registry import recipe_of
 from . import (
     dataset,
@@ -53,8 +53,6 @@ from . import (
 from .models import VisitInstance
 from .pipelines import upload_text
 
-CURATOR = (roles.CURATOR,)  # admins pass every role check
-READERS = (roles.CURATOR, roles.RESEARCHER)
 PAGE_SIZE = 25
 MAX_UPLOAD = 50 * 1024 * 1024
 
@@ -72,19 +70,6 @@ def _providers(pipeline):
     return LLMProvider.objects.filter(projects).order_by("name")
 
 
-def _table2_rows(table: dict) -> list[dict]:
-    """Table 2's three rows, in percent; None where a column has no rated reference."""
-    rows = []
-    for key, label in (
-        ("correct_share", _("Reference correct (%)")),
-        ("caption_share", _("Problem in caption (%)")),
-        ("response_share", _("Problem in response (%)")),
-    ):
-        values = [table[c][key] for c in ("overall", "single", "multi")]
-        rows.append({"label": label, "values": [None if v is None else 100 * v for v in values]})
-    return rows
-
-
 def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
     """What the pipeline page shows besides the generic funnel, buttons, jobs and forms."""
     table2 = selectors.verification_table(pipeline)
@@ -93,7 +78,7 @@ def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
     runs = list(version.runs.select_related("model").order_by("model__name")) if version else []
     return {
         "table2": table2,
-        "table2_rows": _table2_rows(table2),
+        "table2_rows": board.verification_rows(table2),
         "families": selectors.families(pipeline),
         "exports": [(what, fmt, label) for (what, fmt), label in export.EXPORT_LABELS.items()],
         "samples": selectors.sample_instances(pipeline),
@@ -114,10 +99,7 @@ def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
     }
 
 
-@roles.roles_required(*CURATOR)
-@require_POST
-def dataset_import(request: HttpRequest, pipeline_id: int) -> HttpResponse:
-    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+def dataset_import(request: HttpRequest, pipeline) -> HttpResponse:
     form = forms.ImportForm(request.POST, request.FILES)
     if not form.is_valid():
         messages.error(request, _("Choose the dataset CSV to import."))
@@ -153,9 +135,7 @@ def _seed_images(request: HttpRequest, form) -> list[families.SeedImage]:
     return images
 
 
-@roles.roles_required(*CURATOR)
-def family_new(request: HttpRequest, pipeline_id: int) -> HttpResponse:
-    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+def family_new(request: HttpRequest, pipeline) -> HttpResponse:
     form = forms.FamilyForm(request.POST or None, request.FILES or None)
 
     def save(data: dict):
@@ -183,34 +163,21 @@ def family_new(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     )
 
 
-@roles.roles_required(*CURATOR)
-@require_POST
-def instructions(request: HttpRequest, pipeline_id: int, family_id: int) -> HttpResponse:
-    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+def instructions(request: HttpRequest, pipeline, family_id: int) -> HttpResponse:
     family = selectors.family_or_404(pipeline, family_id)
-    form = forms.InstructionsForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, _("Ask for between 1 and 200 new instructions."))
-        return _back(pipeline, "families")
-    create = partial(
-        families.instruction_tasks_create,
-        family=family,
-        count=form.cleaned_data["count"],
-        created_by=request.user,
-    )
     done = _("%(n)d instruction tasks of “%(name)s” wait for crowdworkers.")
-    return perform(
+    return _form_post(
         request,
-        create,
-        back=_url(pipeline, "families"),
+        pipeline,
+        forms.InstructionsForm(request.POST),
+        _("Ask for between 1 and 200 new instructions."),
+        "families",
+        partial(families.instruction_tasks_create, family=family),
         done=lambda n: done % {"n": n, "name": family.name},
     )
 
 
-@roles.roles_required(*CURATOR)
-@require_GET
-def instances(request: HttpRequest, pipeline_id: int) -> HttpResponse:
-    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
+def instances(request: HttpRequest, pipeline) -> HttpResponse:
     state = request.GET.get("state", "")
     try:
         family = int(request.GET.get("family") or 0) or None
@@ -231,64 +198,54 @@ def instances(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     return render(request, "curation/visit/instances.html", context)
 
 
-def _posted(request, form, invalid: str) -> dict | None:
-    """The POSTed form's data, or None after saying why it is not valid."""
-    if form.is_valid():
-        return form.cleaned_data
-    messages.error(request, invalid % {"e": first_error(form)})
-    return None
-
-
-@roles.roles_required(*CURATOR)
-@require_POST
-def generate(request: HttpRequest, pipeline_id: int) -> HttpResponse:
-    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
-    form = forms.GenerateForm(request.POST, providers=_providers(pipeline))
-    data = _posted(request, form, _("Choose a model: %(e)s"))
-    if data is None:
-        return _back(pipeline, "responses")
-    start = partial(
-        submissions.responses_generate_start,
-        pipeline=pipeline,
-        provider=data["provider"],
-        limit=data.get("limit"),
-        created_by=request.user,
-    )
-    message = _("The model is answering the verified instances.")
+def _form_post(request, pipeline, form, invalid: str, anchor: str, call, *, done=None, started=""):
+    """A button's POSTed form: when not valid, back to ``anchor`` saying ``invalid`` (``%(e)s``:
+    the first error); else ``call(**fields, created_by=…)``, a change (``done``, as ``perform``)
+    or, with ``started``, a job (its page next, as ``start_job``)."""
+    if not form.is_valid():
+        messages.error(request, invalid % {"e": first_error(form)})
+        return _back(pipeline, anchor)
+    call = partial(call, **form.cleaned_data, created_by=request.user)
+    if not started:
+        return perform(request, call, back=_url(pipeline, anchor), done=done)
     page = _url(pipeline)
-    return start_job(
-        request, start, page=page, refused_at="responses", message=message, job_page=True
+    return start_job(request, call, page=page, refused_at=anchor, message=started, job_page=True)
+
+
+def generate(request: HttpRequest, pipeline) -> HttpResponse:
+    return _form_post(
+        request,
+        pipeline,
+        forms.GenerateForm(request.POST, providers=_providers(pipeline)),
+        _("Choose a model: %(e)s"),
+        "responses",
+        partial(submissions.responses_generate_start, pipeline=pipeline),
+        started=_("The model is answering the verified instances."),
     )
 
 
-@roles.roles_required(*CURATOR)
-@require_POST
-def pairs(request: HttpRequest, pipeline_id: int) -> HttpResponse:
-    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
-    invalid = _("The sampling is not valid: %(e)s")
-    data = _posted(request, forms.PairsForm(request.POST), invalid)
-    if data is None:
-        return _back(pipeline, "ratings")
-    sample = partial(ratings.pairs_sample, pipeline=pipeline, created_by=request.user, **data)
+def pairs(request: HttpRequest, pipeline) -> HttpResponse:
     done = _("%(n)d tuples wait for raters.")
-    return perform(request, sample, back=_url(pipeline, "ratings"), done=lambda n: done % {"n": n})
-
-
-@roles.roles_required(*CURATOR)
-@require_POST
-def judge(request: HttpRequest, pipeline_id: int) -> HttpResponse:
-    pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
-    invalid = _("The judge settings are not valid: %(e)s")
-    data = _posted(request, forms.JudgeForm(request.POST), invalid)
-    if data is None:
-        return _back(pipeline, "leaderboard")
-    start = partial(
-        submissions.leaderboard_judge_existing, pipeline=pipeline, created_by=request.user, **data
+    return _form_post(
+        request,
+        pipeline,
+        forms.PairsForm(request.POST),
+        _("The sampling is not valid: %(e)s"),
+        "ratings",
+        partial(ratings.pairs_sample, pipeline=pipeline),
+        done=lambda n: done % {"n": n},
     )
-    message = _("The LLM judge compares the models in both orders.")
-    page = _url(pipeline)
-    return start_job(
-        request, start, page=page, refused_at="leaderboard", message=message, job_page=True
+
+
+def judge(request: HttpRequest, pipeline) -> HttpResponse:
+    return _form_post(
+        request,
+        pipeline,
+        forms.JudgeForm(request.POST),
+        _("The judge settings are not valid: %(e)s"),
+        "leaderboard",
+        partial(submissions.leaderboard_judge_existing, pipeline=pipeline),
+        started=_("The LLM judge compares the models in both orders."),
     )
 
 
@@ -309,11 +266,9 @@ def _leaderboard_page(request, pipeline, form, error=None, status=200) -> HttpRe
     return render(request, "curation/visit/leaderboard.html", context, status=status)
 
 
-@roles.roles_required(*READERS)
-def leaderboard(request: HttpRequest, pipeline_id: int) -> HttpResponse:
+def leaderboard(request: HttpRequest, pipeline) -> HttpResponse:
     """The LLM judge's ratings (Table 4 layout) and crowd ratings (Table 3); a researcher
     submits a new model's responses here (or through the API)."""
-    pipeline = selectors.pipeline_or_404(request.user, pipeline_id, manage=False)
     if request.method != "POST":
         return _leaderboard_page(request, pipeline, forms.SubmissionForm())
     form = forms.SubmissionForm(request.POST, request.FILES)
@@ -341,20 +296,18 @@ def leaderboard(request: HttpRequest, pipeline_id: int) -> HttpResponse:
     return redirect(reverse("curator-visit-leaderboard", args=[pipeline.pk]) + "#submissions")
 
 
-def urls() -> list:
-    """The recipe's own routes under ``curate/`` (names and paths as they always were)."""
-    at = "visit/<int:pipeline_id>/"
-    return [
-        path(f"{at}import/", dataset_import, name="curator-visit-import"),
-        path(f"{at}families/new/", family_new, name="curator-visit-family-new"),
-        path(
-            f"{at}families/<int:family_id>/instructions/",
-            instructions,
-            name="curator-visit-instructions",
-        ),
-        path(f"{at}instances/", instances, name="curator-visit-instances"),
-        path(f"{at}generate/", generate, name="curator-visit-generate"),
-        path(f"{at}pairs/", pairs, name="curator-visit-pairs"),
-        path(f"{at}judge/", judge, name="curator-visit-judge"),
-        path(f"{at}leaderboard/", leaderboard, name="curator-visit-leaderboard"),
-    ]
+PAGES = (
+    Page("import/", dataset_import, "curator-visit-import", ("POST",)),
+    Page("families/new/", family_new, "curator-visit-family-new", None),
+    Page(
+        "families/<int:family_id>/instructions/",
+        instructions,
+        "curator-visit-instructions",
+        ("POST",),
+    ),
+    Page("instances/", instances, "curator-visit-instances"),
+    Page("generate/", generate, "curator-visit-generate", ("POST",)),
+    Page("pairs/", pairs, "curator-visit-pairs", ("POST",)),
+    Page("judge/", judge, "curator-visit-judge", ("POST",)),
+    Page("leaderboard/", leaderboard, "curator-visit-leaderboard", None, readers=True),
+)

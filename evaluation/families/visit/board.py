@@ -1,7 +1,7 @@
 """Reads of VisIT-Bench's living leaderboard (visit-bench.txt Sec. 1, 4.2–4.3, Fig. 8): a version's
-judgment sets as players in the Table 3 / Table 4 layout, each set's win-rate vs the reference
-per instruction category with its bar chart, and each rater's position bias in a forced-choice
-queue. The curation recipe adds its submissions and pages."""
+judgment sets as players in the Table 3 / Table 4 layout, Table 2's rows, each set's win-rate vs
+the reference per instruction category with its bar chart, and each rater's position bias in a
+forced-choice queue. The curation recipe adds its submissions and pages."""
 
 from __future__ import annotations
 
@@ -44,6 +44,20 @@ def board(version_id: int | None, *, judge_label: str, human_set_id: int | None)
         "human_players": ratings_table(human_set),
         "running": bool(judge_set and judge_set.job_id and not judge_set.job.is_finished),
     }
+
+
+def verification_rows(table: dict) -> list[dict]:
+    """Table 2's three rows (``stats.verification_table``), in percent; None where a column has no
+    rated reference."""
+    rows = []
+    for key, label in (
+        ("correct_share", _("Reference correct (%)")),
+        ("caption_share", _("Problem in caption (%)")),
+        ("response_share", _("Problem in response (%)")),
+    ):
+        values = [table[c][key] for c in stats.COLUMNS]
+        rows.append({"label": label, "values": [None if v is None else 100 * v for v in values]})
+    return rows
 
 
 def _fig8_panel(judgment_set, title: str) -> dict | None:
