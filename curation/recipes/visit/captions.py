@@ -12,8 +12,10 @@ from annotator.models import Task
 from annotator.platform.files import media_url
 
 from ..framework.queues import queue_ensure, tasks_create
+from ..framework.registry import recipe_of
+from ..framework.stages import stage_once
 from .models import VisitImage, VisitInstance, VisitTask
-from .pipelines import CAPTION_QUEUE, DRAFT_JOB, answers_of, job_once
+from .pipelines import CAPTION_QUEUE, task_answer
 
 
 def _caption_payload(instance: VisitInstance, visit_image: VisitImage, n: int, note: str) -> dict:
@@ -80,18 +82,13 @@ def combined_caption(images: Sequence[VisitImage]) -> str:
 def caption_record(task: Task, decision) -> VisitInstance | None:
     """A caption task's outcome: store the caption; when every image of the instance has its
     caption of this round, the instance waits for its reference draft (a job drafts it)."""
-    link = (
-        VisitTask.objects.select_related("image__instance__pipeline")
-        .filter(task_id=task.pk, stage=VisitTask.Stage.CAPTION)
-        .first()
-    )
-    answers = answers_of(task)
-    if link is None or not answers:
+    link, answer = task_answer(task, VisitTask.Stage.CAPTION, "image__instance__pipeline")
+    if link is None:
         return None
     instance = VisitInstance.objects.select_for_update().get(pk=link.image.instance_id)
     if instance.state != VisitInstance.State.CAPTIONING or link.round != instance.caption_round:
         return instance
-    text = (answers[-1].response or {}).get("text", "").strip()
+    text = (answer.response or {}).get("text", "").strip()
     VisitImage.objects.filter(pk=link.image_id).update(caption=text)
     waiting = VisitTask.objects.filter(
         stage=VisitTask.Stage.CAPTION,
@@ -107,5 +104,5 @@ def caption_record(task: Task, decision) -> VisitInstance | None:
     instance.draft_error = ""
     instance.save(update_fields=["caption", "state", "draft_error"])
     # One queued drafting job per pipeline picks up every captioned instance (after commit).
-    job_once(DRAFT_JOB, instance.pipeline)
+    stage_once(recipe_of("visit"), "draft", instance.pipeline)
     return instance

@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy
 
 from annotator.models import Annotation
 from annotator.platform.errors import Invalid
+from evaluation.families.visit import judgments as visit_judgments
 from evaluation.families.visit import parse as visit_parse
 
 from ...export_files import export_store, progress_for
@@ -17,16 +18,8 @@ from ..framework.exports import records_write
 from .models import VisitPair, VisitPipeline
 from .publish import version_of
 
-PREFERENCE_COLUMNS = (
-    "image_url",
-    "instruction",
-    "A",
-    "B",
-    "A_model",
-    "B_model",
-    "model_selection.A",
-    "model_selection.B",
-)
+# visit_bench_human_preferences.csv: one row per crowd vote.
+PREFERENCE_COLUMNS = (*visit_judgments.HUMAN_COLUMNS, *visit_judgments.SELECTION_COLUMNS)
 
 
 def dataset_records(version, *, fmt: str = "csv") -> list[dict]:
@@ -58,19 +51,9 @@ def preference_records(pipeline: VisitPipeline) -> list[dict]:
     )
     for task_id, response in votes:
         pair = pairs[task_id]
-        data = items.get(pair.item_id, {})
-        winner = (response or {}).get("winner")
+        item = items.get(pair.item_id, {})
         records.append(
-            {
-                "image_url": data.get("image", ""),
-                "instruction": data.get("instruction", ""),
-                "A": pair.response_a,
-                "B": pair.response_b,
-                "A_model": pair.model_a,
-                "B_model": pair.model_b,
-                "model_selection.A": "TRUE" if winner == pair.model_a else "FALSE",
-                "model_selection.B": "TRUE" if winner == pair.model_b else "FALSE",
-            }
+            visit_judgments.human_vote_record(item, pair, (response or {}).get("winner"))
         )
     return records
 
@@ -78,12 +61,12 @@ def preference_records(pipeline: VisitPipeline) -> list[dict]:
 # --------------------------------------------------------------------------------------------
 # Export jobs: the file is written by a job and stored (curation/export_files.py)
 # --------------------------------------------------------------------------------------------
-EXPORTS = (("dataset", "csv"), ("dataset", "jsonl"), ("preferences", "csv"))
 EXPORT_LABELS = {
     ("dataset", "csv"): gettext_lazy("Dataset (CSV)"),
     ("dataset", "jsonl"): gettext_lazy("Dataset (JSONL)"),
     ("preferences", "csv"): gettext_lazy("Human preferences (CSV)"),
 }
+EXPORTS = tuple(EXPORT_LABELS)  # (what, fmt) of each export, in card order
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 
 

@@ -36,11 +36,11 @@ from .pipelines import (
     INSTRUCTION_QUEUE,
     MAX_INSTRUCTION_TASKS,
     MAX_TEXT,
-    answers_of,
     clean_line,
     next_position,
     payload_images,
     remote_links,
+    task_answer,
 )
 
 
@@ -71,6 +71,15 @@ def _check_seed(seed_images: Sequence[SeedImage], multi_image: bool) -> list[See
     return seed_images
 
 
+def _ingest(**fields) -> Image:
+    """An image stored through ``assets.image_ingest``; a rejected file refuses with why."""
+    try:
+        image, _new = assets.image_ingest(**fields)
+    except assets.ImageRejected as exc:
+        raise Invalid(str(exc)) from None
+    return image
+
+
 def _store_seed(seed_images: Sequence[SeedImage], created_by) -> list[Image | None]:
     """The uploaded seed images stored (None where the image is a remote URL)."""
     stored: list[Image | None] = []
@@ -78,17 +87,15 @@ def _store_seed(seed_images: Sequence[SeedImage], created_by) -> list[Image | No
         if s.data is None:
             stored.append(None)
             continue
-        try:
-            image, _new = assets.image_ingest(
+        stored.append(
+            _ingest(
                 data=s.data,
                 name=s.name or "seed",
                 source=s.source,
                 licence=s.licence,
                 created_by=created_by,
             )
-        except assets.ImageRejected as exc:
-            raise Invalid(str(exc)) from None
-        stored.append(image)
+        )
     return stored
 
 
@@ -235,15 +242,9 @@ def instruction_record(task: Task, decision) -> VisitInstance | None:
     """The instruction task's outcome (inside the submit's transaction): store the image with its
     licence and source, create the instance and its caption task(s). Anything missing refuses the
     submission with a message, so nothing half-done is kept."""
-    link = (
-        VisitTask.objects.select_related("family__pipeline__project")
-        .filter(task_id=task.pk, stage=VisitTask.Stage.INSTRUCTION)
-        .first()
-    )
-    answers = answers_of(task)
-    if link is None or not answers:
+    link, answer = task_answer(task, VisitTask.Stage.INSTRUCTION, "family__pipeline__project")
+    if link is None:
         return None
-    answer = answers[-1]
     response = answer.response or {}
     try:
         form = prompts.parse_instruction_form(response.get("text", ""))
@@ -263,17 +264,14 @@ def instruction_record(task: Task, decision) -> VisitInstance | None:
         raise Invalid("Upload the image the instruction is about.")
     with default_storage.open(name, "rb") as handle:
         data = handle.read()
-    try:
-        image, _new = assets.image_ingest(
-            data=data,
-            name=PurePosixPath(name).name,
-            source=form.source,
-            licence=form.licence,
-            attribution=answer.annotator.get_username(),
-            created_by=answer.annotator,
-        )
-    except assets.ImageRejected as exc:
-        raise Invalid(str(exc)) from None
+    image = _ingest(
+        data=data,
+        name=PurePosixPath(name).name,
+        source=form.source,
+        licence=form.licence,
+        attribution=answer.annotator.get_username(),
+        created_by=answer.annotator,
+    )
     pipeline = family.pipeline
     instance = VisitInstance.objects.create(
         pipeline=pipeline,

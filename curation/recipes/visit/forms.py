@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from annotator.platform.forms import upload_field
 from evaluation import runners
 
 from ...models import LLMProvider
@@ -56,14 +57,14 @@ class PublishForm(LabelForm):
 
 
 class ImportForm(forms.Form):
-    file = forms.FileField(
+    file = upload_field(
+        accept=".csv",
         label=_("Published dataset CSV"),
         help_text=_(
             "single_image_full_dataset.csv layout: instruction_category, image, instruction, "
             "image_dense_captions (or instruction_conditioned_caption), gpt4_prediction, "
             "human_ratings_*, public_images_metadata."
         ),
-        widget=forms.ClearableFileInput(attrs={"accept": ".csv"}),
     )
 
 
@@ -80,11 +81,7 @@ class FamilyForm(forms.Form):
     )
     seed_instruction = forms.CharField(label=_("Example instruction"), widget=_area(2))
     seed_response = forms.CharField(label=_("Example response"), widget=_area(3))
-    images = forms.FileField(
-        required=False,
-        label=_("Example image(s)"),
-        widget=forms.ClearableFileInput(attrs={"accept": "image/*"}),
-    )
+    images = upload_field(accept="image/*", label=_("Example image(s)"), required=False)
     image_urls = forms.CharField(
         required=False, label=_("…or image URLs, one per line"), widget=_area(2)
     )
@@ -137,10 +134,7 @@ class JudgeForm(forms.Form):
 
 class SubmissionForm(forms.Form):
     model = forms.CharField(max_length=200, label=_("Model name"))
-    file = forms.FileField(
-        label=_("Responses (CSV or JSONL)"),
-        widget=forms.ClearableFileInput(attrs={"accept": ".csv,.jsonl,.ndjson,.json"}),
-    )
+    file = upload_field(accept=".csv,.jsonl,.ndjson,.json", label=_("Responses (CSV or JSONL)"))
     reference_pairs = forms.IntegerField(
         min_value=1,
         max_value=10000,

@@ -23,15 +23,14 @@ from annotator.models import Annotation, Task
 from annotator.platform import edge
 from annotator.platform.errors import Invalid
 from annotator.platform.files import media_url
-from annotator.platform.jobs import job_enqueue
-from annotator.platform.models import Job, Project
+from annotator.platform.models import Project
 from evaluation.services import clean_name
 
 from ...models import LLMProvider
 from ..framework.declare import QueueSpec
-from ..framework.queues import queue_ensure
+from ..framework.queues import queue_ensure, with_tiebreak
 from . import prompts
-from .models import VisitImage, VisitInstance, VisitPipeline
+from .models import VisitImage, VisitInstance, VisitPipeline, VisitTask
 
 IMPORT_JOB = "visit.import_dataset"
 FETCH_JOB = "visit.fetch_images"
@@ -123,11 +122,6 @@ def remote_links(instance: VisitInstance) -> list[str]:
     return [img.url for img in instance.images.all() if not img.image_id and img.url]
 
 
-def with_tiebreak(n: int) -> int:
-    """An even number of reviewers can tie; a tie asks one more person."""
-    return n + 1 if n % 2 == 0 else n
-
-
 def pipeline_create(
     *, project: Project, name: str, description: str = "", created_by=None
 ) -> VisitPipeline:
@@ -216,19 +210,19 @@ def upload_text(upload) -> str:
         raise Invalid(f"{name} is not UTF-8 text ({exc}).") from None
 
 
-def job_once(kind: str, pipeline: VisitPipeline) -> None:
-    """Enqueue a ``kind`` job for the pipeline unless one is queued already (it will pick up
-    whatever waits when it runs)."""
-    waiting = Job.objects.filter(
-        kind=kind, status=Job.Status.QUEUED, params__pipeline_id=pipeline.pk
-    )
-    if not waiting.exists():
-        job_enqueue(kind=kind, params={"pipeline_id": pipeline.pk}, project=pipeline.project)
-
-
 def answers_of(task: Task) -> list[Annotation]:
     return list(
         Annotation.objects.filter(task=task, is_gold=False)
         .select_related("annotator")
         .order_by("id")
     )
+
+
+def task_answer(task: Task, stage: str, related: str) -> tuple[VisitTask | None, Annotation | None]:
+    """What a write_text task of ``stage`` is about (its VisitTask, ``related`` loaded) and its
+    newest answer; (None, None) when either is missing."""
+    link = VisitTask.objects.select_related(related).filter(task_id=task.pk, stage=stage).first()
+    answers = answers_of(task)
+    if link is None or not answers:
+        return None, None
+    return link, answers[-1]

@@ -18,12 +18,12 @@ from evaluation.importers import pair_key
 from evaluation.models import JudgmentSet
 
 from ..framework.queues import queue_ensure, tasks_create
+from ..framework.registry import recipe_of
+from ..framework.stages import stage_once
 from .models import VisitInstance, VisitPair, VisitPipeline
 from .pipelines import (
     MAX_PAIRS_PER_CALL,
     RATING_QUEUE,
-    SYNC_JOB,
-    job_once,
     payload_images,
     pipeline_settings,
     remote_links,
@@ -139,7 +139,7 @@ def pair_rating_record(task: Task, decision) -> VisitPair | None:
     pair.decided_at = timezone.now()
     pair.save(update_fields=["votes_a", "votes_b", "winner", "decided_at"])
     # One queued sync job per pipeline carries every vote decided until it runs.
-    job_once(SYNC_JOB, pair.pipeline)
+    stage_once(recipe_of("visit"), "sync", pair.pipeline)
     return pair
 
 

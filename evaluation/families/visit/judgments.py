@@ -3,6 +3,9 @@ the published crowd preferences, into judged pairs before they are matched to it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from annotator.platform.errors import Invalid, LineErrors
 from evaluation.importers import (
     JudgmentFile,
@@ -183,6 +186,22 @@ def parse_human_judgments(
         if row.votes_a != row.votes_b:
             row.winner = row.model_a if row.votes_a > row.votes_b else row.model_b
     return JudgmentFile(rows=rows, votes=votes)
+
+
+def human_vote_record(item: Mapping[str, Any], pair: Any, winner: str | None) -> dict:
+    """One crowd vote as a row of ``visit_bench_human_preferences.csv`` (what
+    ``parse_human_judgments`` reads back): the item's image and instruction, the pair's models
+    and responses (``model_a`` / ``response_a`` …), the chosen model flagged TRUE."""
+    return {
+        "image_url": item.get("image", ""),
+        "instruction": item.get("instruction", ""),
+        "A": pair.response_a,
+        "B": pair.response_b,
+        "A_model": pair.model_a,
+        "B_model": pair.model_b,
+        "model_selection.A": "TRUE" if winner == pair.model_a else "FALSE",
+        "model_selection.B": "TRUE" if winner == pair.model_b else "FALSE",
+    }
 
 
 PARSERS = {"llm": parse_llm_judgments, "human": parse_human_judgments}

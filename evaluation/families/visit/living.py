@@ -36,6 +36,23 @@ def _instances(reference_pairs: int | None) -> int:
     return DEFAULT_JUDGE_INSTANCES if reference_pairs is None else int(reference_pairs)
 
 
+def _judge(
+    version, label: str, pairs: list, provider, created_by, *, seed: int, model: str, n: int
+):
+    """The LLM judge started on ``pairs`` (both orders) into the set ``label``, rating the
+    version when it ends; its provenance names the ``model``(s) paired, ``n`` and the seed."""
+    return judge_start(
+        version=version,
+        judgment_set_name=label,
+        pairs=pairs,
+        provider=provider,
+        created_by=created_by,
+        seed=seed,
+        pairing={"model": model, "instances": n, "seed": seed},
+        **rating_options(),
+    )
+
+
 @dataclass
 class Submitted:
     """What a submission made: its run, the pairs drawn, the judge's job, the file's format and
@@ -88,16 +105,7 @@ def submission_judge(
         created_by=created_by,
     )
     pairs = judge_pairs_sample(version=version, model=model_name, n=n, seed=seed)
-    job = judge_start(
-        version=version,
-        judgment_set_name=label,
-        pairs=pairs,
-        provider=provider,
-        created_by=created_by,
-        seed=seed,
-        pairing={"model": model_name, "instances": n, "seed": seed},
-        **rating_options(),
-    )
+    job = _judge(version, label, pairs, provider, created_by, seed=seed, model=model_name, n=n)
     fmt = submission_format(content, filename)
     return Submitted(run=run, pairs=pairs, job=job, format=fmt, rows=len(matched), instances=n)
 
@@ -132,15 +140,8 @@ def models_judge(
                 pairs.append(pair)
     if not pairs:
         raise Invalid("No verified instance has responses to compare.")
-    return judge_start(
-        version=version,
-        judgment_set_name=label,
-        pairs=pairs,
-        provider=provider,
-        created_by=created_by,
-        seed=seed,
-        pairing={"model": ", ".join(models), "instances": n, "seed": seed},
-        **rating_options(),
+    return _judge(
+        version, label, pairs, provider, created_by, seed=seed, model=", ".join(models), n=n
     )
 
 

@@ -20,20 +20,6 @@ FORMATS = {
     "response (e.g. llava13b_output)",
 }
 
-DATASET_COLUMNS = {
-    "instruction_category",
-    "image",
-    "visual",
-    "instruction",
-    "instruction_conditioned_caption",
-    "image_dense_captions",
-    "gpt4_prediction",
-    "reference_output",
-    "human_ratings_gpt4_correct",
-    "human_ratings_problem_in_caption",
-    "human_ratings_problem_in_gpt4",
-    "public_images_metadata",
-}
 
 # The published dataset's columns, in its order (what an item's data writes back).
 PUBLISHED_COLUMNS = (
@@ -48,6 +34,8 @@ PUBLISHED_COLUMNS = (
     "human_ratings_problem_in_gpt4",
     "public_images_metadata",
 )
+# Every column a dataset file may hold (some also have ``visual``, ``image_dense_captions``).
+DATASET_COLUMNS = {*PUBLISHED_COLUMNS, "visual", "image_dense_captions"}
 
 
 def visit_key(image: str, instruction: str) -> str:
