@@ -9,12 +9,12 @@ over battles (METRICS.md Sec. 2 and 6).
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from evaluation.compute import code_version
 from evaluation.metrics import textmetrics, visit
 from evaluation.metrics.bootstrap import DEFAULT_ROUNDS, Interval
 
@@ -22,15 +22,10 @@ HUMAN = "human"
 LLM = "llm"
 
 
-def _code_version() -> str:
-    digest = hashlib.sha1()
-    for path in sorted((Path(__file__).parents[2] / "metrics").glob("*.py")):
-        digest.update(path.read_bytes())
-    digest.update(Path(__file__).read_bytes())
-    return digest.hexdigest()[:12]
-
-
-CODE_VERSION = _code_version()
+# The code behind a set's results: the pure metrics, then this module.
+CODE_VERSION = code_version(
+    [*sorted((Path(__file__).parents[2] / "metrics").glob("*.py")), Path(__file__)]
+)
 
 
 @dataclass(frozen=True)
