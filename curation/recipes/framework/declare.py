@@ -161,6 +161,8 @@ class ItemList:
     choices: Any  # (state, label) pairs of the chips, or obj -> them
     page_size: int = 25
     extra: Callable[[Any, Any, Mapping[str, int]], dict] | None = None  # (obj, page, counts)
+    # request.GET -> more filters ({"family": 3}): rows(obj, state, **them), in the context too
+    params: Callable[[Mapping[str, str]], dict] | None = None
 
 
 @dataclass(frozen=True)

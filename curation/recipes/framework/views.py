@@ -174,7 +174,8 @@ def item_list(recipe: Recipe, declared: ItemList, request: HttpRequest, pk: int)
     state = request.GET.get("state", "")
     counts, total = declared.counts(obj)
     choices = declared.choices(obj) if callable(declared.choices) else declared.choices
-    paginator = Paginator(declared.rows(obj, state), declared.page_size)
+    params = declared.params(request.GET) if declared.params is not None else {}
+    paginator = Paginator(declared.rows(obj, state, **params), declared.page_size)
     page = paginator.get_page(request.GET.get("page"))
     context = {
         "recipe": recipe,
@@ -184,6 +185,7 @@ def item_list(recipe: Recipe, declared: ItemList, request: HttpRequest, pk: int)
         "state": state,
         "chips": state_chips(counts, choices),
         "total": total,
+        **params,
     }
     if declared.extra is not None:
         context.update(declared.extra(obj, page, counts))
