@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy
 
 from ..framework.declare import (
     Export,
+    ItemList,
     Publish,
     Recipe,
     RecipeTemplates,
@@ -36,7 +37,7 @@ from . import (
     selectors,
     views,
 )
-from .models import VisitPipeline
+from .models import VisitInstance, VisitPipeline
 
 
 def _published(version) -> str:
@@ -52,9 +53,7 @@ RECIPE = register(
         key="visit",
         label="VisIT-Bench",
         model=VisitPipeline,
-        slug="visit",
         pk_kwarg="pipeline_id",
-        job_param="pipeline_id",
         context_name="pipeline",
         order=40,
         names=RecipeUrlNames(
@@ -158,6 +157,19 @@ RECIPE = register(
         settings_form=forms.SettingsForm,
         update=pipelines.pipeline_settings,
         pages=views.PAGES,
+        lists=(
+            ItemList(
+                url="instances/",
+                url_name="curator-visit-instances",
+                template="curation/visit/instances.html",
+                rows=selectors.instances_page,
+                counts=selectors.instance_counts,
+                choices=[
+                    c for c in VisitInstance.State.choices if c[0] != VisitInstance.State.SEED
+                ],
+                params=views.family_param,
+            ),
+        ),
         api_urls="curation.recipes.visit.api",
         demo=demo.visit_demo,
     )

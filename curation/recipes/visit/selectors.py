@@ -119,7 +119,7 @@ def families(pipeline: VisitPipeline) -> list[VisitFamily]:
     )
 
 
-def instances_page(pipeline: VisitPipeline, *, state: str = "", family: int | None = None):
+def instances_page(pipeline: VisitPipeline, state: str = "", family: int | None = None):
     qs = (
         pipeline.instances.select_related("family")
         .prefetch_related(
@@ -137,6 +137,12 @@ def instances_page(pipeline: VisitPipeline, *, state: str = "", family: int | No
     if family:
         qs = qs.filter(family_id=family)
     return qs
+
+
+def instance_counts(pipeline: VisitPipeline) -> tuple[dict, int]:
+    """Instances by state and in all, seed examples left out (the instances page's chips)."""
+    states = count_by(pipeline.instances.exclude(origin=VisitInstance.Origin.SEED), "state")
+    return states, sum(states.values())
 
 
 def sample_instances(pipeline: VisitPipeline, limit: int = 4) -> list[VisitInstance]:

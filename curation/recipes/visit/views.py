@@ -15,7 +15,6 @@ from __future__ import annotations
 from functools import partial
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -29,7 +28,6 @@ from annotator.platform.views import (
     form_page,
     perform,
     start_job,
-    state_chips,
 )
 from evaluation.families.visit import board
 
@@ -50,10 +48,8 @@ from . import (
     selectors,
     submissions,
 )
-from .models import VisitInstance
 from .pipelines import upload_text
 
-PAGE_SIZE = 25
 MAX_UPLOAD = 50 * 1024 * 1024
 
 
@@ -177,25 +173,12 @@ def instructions(request: HttpRequest, pipeline, family_id: int) -> HttpResponse
     )
 
 
-def instances(request: HttpRequest, pipeline) -> HttpResponse:
-    state = request.GET.get("state", "")
+def family_param(query) -> dict:
+    """The instances page's ``?family=`` filter (a family's id; anything else: every family)."""
     try:
-        family = int(request.GET.get("family") or 0) or None
+        return {"family": int(query.get("family") or 0) or None}
     except ValueError:
-        family = None
-    rows = selectors.instances_page(pipeline, state=state, family=family)
-    funnel = selectors.funnel(pipeline)
-    choices = [c for c in VisitInstance.State.choices if c[0] != VisitInstance.State.SEED]
-    context = {
-        "pipeline": pipeline,
-        "page": Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page")),
-        "state": state,
-        "family": family,
-        "chips": state_chips(funnel["states"], choices),
-        "funnel": funnel,
-        "families": selectors.families(pipeline),
-    }
-    return render(request, "curation/visit/instances.html", context)
+        return {"family": None}
 
 
 def _form_post(request, pipeline, form, invalid: str, anchor: str, call, *, done=None, started=""):
@@ -305,7 +288,6 @@ PAGES = (
         "curator-visit-instructions",
         ("POST",),
     ),
-    Page("instances/", instances, "curator-visit-instances"),
     Page("generate/", generate, "curator-visit-generate", ("POST",)),
     Page("pairs/", pairs, "curator-visit-pairs", ("POST",)),
     Page("judge/", judge, "curator-visit-judge", ("POST",)),
