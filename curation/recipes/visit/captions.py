@@ -9,9 +9,8 @@ from typing import Any
 
 from annotator import services as annotator_services
 from annotator.models import Task
-from annotator.platform.files import media_url
 
-from ..framework.queues import queue_ensure, tasks_create
+from ..framework.queues import image_payload, queue_ensure, tasks_create
 from ..framework.registry import recipe_of
 from ..framework.stages import stage_once
 from .models import VisitImage, VisitInstance, VisitTask
@@ -27,12 +26,7 @@ def _caption_payload(instance: VisitInstance, visit_image: VisitImage, n: int, n
         ),
     }
     if visit_image.image_id:
-        payload["images"] = [
-            {
-                "url": media_url(visit_image.image.file.name),
-                "alt": f"Image {visit_image.position + 1}",
-            }
-        ]
+        payload["images"] = [image_payload(visit_image.image, f"Image {visit_image.position + 1}")]
     context = [f"Family: {instance.family.name}"]
     if not visit_image.image_id:
         context.append(f"The image is not stored here; open it at {visit_image.url}")

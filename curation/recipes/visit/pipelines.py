@@ -28,7 +28,7 @@ from evaluation.services import clean_name
 
 from ...models import LLMProvider
 from ..framework.declare import QueueSpec
-from ..framework.queues import queue_ensure, with_tiebreak
+from ..framework.queues import image_payload, queue_ensure, with_tiebreak
 from . import prompts
 from .models import VisitImage, VisitInstance, VisitPipeline, VisitTask
 
@@ -111,11 +111,8 @@ def image_url(visit_image: VisitImage) -> str:
 
 def payload_images(instance: VisitInstance) -> list[dict]:
     """Stored images only: a remote URL may not load for the person (it is listed as a link)."""
-    out = []
-    for k, img in enumerate(instance.images.all(), start=1):
-        if img.image_id:
-            out.append({"url": media_url(img.image.file.name), "alt": f"Image {k}"})
-    return out
+    images = enumerate(instance.images.all(), start=1)
+    return [image_payload(img.image, f"Image {k}") for k, img in images if img.image_id]
 
 
 def remote_links(instance: VisitInstance) -> list[str]:
