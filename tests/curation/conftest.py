@@ -7,3 +7,12 @@ import pytest
 @pytest.fixture(autouse=True)
 def _fast_llm_backoff(fast_llm_backoff):
     return fast_llm_backoff
+
+
+@pytest.fixture
+def scorer_media(settings, tmp_path):
+    """Files, embeddings and an empty open_clip cache in a throwaway folder (the scorer tests)."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.BLINDSPOT_EMBEDDINGS_DIR = str(tmp_path / "embeddings")
+    settings.BLINDSPOT_CLIP_CACHE_DIR = str(tmp_path / "empty-clip-cache")
+    return tmp_path

@@ -14,11 +14,8 @@ from tests.factories import ProjectFactory, UserFactory
 
 
 @pytest.fixture
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = str(tmp_path / "media")
-    settings.BLINDSPOT_EMBEDDINGS_DIR = str(tmp_path / "embeddings")
-    settings.BLINDSPOT_CLIP_CACHE_DIR = str(tmp_path / "empty-clip-cache")
-    return tmp_path
+def media(scorer_media):
+    return scorer_media
 
 
 @pytest.fixture
