@@ -17,7 +17,11 @@ from annotator import services as annotator_services
 from annotator.models import Task
 from annotator.platform import roles
 from curation import assets
+from curation.corpora import MemorySource
+from curation.recipes.framework.publish import publish_object
+from curation.recipes.framework.registry import recipe_of
 from curation.recipes.vhexpansion import case_import, case_sources, export, negations
+from curation.recipes.vhexpansion.models import VHNegation
 from tests.curation.recipes import common
 from tests.factories import UserFactory
 
@@ -57,7 +61,6 @@ def archive_for(rows: list[dict]) -> dict[str, bytes]:
 
 def import_cases(project, curator, name: str = "MMVP sample"):
     """Three cases with stored images, imported the way the job imports them."""
-    from curation.corpora import MemorySource
 
     rows = case_rows()
     return case_import.case_set_import(
@@ -102,7 +105,6 @@ def reviewers(n: int) -> list:
 
 def review(queue, people, verdicts: dict[str, str]) -> None:
     """Each person answers every task they are handed: verdict by the negation's case id."""
-    from curation.recipes.vhexpansion.models import VHNegation
 
     queue.project.members.add(*people)  # people work in their projects only
     for person in people:
@@ -133,8 +135,6 @@ def stored_array(image) -> np.ndarray:
 
 def publish(case_set, label: str, created_by=None):
     """Publish the expanded set as the page's button does (the set's benchmark, made once)."""
-    from curation.recipes.framework.publish import publish_object
-    from curation.recipes.framework.registry import recipe_of
 
     return publish_object(recipe_of("vhexpansion"), case_set, label=label, created_by=created_by)
 

@@ -9,11 +9,15 @@ import pytest
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Job
 from curation import assets, perturb
+from curation.adversarial import encoder_pixels
 from curation.models import Image
 from curation.recipes.framework.registry import recipe_of
 from curation.recipes.framework.stages import stage_start
-from curation.recipes.vhexpansion import variants
-from curation.recipes.vhexpansion.models import VHVariant
+from curation.recipes.vhexpansion import negations, variants
+from curation.recipes.vhexpansion.models import VHNegation, VHVariant
+from curation.scorers import scorer_tiny
+from evaluation import importers
+from evaluation import services as evaluation_services
 from tests.curation.recipes.vhexpansion import helpers
 
 pytestmark = pytest.mark.django_db
@@ -111,7 +115,6 @@ def test_adversarial_job_records_cosine_and_linf(
     django_capture_on_commit_callbacks,
 ):
     # given the tiny random-weights scorer and c3 marked as triggering VH at import
-    from curation.scorers import scorer_tiny
 
     scorer = scorer_tiny()
     case_set.cases.filter(external_id="c3").update(triggers_vh=True)
@@ -142,7 +145,6 @@ def test_adversarial_job_records_cosine_and_linf(
         assert variant.image.derivation["op"] == "ifgsm"
         assert (variant.image.width, variant.image.height) == (32, 32)
     # and the perturbed pixels stay within ε of the encoder-sized original (8-bit rounding aside)
-    from curation.adversarial import encoder_pixels
 
     v = variants["c1"]
     original = encoder_pixels(assets.image_as_array(v.case.image), size=32).permute(1, 2, 0)
@@ -152,10 +154,6 @@ def test_adversarial_job_records_cosine_and_linf(
 
 def test_adversarial_branch_from_a_model_run(case_set, media):
     # given a published expanded set and a run that answers c1's original question wrong
-    from curation.recipes.vhexpansion import negations, variants
-    from curation.recipes.vhexpansion.models import VHNegation
-    from evaluation import importers
-    from evaluation import services as evaluation_services
 
     for case in case_set.cases.all():
         VHNegation.objects.create(
@@ -183,7 +181,6 @@ def test_adversarial_branch_from_a_model_run(case_set, media):
 
 
 def test_adversarial_requests_are_checked_at_the_edge(case_set):
-    from curation.scorers import scorer_tiny
 
     with pytest.raises(Invalid, match="Choose a scorer"):
         start("adversarial", case_set, scorer_id=None, method="ifgsm")
