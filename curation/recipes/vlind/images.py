@@ -12,11 +12,10 @@ from django.db.models import Prefetch, QuerySet
 
 from annotator.models import Task, TaskQueue
 from annotator.platform.errors import Invalid
-from annotator.platform.files import media_url
 
 from ... import assets
 from ...models import Generation, Image
-from ..framework.queues import queue_ensure
+from ..framework.queues import image_payload, queue_ensure
 from . import prompts
 from .benches import IMAGE_QUESTION, IMAGE_QUEUE, add_review_tasks, review_decided
 from .models import VLindImage, VLindTriple
@@ -42,9 +41,7 @@ def _image_payload(image: VLindImage) -> dict:
     triple = image.triple
     return {
         "title": IMAGE_QUESTION,
-        "images": [
-            {"url": media_url(image.image.file.name), "alt": f"{image.style} image of the context"}
-        ],
+        "images": [image_payload(image.image, f"{image.style} image of the context")],
         "text": f"Concept: {triple.concept.name} · style: {image.style}",
         "fields": {
             "Context": triple.context,

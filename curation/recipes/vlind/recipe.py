@@ -8,6 +8,7 @@ Importing this module registers the recipe (its jobs, outcome handlers and pages
 
 from __future__ import annotations
 
+from django.db.models import Count, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -22,10 +23,11 @@ from ..framework.declare import (
 )
 from ..framework.registry import register
 from . import benches, demo, export, forms, generation, images, nouns, selectors, triples, views
-from .models import VLindBench
+from .models import VLindBench, VLindTriple
 
 TRIPLE = "triples/<int:triple_id>/"  # one triple's page and its POSTs, under the bench
 POST = ("POST",)
+KEPT = VLindTriple.Status.KEPT
 
 RECIPE = register(
     Recipe(
@@ -116,7 +118,10 @@ RECIPE = register(
         funnel=selectors.funnel,
         bar=lambda counts: counts["triples"],
         select_related=("project", "triple_queue", "image_queue", "image_provider"),
-        listing=selectors.benches_with_counts,
+        list_counts={
+            "n_triples": Count("triples", distinct=True),
+            "n_kept": Count("triples", filter=Q(triples__status=KEPT), distinct=True),
+        },
         detail_context=views.detail_context,
         create_form=forms.BenchForm,
         create=benches.bench_create,

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count
 from django.shortcuts import get_object_or_404
 
 from ..framework.publish import published_versions
 from ..framework.registry import recipe_of
-from ..framework.selectors import count_by, objects_for
+from ..framework.selectors import count_by
 from .images import best_of, with_images
 from .models import VLindBench, VLindImage, VLindTriple
 
@@ -31,13 +31,6 @@ def triple_or_404(bench: VLindBench, pk: int) -> VLindTriple:
     triple = get_object_or_404(with_images(bench.triples).select_related("noun_generation"), pk=pk)
     triple.bench = bench
     return triple
-
-
-def benches_with_counts(user) -> QuerySet[VLindBench]:
-    return objects_for(recipe_of("vlind"), user).annotate(
-        n_triples=Count("triples", distinct=True),
-        n_kept=Count("triples", filter=Q(triples__status=VLindTriple.Status.KEPT), distinct=True),
-    )
 
 
 def _stage(status: str, images: Counter, factual_id, noun: str, absent: str) -> str:
