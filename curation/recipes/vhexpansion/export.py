@@ -211,15 +211,6 @@ def _write_images(
             progress(done, total)
 
 
-def _checked(*, case_set: VHCaseSet, fmt: str) -> Expanded:
-    if fmt not in FORMATS:
-        raise Invalid(f"Unknown export format {fmt!r}; choose jsonl or llava.")
-    expanded = expanded_set(case_set=case_set)
-    if not expanded.rows:
-        raise Invalid(NOTHING_TO_EXPORT)
-    return expanded
-
-
 def write_zip(
     fh: IO[bytes],
     *,
@@ -247,7 +238,8 @@ def export_filename(case_set: VHCaseSet, fmt: str) -> str:
 
 
 def export_check(case_set: VHCaseSet, params: dict) -> int:
-    """Before an export job is enqueued: a known format and something to export."""
+    """Before an export job is enqueued, and again when it runs: a known format and something
+    to export."""
     if params.get("fmt") not in FORMATS:
         raise Invalid(f"Unknown export format {params.get('fmt')!r}; choose jsonl or llava.")
     accepted = VHNegation.objects.filter(case__case_set=case_set, status=VHNegation.Status.ACCEPTED)
@@ -258,7 +250,8 @@ def export_check(case_set: VHCaseSet, params: dict) -> int:
 
 def export_run(case_set: VHCaseSet, *, fmt: str, job_id: int, created_by=None, **_params) -> dict:
     """The body of the export job: build the zip (images counted) and store it."""
-    expanded = _checked(case_set=case_set, fmt=fmt)
+    export_check(case_set, {"fmt": fmt})
+    expanded = expanded_set(case_set=case_set)
     stored = export_store(
         job_id=job_id,
         recipe="vhexpansion",

@@ -17,7 +17,6 @@ from django.utils import timezone
 from annotator import services as annotator_services
 from annotator.models import Task, TaskQueue
 from annotator.platform.errors import Invalid
-from annotator.platform.files import media_url
 from annotator.platform.jobs import job_progress
 from curation import gateway
 from curation.models import Generation, LLMProvider
@@ -169,12 +168,9 @@ def negation_generate(
 
 
 def _review_payload(case: VHCase, negation: VHNegation) -> dict:
-    image = case.image
     return {
         "title": REVIEW_QUESTION,
-        "images": [
-            {"url": media_url(image.file.name), "alt": f"Image of test case {case.external_id}"}
-        ],
+        "images": [queues.image_payload(case.image, f"Image of test case {case.external_id}")],
         "fields": {
             "Original question": case.question,
             "Original answer": case.get_answer_display(),

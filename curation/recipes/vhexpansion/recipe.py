@@ -131,7 +131,6 @@ RECIPE = register(
         key="vhexpansion",
         label="VHExpansion",
         model=VHCaseSet,
-        slug="vhexpansion",
         pk_kwarg="set_id",
         job_param="case_set_id",
         names=RecipeUrlNames(
