@@ -4,7 +4,6 @@ answer as intended, assemble balanced 2 × 2 samples, tag skills and export froz
 
 from __future__ import annotations
 
-from django.urls import path
 from django.utils.translation import gettext_lazy as _
 
 from curation.recipes.framework.declare import (
@@ -117,12 +116,6 @@ LISTS = (
 )
 
 
-def _urls() -> list:
-    """The version files, for the project's researchers too (not a curators' ``Page``)."""
-    route = "naturalbench/<int:pipeline_id>/versions/<int:version_id>/<slug:fmt>/"
-    return [path(route, views.version_download, name="curator-nb-download")]
-
-
 RECIPE = register(
     Recipe(
         key="naturalbench",
@@ -147,7 +140,16 @@ RECIPE = register(
         ),
         stages=STAGES,
         lists=LISTS,
-        pages=(Page("versions/<int:version_id>/", views.version_detail, "curator-nb-version"),),
+        pages=(
+            Page("versions/<int:version_id>/", views.version_detail, "curator-nb-version"),
+            # The version files, for the project's researchers too.
+            Page(
+                "versions/<int:version_id>/<slug:fmt>/",
+                views.version_download,
+                "curator-nb-download",
+                readers=True,
+            ),
+        ),
         queues=(pairs.PAIR_QUEUE, questions.ANSWER_QUEUE, tags.TAG_QUEUE),
         outcomes={
             pairs.PAIR_HANDLER: pairs.pair_review_record,
@@ -172,7 +174,6 @@ RECIPE = register(
         created=_("Pipeline created. Mine pairs to start."),
         settings_form=PipelineForm,
         update=pipeline_update,
-        extra_urls=_urls,
         demo=naturalbench_demo,
     )
 )

@@ -14,10 +14,8 @@ from collections.abc import Callable
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET
 
-from annotator.platform import roles
-from annotator.platform.files import DOWNLOAD_ROLES, downloadable_or_404, file_response
+from annotator.platform.files import file_response
 from curation.models import LLMProvider
 
 from . import prompts, selectors, skills
@@ -73,14 +71,9 @@ def version_detail(request: HttpRequest, pipeline, version_id: int) -> HttpRespo
     )
 
 
-@roles.roles_required(*DOWNLOAD_ROLES)
-@require_GET
-def version_download(
-    request: HttpRequest, pipeline_id: int, version_id: int, fmt: str
-) -> HttpResponse:
+def version_download(request: HttpRequest, pipeline, version_id: int, fmt: str) -> HttpResponse:
     """A frozen version's zip or Parquet file, for curators and researchers of the pipeline's
     project (anyone else: 404)."""
-    pipeline = downloadable_or_404(request.user, NaturalBenchPipeline.objects, pipeline_id)
     version = get_object_or_404(pipeline.versions, pk=version_id)
     field = {"zip": version.archive, "parquet": version.parquet}.get(fmt)
     if not field:
