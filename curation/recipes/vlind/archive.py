@@ -20,6 +20,7 @@ from typing import IO
 
 from evaluation.metrics import vlind
 
+from ...assets import open_stored
 from ...export_files import Progress
 from ...models import Image
 from .benches import MIN_ACCEPTS
@@ -113,16 +114,13 @@ def test_inputs(row: dict) -> list[dict]:
 
 
 def _jpeg(image: Image) -> bytes:
-    with image.file.storage.open(image.file.name, "rb") as handle:
-        raw = handle.read()
-    if image.format == "JPEG":
-        return raw
-    from PIL import Image as PILImage
-
-    with PILImage.open(io.BytesIO(raw)) as img:
+    if image.format != "JPEG":
         buf = io.BytesIO()
-        img.convert("RGB").save(buf, "JPEG", quality=95)
-    return buf.getvalue()
+        with open_stored(image) as img:
+            img.convert("RGB").save(buf, "JPEG", quality=95)
+        return buf.getvalue()
+    with image.file.storage.open(image.file.name, "rb") as handle:
+        return handle.read()
 
 
 def rendered_prompt(text: str) -> bytes:

@@ -27,8 +27,8 @@ from evaluation.families.vlind.parse import DATA_FIELDS
 from ...export_files import export_store, progress_for
 from ...models import Image
 from .archive import DATA_NAME, Row, data_json, image_count, write_zip
-from .images import best_of, with_images
 from .models import VLindBench, VLindImage, VLindTriple
+from .selectors import triples_page
 
 
 @dataclass
@@ -40,18 +40,14 @@ class Instance:
 
 
 def instances(bench: VLindBench) -> list[Instance]:
-    """The assembled instances, in concept order then context id (three queries)."""
+    """The assembled instances (``selectors``' stage "assembled"), in concept order then context
+    id (three queries)."""
     out = []
-    for triple in with_images(bench.triples.filter(status=VLindTriple.Status.KEPT)):
-        images = list(triple.images.all())
+    for triple in triples_page(bench, stage="assembled"):
+        images = triple.image_list
         reviewed = [i for i in images if i.status != VLindImage.Status.REVIEW]
         good = [i for i in images if i.status == VLindImage.Status.GOOD]
-        best = best_of(triple, images)
-        if best is None or triple.factual_image_id is None:
-            continue
-        if not (triple.existent_noun and triple.non_existent_noun):
-            continue
-        out.append(Instance(triple=triple, reviewed=reviewed, good=good, best=best))
+        out.append(Instance(triple=triple, reviewed=reviewed, good=good, best=triple.best))
     return out
 
 

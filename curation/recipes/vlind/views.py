@@ -38,10 +38,6 @@ def refuse(request: HttpRequest, exc: ServiceError) -> None:
     messages.error(request, f"{exc.message} {detail}".strip())
 
 
-def _url(bench) -> str:
-    return framework_views.detail_url(recipe_of("vlind"), bench)
-
-
 def detail_context(request: HttpRequest, bench, base: dict) -> dict:
     """What the bench page shows besides the generic funnel, buttons, jobs and forms."""
     prompts.templates_ensure()  # idempotent: seeds the four prompts where they are missing
@@ -122,7 +118,7 @@ def concept_new(request: HttpRequest, bench) -> HttpResponse:
         "curation/vlind/concept.html",
         {"bench": bench, "concept": None, "preview": ""},
         done=lambda concept: _("Concept “%(c)s” added.") % {"c": concept.name},
-        then=_url(bench),
+        then=framework_views.detail_url(recipe_of("vlind"), bench),
     )
 
 
