@@ -51,8 +51,15 @@ class StageForm(forms.Form):
         return {}
 
     def job_params(self) -> dict:
-        """``Job.params`` (JSON) from the cleaned data: model instances as ids and so on."""
-        return dict(self.cleaned_data)
+        """``Job.params`` (JSON) from the cleaned data: a model choice ``scorer`` as
+        ``scorer_id`` (None when left empty)."""
+        params = {}
+        for name, value in self.cleaned_data.items():
+            if isinstance(self.fields[name], forms.ModelChoiceField):
+                params[f"{name}_id"] = value.pk if value is not None else None
+            else:
+                params[name] = value
+        return params
 
     def invalid_message(self) -> str:
         return first_error(self)

@@ -96,12 +96,7 @@ class PerturbForm(StageForm):
     seed = forms.IntegerField(initial=0, min_value=0, label=gettext_lazy("Seed (noise)"))
 
     def job_params(self) -> dict:
-        data = self.cleaned_data
-        return {
-            "perturbations": list(data["perturbations"]),
-            "params": {},
-            "seed": data["seed"] or 0,
-        }
+        return {**super().job_params(), "params": {}}
 
     def invalid_message(self) -> str:
         return _("Choose at least one perturbation.")
@@ -146,17 +141,6 @@ class AdversarialForm(StageForm):
         self.fields["run"].queryset = (
             variants.runs_for(obj) if obj is not None else ModelRun.objects.none()
         )
-
-    def job_params(self) -> dict:
-        data = self.cleaned_data
-        return {
-            "scorer_id": data["scorer"].pk,
-            "method": data["method"],
-            "branch": data["branch"],
-            "run_id": data["run"].pk if data.get("run") else None,
-            "steps": data.get("steps"),
-            "seed": data.get("seed") or 0,
-        }
 
     def invalid_message(self) -> str:
         return _("The attack settings are not valid: %(e)s") % {"e": first_error(self)}
