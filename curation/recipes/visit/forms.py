@@ -11,6 +11,7 @@ from evaluation import runners
 from ...models import LLMProvider
 from ..framework.forms import RecipeForm
 from ..framework.publish import PublishForm as LabelForm
+from ..framework.settings import settings_of
 from . import pipelines
 
 
@@ -39,12 +40,8 @@ class SettingsForm(RecipeForm):
 
     @classmethod
     def initial_for(cls, obj) -> dict:
-        return {
-            "caption_min_length": obj.caption_min_length,
-            "max_caption_rounds": obj.max_caption_rounds,
-            "reviewers": obj.review_queue.redundancy if obj.review_queue else 1,
-            "votes_per_pair": obj.votes_per_pair,
-        }
+        reviewers = obj.review_queue.redundancy if obj.review_queue else 1
+        return {**settings_of(obj, cls.base_fields.keys() - {"reviewers"}), "reviewers": reviewers}
 
 
 class PublishForm(LabelForm):

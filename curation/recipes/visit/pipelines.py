@@ -12,7 +12,6 @@ living leaderboard and judged by the LLM judge in both orders (``submissions``).
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -20,12 +19,12 @@ from django.db.models import Max
 
 from annotator import services as annotator_services
 from annotator.models import Annotation, Task
-from annotator.platform import edge
 from annotator.platform.errors import Invalid
 from annotator.platform.files import media_url
 from annotator.platform.models import Project
 from evaluation.services import clean_name
 
+from ... import corpora
 from ...models import LLMProvider
 from ..framework.declare import QueueSpec
 from ..framework.queues import image_payload, queue_ensure, with_tiebreak
@@ -195,16 +194,8 @@ def next_position(pipeline: VisitPipeline) -> int:
 
 
 def upload_text(upload) -> str:
-    if upload is None:
-        raise Invalid("Choose the file to upload.")
-    name = PurePosixPath(str(getattr(upload, "name", "") or "upload")).name
-    if upload.size > MAX_TABLE_BYTES:
-        raise Invalid(f"{name} is larger than {MAX_TABLE_BYTES // 2**20} MB.")
-    upload.seek(0)
-    try:
-        return edge.decode_utf8(upload.read())
-    except edge.NotUtf8 as exc:
-        raise Invalid(f"{name} is not UTF-8 text ({exc}).") from None
+    """An uploaded table (the dataset CSV, a submission) as UTF-8 text of at most 50 MB."""
+    return corpora.upload_text(upload, MAX_TABLE_BYTES)
 
 
 def answers_of(task: Task) -> list[Annotation]:

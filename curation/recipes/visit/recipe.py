@@ -9,6 +9,7 @@ Importing this module registers the recipe (its jobs, outcome handlers and pages
 
 from __future__ import annotations
 
+from django.db.models import Count
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -119,10 +120,7 @@ RECIPE = register(
             Export(
                 job_kind=pipelines.EXPORT_JOB,
                 run=export.export_run,
-                params=lambda pipeline, kwargs, data: {
-                    "what": kwargs["what"],
-                    "fmt": kwargs["fmt"],
-                },
+                params=lambda pipeline, kwargs, data: dict(kwargs),  # what, fmt
                 check=export.export_check,
                 unknown=export.export_unknown,
                 label=export.export_label,
@@ -149,7 +147,7 @@ RECIPE = register(
         ),
         funnel=selectors.funnel,
         select_related=("project", "provider"),
-        listing=selectors.pipelines_with_counts,
+        list_counts={"n_families": Count("families", distinct=True), **selectors.INSTANCE_COUNTS},
         detail_context=views.detail_context,
         create_form=forms.PipelineForm,
         create=pipelines.pipeline_create,

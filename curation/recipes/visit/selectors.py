@@ -4,13 +4,12 @@ and submit to it. Anything else answers like a missing object (404)."""
 
 from __future__ import annotations
 
-from django.db.models import Count, Prefetch, Q, QuerySet
-from django.http import Http404
+from django.db.models import Count, Prefetch, Q
 
 from evaluation.families.visit import board, stats
 
 from ..framework.registry import recipe_of
-from ..framework.selectors import count_by, object_or_404, objects_for
+from ..framework.selectors import count_by, object_or_404
 from .models import (
     VisitFamily,
     VisitImage,
@@ -23,26 +22,18 @@ from .models import (
 from .publish import current_version
 from .submissions import leaderboard_label
 
+# Instances written (seed examples left out) and verified, of a pipeline or a family (the list
+# page's and the families table's counts).
+INSTANCE_COUNTS = {
+    "n_instances": Count("instances", filter=~Q(instances__origin="seed"), distinct=True),
+    "n_verified": Count("instances", filter=Q(instances__state="verified"), distinct=True),
+}
+
 
 def pipeline_or_404(user, pk: int, *, manage: bool = True) -> VisitPipeline:
     """A pipeline of the user's projects: managed by its curators, or (``manage=False``) read by
     its researchers too."""
     return object_or_404(recipe_of("visit"), user, pk, readers=not manage)
-
-
-def family_or_404(pipeline: VisitPipeline, pk: int) -> VisitFamily:
-    family = VisitFamily.objects.filter(pipeline=pipeline, pk=pk).first()
-    if family is None:
-        raise Http404
-    return family
-
-
-def pipelines_with_counts(user) -> QuerySet[VisitPipeline]:
-    return objects_for(recipe_of("visit"), user).annotate(
-        n_families=Count("families", distinct=True),
-        n_instances=Count("instances", filter=~Q(instances__origin="seed"), distinct=True),
-        n_verified=Count("instances", filter=Q(instances__state="verified"), distinct=True),
-    )
 
 
 def funnel(pipeline: VisitPipeline) -> dict:
@@ -112,9 +103,7 @@ def verification_table(pipeline: VisitPipeline) -> dict:
 def families(pipeline: VisitPipeline) -> list[VisitFamily]:
     return list(
         pipeline.families.annotate(
-            n_instances=Count("instances", filter=~Q(instances__origin="seed")),
-            n_verified=Count("instances", filter=Q(instances__state="verified")),
-            n_seed=Count("instances", filter=Q(instances__origin="seed")),
+            **INSTANCE_COUNTS, n_seed=Count("instances", filter=Q(instances__origin="seed"))
         ).order_by("name", "id")
     )
 

@@ -17,7 +17,7 @@ from functools import partial
 from django.contrib import messages
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
@@ -36,18 +36,7 @@ from ...models import LLMProvider
 from ..framework import views as framework_views
 from ..framework.declare import Page
 from ..framework.registry import recipe_of
-from . import (
-    dataset,
-    export,
-    families,
-    forms,
-    prompts,
-    publish,
-    ratings,
-    references,
-    selectors,
-    submissions,
-)
+from . import dataset, export, families, forms, ratings, references, selectors, submissions
 from .pipelines import upload_text
 
 MAX_UPLOAD = 50 * 1024 * 1024
@@ -69,8 +58,8 @@ def _providers(pipeline):
 def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
     """What the pipeline page shows besides the generic funnel, buttons, jobs and forms."""
     table2 = selectors.verification_table(pipeline)
-    version = publish.current_version(pipeline)
     leaders = selectors.leaderboard(pipeline)
+    version = leaders["version"]
     runs = list(version.runs.select_related("model").order_by("model__name")) if version else []
     return {
         "table2": table2,
@@ -79,7 +68,6 @@ def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
         "exports": [(what, fmt, label) for (what, fmt), label in export.EXPORT_LABELS.items()],
         "samples": selectors.sample_instances(pipeline),
         "import_form": forms.ImportForm(),
-        "instructions_form": forms.InstructionsForm(),
         "generate_form": forms.GenerateForm(providers=_providers(pipeline)),
         "pairs_form": forms.PairsForm(initial={"votes": pipeline.votes_per_pair}),
         "judge_form": forms.JudgeForm(),
@@ -91,7 +79,6 @@ def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
         "template": references.reference_template(multi=False),
         "template_multi": references.reference_template(multi=True),
         "provider": pipeline.provider or gateway.provider_for(pipeline.project),
-        "guidance": prompts.CAPTION_GUIDANCE,
     }
 
 
@@ -160,7 +147,7 @@ def family_new(request: HttpRequest, pipeline) -> HttpResponse:
 
 
 def instructions(request: HttpRequest, pipeline, family_id: int) -> HttpResponse:
-    family = selectors.family_or_404(pipeline, family_id)
+    family = get_object_or_404(pipeline.families, pk=family_id)
     done = _("%(n)d instruction tasks of “%(name)s” wait for crowdworkers.")
     return _form_post(
         request,
