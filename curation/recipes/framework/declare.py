@@ -53,8 +53,8 @@ class Stage:
     blocked_by: Callable[[Any, dict], str] = _no_blocker
     check: Callable[[Any, Params], int] | None = None
     form: type[forms.Form] | None = None  # POST fields -> Job.params (forms.StageForm)
-    url: str = ""  # own route under the object ("negate/"); "" = Recipe's run/<slug:stage>/
-    url_name: str = ""  # that route's name ("curator-vhx-negate")
+    url: str = ""  # own route under the object; with url_name, "" = "<name>/"
+    url_name: str = ""  # that route's name ("curator-vhx-negate"); "" = Recipe's run/<slug:stage>/
     card: str = ""  # the job card's title (default: label)
     started: str = ""  # "<started> started." after the POST; "" = "<label>: job #N started."
     refused_at: str = ""  # anchor of the detail page a refusal goes back to
@@ -63,6 +63,10 @@ class Stage:
     rerun_safe: bool = False  # the sweeper may send a lost job again (platform worker)
     button: bool = True  # False: started by the recipe's own code (an upload), no generic POST
     needs_object: bool = True  # False: the job makes the object: run(None, ..., **Job.params)
+
+    def __post_init__(self) -> None:
+        if self.url_name and not self.url:
+            object.__setattr__(self, "url", f"{self.name}/")
 
     @property
     def card_label(self) -> str:
