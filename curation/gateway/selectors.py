@@ -29,6 +29,12 @@ def providers_for(user) -> QuerySet[LLMProvider]:
     return LLMProvider.objects.filter(Q(project__isnull=True) | Q(project__in=projects_for(user)))
 
 
+def providers_of(project) -> QuerySet[LLMProvider]:
+    """The providers a recipe object of ``project`` may call: the shared ones and the project's
+    own, by name."""
+    return LLMProvider.objects.filter(Q(project=project) | Q(project__isnull=True)).order_by("name")
+
+
 def provider_choices_for(user) -> QuerySet[LLMProvider]:
     """Providers a reader of the generations log may filter by (names only, no settings)."""
     if roles.has_role(user, [roles.ADMIN]):

@@ -77,15 +77,6 @@ IMAGE_REASONS = [
 ]
 
 
-def _clean_name(name: str, what: str, limit: int) -> str:
-    name = " ".join((name or "").split())
-    if not name:
-        raise Invalid(f"Give the {what} a name.", [{"line": 0, "error": "name is required"}])
-    if len(name) > limit:
-        raise Invalid(f"The {what} name is longer than {limit} characters.")
-    return name
-
-
 def check_counts(triples_per_concept: int | None, images_per_style: int | None) -> None:
     if triples_per_concept is not None and not (
         1 <= int(triples_per_concept) <= MAX_TRIPLES_PER_CONCEPT
@@ -108,7 +99,11 @@ def bench_create(
     created_by=None,
 ) -> VLindBench:
     """A bench with the paper's 11 concepts and their 3-shot examples (editable afterwards)."""
-    name = _clean_name(name, "benchmark", 200)
+    name = " ".join((name or "").split())
+    if not name:
+        raise Invalid("Give the benchmark a name.", [{"line": 0, "error": "name is required"}])
+    if len(name) > 200:
+        raise Invalid("The benchmark name is longer than 200 characters.")
     check_counts(triples_per_concept, images_per_style)
     try:
         with transaction.atomic():

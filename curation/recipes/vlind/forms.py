@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from django import forms
-from django.db.models import Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from ...gateway.selectors import providers_of
 from ...models import LLMProvider
 from ..framework.forms import RecipeForm, StageForm
 from . import benches, prompts
@@ -41,13 +41,6 @@ class BenchForm(RecipeForm):
     )
 
 
-def image_providers(project):
-    """The OpenAI-compatible providers a bench of ``project`` may generate images with."""
-    return LLMProvider.objects.filter(
-        Q(project=project) | Q(project__isnull=True), kind=LLMProvider.Kind.OPENAI
-    ).order_by("name")
-
-
 class SettingsForm(RecipeForm):
     triples_per_concept = BenchForm.base_fields["triples_per_concept"]
     images_per_style = BenchForm.base_fields["images_per_style"]
@@ -65,7 +58,9 @@ class SettingsForm(RecipeForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         project = self.project or (self.obj.project if self.obj is not None else None)
-        self.fields["image_provider"].queryset = image_providers(project)
+        # The OpenAI-compatible providers a bench of the project may generate images with.
+        openai = providers_of(project).filter(kind=LLMProvider.Kind.OPENAI)
+        self.fields["image_provider"].queryset = openai
 
     @classmethod
     def initial_for(cls, obj) -> dict:
