@@ -64,9 +64,12 @@ def images_by_sha(ids: Iterable[int], size: int = CHUNK) -> Iterator[Image]:
         yield from Image.objects.filter(pk__in=chunk).order_by("sha256")
 
 
-def zip_images(zf: zipfile.ZipFile, ids: Iterable[int]) -> None:
-    """The image files under ``image_path``, in SHA-256 order, each once, stored as they are."""
-    seen: set[str] = set()
+def zip_images(zf: zipfile.ZipFile, ids: Iterable[int], progress=None) -> None:
+    """The image files under ``image_path``, in SHA-256 order, each once, stored as they are;
+    ``progress(done, total)`` before the first and after each."""
+    ids, seen = set(ids), set()
+    if progress:
+        progress(0, len(ids))
     for image in images_by_sha(ids):
         path = image_path(image)
         if path in seen:
@@ -74,6 +77,8 @@ def zip_images(zf: zipfile.ZipFile, ids: Iterable[int]) -> None:
         seen.add(path)
         with default_storage.open(image.file.name, "rb") as data:
             zip_member(zf, path, data, store=True)
+        if progress:
+            progress(len(seen), len(ids))
 
 
 def file_sha256(path: str) -> str:

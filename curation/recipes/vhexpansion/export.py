@@ -17,9 +17,8 @@ accuracy needs the pair).
 
 from __future__ import annotations
 
+import io
 import json
-import shutil
-import time
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from typing import IO
 from annotator.platform.errors import Invalid
 from curation.export_files import Progress, export_store, progress_for
 from curation.models import Image
-from curation.recipes.framework.archive import image_path
+from curation.recipes.framework import archive
 from evaluation import importers
 
 from .models import VHCaseSet, VHNegation, VHVariant
@@ -137,7 +136,7 @@ def expanded_set(*, case_set: VHCaseSet) -> Expanded:
             )
         ]
         for perturbation, image, derivation in images:
-            path = image_path(image)
+            path = archive.image_path(image)
             out.images[path] = image
             common = {
                 "pair_id": pair_id(case.external_id, perturbation),
@@ -194,23 +193,6 @@ def llava_conversations(rows: Sequence[dict]) -> list[dict]:
     ]
 
 
-def _write_images(
-    zf: zipfile.ZipFile, images: dict[str, Image], progress: Progress | None = None
-) -> None:
-    total = len(images)
-    if progress:
-        progress(0, total)
-    for done, (path, image) in enumerate(sorted(images.items()), start=1):
-        with image.file.storage.open(image.file.name, "rb") as handle:
-            # Images are compressed already: stored, not deflated; copied in blocks.
-            info = zipfile.ZipInfo(path, date_time=time.localtime()[:6])
-            info.compress_type = zipfile.ZIP_STORED
-            with zf.open(info, "w") as out:
-                shutil.copyfileobj(handle, out, 1 << 20)
-        if progress:
-            progress(done, total)
-
-
 def write_zip(
     fh: IO[bytes],
     *,
@@ -218,16 +200,18 @@ def write_zip(
     fmt: str = "jsonl",
     progress: Progress | None = None,
 ) -> None:
-    """Write the zip of the expanded set with its images into ``fh``; ``progress(done, total)``
-    counts the images. The one builder behind the export job."""
-    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        if fmt == "jsonl":
-            zf.writestr(JSONL_NAME, jsonl_text(expanded.rows))
-            zf.writestr("README.txt", README)
-        else:
-            data = llava_conversations(expanded.rows)
-            zf.writestr(LLAVA_NAME, json.dumps(data, ensure_ascii=False, indent=1))
-        _write_images(zf, expanded.images, progress)
+    """Write the zip of the expanded set with its images into ``fh`` (members with the framework's
+    fixed timestamp: the same set gives the same bytes); ``progress(done, total)`` counts the
+    images. The one builder behind the export job."""
+    if fmt == "jsonl":
+        files = {JSONL_NAME: jsonl_text(expanded.rows), "README.txt": README}
+    else:
+        data = llava_conversations(expanded.rows)
+        files = {LLAVA_NAME: json.dumps(data, ensure_ascii=False, indent=1)}
+    with zipfile.ZipFile(fh, "w") as zf:
+        for name, text in files.items():
+            archive.zip_member(zf, name, io.BytesIO(text.encode("utf-8")))
+        archive.zip_images(zf, [image.pk for image in expanded.images.values()], progress)
 
 
 # --------------------------------------------------------------------------------------------
