@@ -1,18 +1,39 @@
-"""What the recipes' demos share: simulated annotators (accounts nobody can log in as) who work
-through a queue with the real claim and submit services, leaving chosen tasks for a visitor, and
-jobs run in this process while a demo is built."""
+"""What the recipes' demos share: a builder made once per project (``demo_once``), simulated
+annotators (accounts nobody can log in as) who work through a queue with the real claim and submit
+services, leaving chosen tasks for a visitor, and jobs run in this process while a demo is built."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 
 from celery import current_app
 from django.contrib.auth import get_user_model
+from django.db.models import Model
 
 from annotator.models import TaskQueue
 from annotator.platform import roles
 from annotator.platform.models import Project
 from annotator.services import annotation_submit, assignment_claim, assignment_skip
+
+
+def demo_once(model: type[Model], name: str, *, jobs_here: bool = False):
+    """A recipe's demo builder, ``build(*, project, curator)``, made idempotent: it runs only when
+    ``project`` has no ``model`` row named ``name`` (else that row is returned as it is); with
+    ``jobs_here`` the jobs it enqueues run in this process (``jobs_in_process``)."""
+
+    def wrap(build):
+        @functools.wraps(build)
+        def demo(*, project: Project, curator):
+            existing = model.objects.filter(project=project, name=name).first()
+            if existing is not None:
+                return existing
+            with jobs_in_process() if jobs_here else contextlib.nullcontext():
+                return build(project=project, curator=curator)
+
+        return demo
+
+    return wrap
 
 
 def demo_annotators(project: Project, usernames) -> list:

@@ -25,7 +25,7 @@ from evaluation.families.visit import parse as visit_parse
 from evaluation.families.visit import sampling
 
 from ...gateway import provider_offline
-from ..framework.demo import demo_annotators, demo_work, jobs_in_process
+from ..framework.demo import demo_annotators, demo_once, demo_work
 from . import dataset, families, pipelines, prompts, ratings, references, submissions
 from .models import VisitPipeline, VisitReference
 from .publish import version_publish
@@ -58,16 +58,9 @@ def _prefer_reference_then_longer(assignment) -> dict:
     return {"choice": "left" if score(left) >= score(right) else "right"}
 
 
+@demo_once(VisitPipeline, NAME, jobs_here=True)
 def visit_demo(*, project: Project, curator) -> VisitPipeline:
     """The demo pipeline of ``project`` (made once; later calls return it)."""
-    existing = VisitPipeline.objects.filter(project=project, name=NAME).first()
-    if existing is not None:
-        return existing
-    with jobs_in_process():
-        return _build(project, curator)
-
-
-def _build(project: Project, curator) -> VisitPipeline:
     offline = provider_offline()
     pipeline = pipelines.pipeline_create(
         project=project,
