@@ -91,21 +91,16 @@ def case_set_settings(
             case_set.max_attempts = max_attempts
             case_set.save(update_fields=["max_attempts"])
         if reviewers is not None:
-            review_queue_ensure(case_set=case_set, reviewers=reviewers)
+            what = "Reviewers per negation"
+            queues.queue_people_set(
+                case_set, REVIEW_QUEUE, reviewers, most=MAX_REVIEWERS, what=what
+            )
     return case_set
 
 
 def negation_template():
     """The current negation prompt: editable, seeded with the Fig. 3 text by the gateway."""
     return gateway.template_current(NEGATION_TEMPLATE)
-
-
-def review_queue_ensure(*, case_set: VHCaseSet, reviewers: int | None = None) -> TaskQueue:
-    """The set's ``review`` queue (created on first use); ``reviewers`` sets N per negation."""
-    if reviewers is None:
-        return queues.queue_ensure(case_set, REVIEW_QUEUE)
-    what = "Reviewers per negation"
-    return queues.queue_people_set(case_set, REVIEW_QUEUE, reviewers, most=MAX_REVIEWERS, what=what)
 
 
 def clean_negation(text: Any) -> str:
@@ -256,7 +251,7 @@ def negations_draft(
     """Draft negations for every case that needs one (not drafted yet, rejected with attempts
     left, or failed) and send them to review. Calls the LLM outside any transaction. Runs a few
     rounds so cases rejected while it ran are picked up too. Idempotent."""
-    queue = review_queue_ensure(case_set=case_set)
+    queue = queues.queue_ensure(case_set, REVIEW_QUEUE)
     negation_template()  # seed the Fig. 3 prompt before the first call
     states = [VHCase.NegationState.PENDING]
     if retry_failed:
@@ -304,7 +299,7 @@ def negations_draft(
 def negations_check(case_set: VHCaseSet, params: dict) -> int:
     """Before the drafting job: the review queue exists and some case needs a draft (the job's
     total)."""
-    review_queue_ensure(case_set=case_set)
+    queues.queue_ensure(case_set, REVIEW_QUEUE)
     todo = case_set.cases.filter(
         negation_state__in=[VHCase.NegationState.PENDING, VHCase.NegationState.FAILED]
     ).count()

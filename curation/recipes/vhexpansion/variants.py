@@ -20,7 +20,7 @@ from curation.scorers import scorer_load, scorer_weights
 from evaluation.models import ModelRun
 
 from .export import ORIGINAL, item_id, perturbation_label, perturbation_sort_key
-from .models import VHCase, VHCaseSet, VHVariant
+from .models import VHCaseSet, VHVariant
 
 PERTURB_JOB = "vhexpansion.perturb"
 ADVERSARIAL_JOB = "vhexpansion.adversarial"
@@ -124,16 +124,8 @@ def variants_perturb(
     re-run resumes."""
     params = perturbations_check(names=perturbations, params=params)
     names = sorted(set(perturbations), key=perturbation_sort_key)
-    have = set(
-        VHVariant.objects.filter(case__case_set=case_set, perturbation__in=names).values_list(
-            "case_id", "perturbation"
-        )
-    )
-    by_image: dict[int, list[VHCase]] = defaultdict(list)
-    images: dict[int, Image] = {}
-    for case in case_set.cases.select_related("image").order_by("position"):
-        by_image[case.image_id].append(case)
-        images[case.image_id] = case.image
+    have = _done(case_set, names)
+    by_image, images = _grouped(case_set, lambda case: case.image_id)
     total = len(by_image) * len(names)
     done = created = 0
     job_progress(job_id=job_id, done=0, total=total, message="Perturbing")
@@ -246,20 +238,21 @@ def adversarial_check(case_set: VHCaseSet, params: dict) -> int:
     return 0
 
 
-def _adversarial_todo(case_set: VHCaseSet, method: str, branch_of: dict[int, bool]):
-    """Cases without this attack, grouped by (image, branch), and the images by id."""
-    have = set(
-        VHVariant.objects.filter(case__case_set=case_set, perturbation=method).values_list(
-            "case_id", flat=True
-        )
-    )
-    groups: dict[tuple[int, bool], list[VHCase]] = defaultdict(list)
+def _done(case_set: VHCaseSet, names: Sequence[str]) -> set[tuple[int, str]]:
+    """(case, perturbation) of the variants the set has already."""
+    done = VHVariant.objects.filter(case__case_set=case_set, perturbation__in=names)
+    return set(done.values_list("case_id", "perturbation"))
+
+
+def _grouped(case_set: VHCaseSet, key) -> tuple[dict, dict[int, Image]]:
+    """The set's cases in position order grouped by ``key(case)`` (None: left out), and the
+    images of those grouped by id."""
+    groups: dict = defaultdict(list)
     images: dict[int, Image] = {}
     for case in case_set.cases.select_related("image").order_by("position"):
-        if case.pk in have:
-            continue
-        groups[(case.image_id, branch_of[case.pk])].append(case)
-        images[case.image_id] = case.image
+        if (group := key(case)) is not None:
+            groups[group].append(case)
+            images[case.image_id] = case.image
     return groups, images
 
 
@@ -342,7 +335,12 @@ def variants_adversarial(
     the ℓ∞ norm used. Batches are committed as they finish: a re-run resumes."""
     scorer = Scorer.objects.get(pk=scorer_id)
     _attack_check(scorer, method, branch, run_id, steps)
-    groups, images = _adversarial_todo(case_set, method, branches(case_set, branch, run_id))
+    have, branch_of = _done(case_set, [method]), branches(case_set, branch, run_id)
+
+    def todo(case) -> tuple[int, bool] | None:  # cases without this attack, by (image, branch)
+        return None if (case.pk, method) in have else (case.image_id, branch_of[case.pk])
+
+    groups, images = _grouped(case_set, todo)
     keys = sorted(groups, key=lambda k: (k[1], k[0]))
     job_progress(job_id=job_id, done=0, total=len(keys), message="Loading the scorer")
     if not keys:
