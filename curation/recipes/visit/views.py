@@ -15,7 +15,6 @@ from __future__ import annotations
 from functools import partial
 
 from django.contrib import messages
-from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -32,7 +31,7 @@ from annotator.platform.views import (
 from evaluation.families.visit import board
 
 from ... import gateway
-from ...models import LLMProvider
+from ...gateway.selectors import providers_of
 from ..framework import views as framework_views
 from ..framework.declare import Page
 from ..framework.registry import recipe_of
@@ -50,11 +49,6 @@ def _back(pipeline, anchor: str = "") -> HttpResponse:
     return redirect(_url(pipeline, anchor))
 
 
-def _providers(pipeline):
-    projects = Q(project=None) | Q(project=pipeline.project)
-    return LLMProvider.objects.filter(projects).order_by("name")
-
-
 def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
     """What the pipeline page shows besides the generic funnel, buttons, jobs and forms."""
     table2 = selectors.verification_table(pipeline)
@@ -68,7 +62,7 @@ def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
         "exports": [(what, fmt, label) for (what, fmt), label in export.EXPORT_LABELS.items()],
         "samples": selectors.sample_instances(pipeline),
         "import_form": forms.ImportForm(),
-        "generate_form": forms.GenerateForm(providers=_providers(pipeline)),
+        "generate_form": forms.GenerateForm(providers=providers_of(pipeline.project)),
         "pairs_form": forms.PairsForm(initial={"votes": pipeline.votes_per_pair}),
         "judge_form": forms.JudgeForm(),
         "version": version,
@@ -186,7 +180,7 @@ def generate(request: HttpRequest, pipeline) -> HttpResponse:
     return _form_post(
         request,
         pipeline,
-        forms.GenerateForm(request.POST, providers=_providers(pipeline)),
+        forms.GenerateForm(request.POST, providers=providers_of(pipeline.project)),
         _("Choose a model: %(e)s"),
         "responses",
         partial(submissions.responses_generate_start, pipeline=pipeline),
