@@ -2,6 +2,7 @@
 
 - ``RecipeForm``: a recipe's new form and settings form. Built with ``project=`` (and ``obj=``
   on the settings page and the detail page), so querysets can be scoped.
+- ``NameForm``: a new form's name and description (a recipe's own fields follow them).
 - ``StageForm``: the extra POST fields of a stage button, turned into ``Job.params``.
 """
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from django import forms
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotator.platform.views import first_error
 
@@ -38,6 +40,13 @@ class RecipeForm(forms.Form):
     def invalid_message(self) -> str:
         """The one-line message of an invalid settings POST made from the detail page."""
         return _("The settings are not valid: %(e)s") % {"e": first_error(self)}
+
+
+class NameForm(RecipeForm):
+    name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
+    description = forms.CharField(
+        required=False, label=gettext_lazy("Description"), widget=forms.Textarea(attrs={"rows": 2})
+    )
 
 
 class StageForm(forms.Form):

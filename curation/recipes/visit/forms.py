@@ -19,11 +19,6 @@ def _area(rows: int) -> forms.Textarea:
     return forms.Textarea(attrs={"rows": rows})
 
 
-class PipelineForm(RecipeForm):
-    name = forms.CharField(max_length=200, label=_("Name"))
-    description = forms.CharField(required=False, label=_("Description"), widget=_area(2))
-
-
 class SettingsForm(RecipeForm):
     caption_min_length = forms.IntegerField(
         min_value=1, max_value=2000, label=_("Shortest caption (characters)")

@@ -22,6 +22,7 @@ from ..framework.declare import (
     RecipeUrlNames,
     Stage,
 )
+from ..framework.forms import NameForm
 from ..framework.registry import register
 from . import (
     captions,
@@ -146,7 +147,7 @@ RECIPE = register(
         select_related=("project", "provider"),
         list_counts={"n_families": Count("families", distinct=True), **selectors.INSTANCE_COUNTS},
         detail_context=views.detail_context,
-        create_form=forms.PipelineForm,
+        create_form=NameForm,  # the pipeline's name and description
         create=pipelines.pipeline_create,
         created=gettext_lazy("Pipeline created."),
         settings_form=forms.SettingsForm,
