@@ -9,7 +9,10 @@ object's first publish (migration curation 0007 filled it in for objects publish
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
+from django.utils import timezone
 
 from annotator.platform.models import NewestFirst, optional_link
 
@@ -36,3 +39,12 @@ class PeopleDecide(models.Model):
 
     class Meta:
         abstract = True
+
+    def decide(self, decision, **fields: Any) -> None:
+        """Record people's ``decision`` (the queue's outcome): ``fields`` (the row's new state …),
+        the votes counted and when, saved."""
+        for name, value in fields.items():
+            setattr(self, name, value)
+        self.votes = dict(decision.counts or {})
+        self.decided_at = timezone.now()
+        self.save(update_fields=[*fields, "votes", "decided_at"])

@@ -58,6 +58,20 @@ def tasks_create(queue: TaskQueue, rows: list) -> dict[str, int]:
     return dict(tasks.values_list("external_id", "pk"))
 
 
+def tasks_link(queue: TaskQueue, rows: list[tuple[Any, dict, str]]) -> None:
+    """A task per (object, payload, external id) in ``queue``, its id stored in the object's
+    ``task`` field (one update for all; the objects are of one model). Same transaction."""
+    if not rows:
+        return
+    tasks = tasks_create(
+        queue, [annotator_services.TaskRow(payload=p, external_id=e) for _o, p, e in rows]
+    )
+    for obj, _payload, external_id in rows:
+        obj.task_id = tasks[external_id]
+    objs = [obj for obj, _payload, _external_id in rows]
+    type(objs[0]).objects.bulk_update(objs, ["task"])
+
+
 def with_tiebreak(n: int) -> int:
     """An even number of people can tie; a tie asks one more person."""
     return n + 1 if n % 2 == 0 else n

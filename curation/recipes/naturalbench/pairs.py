@@ -3,8 +3,6 @@ keeps a pair unless people say one caption describes both images."""
 
 from __future__ import annotations
 
-from django.utils import timezone
-
 from annotator import services as annotator_services
 from annotator.models import Task
 from curation.recipes.framework.declare import QueueSpec
@@ -77,9 +75,6 @@ def pair_review_record(task: Task, decision) -> ConfoundingPair | None:
     if pair is None or pair.state != ConfoundingPair.State.REVIEW:
         return pair
     keep = bool(decision.decided and decision.label == "keep")
-    pair.state = ConfoundingPair.State.VERIFIED if keep else ConfoundingPair.State.DISCARDED
-    pair.votes = dict(decision.counts or {})
-    pair.agreement = decision.agreement
-    pair.decided_at = timezone.now()
-    pair.save(update_fields=["state", "votes", "agreement", "decided_at"])
+    state = ConfoundingPair.State.VERIFIED if keep else ConfoundingPair.State.DISCARDED
+    pair.decide(decision, state=state, agreement=decision.agreement)
     return pair

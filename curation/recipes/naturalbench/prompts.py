@@ -310,6 +310,12 @@ def check_draft(output: Any, question_type: str) -> Draft:
 # --------------------------------------------------------------------------------------------
 # Offline drafter rules for the prompts the gateway lacks (demo, tests)
 # --------------------------------------------------------------------------------------------
+def _drafted(first: tuple[str, str, str], second: tuple[str, str, str]) -> dict:
+    """Questions 0 and 1 as (question, caption 1's answer, caption 2's) in the prompts' JSON."""
+    keys = ("Question", "Caption1 Answer", "Caption2 Answer")
+    return {"0": dict(zip(keys, first, strict=True)), "1": dict(zip(keys, second, strict=True))}
+
+
 def _caption(variables: dict, k: int) -> str:
     text = " ".join(str(variables.get(f"caption_{k}") or "").split()).rstrip(".")
     if not text:
@@ -324,18 +330,10 @@ def draft_multiple_choice(variables: dict, seed: int | None) -> dict:
     c1, c2 = _caption(variables, 1), _caption(variables, 2)
     if c1.casefold() == c2.casefold():
         raise OfflineRuleError("the two captions are the same")
-    return {
-        "0": {
-            "Question": "Which description fits the image?",
-            "Caption1 Answer": c1,
-            "Caption2 Answer": c2,
-        },
-        "1": {
-            "Question": "Which description does not fit the image?",
-            "Caption1 Answer": c2,
-            "Caption2 Answer": c1,
-        },
-    }
+    return _drafted(
+        ("Which description fits the image?", c1, c2),
+        ("Which description does not fit the image?", c2, c1),
+    )
 
 
 _MATCH_QUESTION = {
@@ -356,15 +354,6 @@ def draft_yes_no_language(variables: dict, seed: int | None) -> dict:
             f"no offline phrasing for {language!r}; known: {', '.join(sorted(_MATCH_QUESTION))}"
         )
     c1, c2 = _caption(variables, 1), _caption(variables, 2)
-    return {
-        "0": {
-            "Question": pattern.format(caption=c1),
-            "Caption1 Answer": "Yes",
-            "Caption2 Answer": "No",
-        },
-        "1": {
-            "Question": pattern.format(caption=c2),
-            "Caption1 Answer": "No",
-            "Caption2 Answer": "Yes",
-        },
-    }
+    return _drafted(
+        (pattern.format(caption=c1), "Yes", "No"), (pattern.format(caption=c2), "No", "Yes")
+    )

@@ -11,15 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.utils import timezone
 
-from annotator import services as annotator_services
 from annotator.models import Task
 from annotator.platform.jobs import job_progress
 from curation import gateway
 from curation.models import Generation, LLMProvider
 from curation.recipes.framework.declare import QueueSpec
-from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_create
+from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_link
 from curation.recipes.framework.registry import recipe_of
 from curation.recipes.framework.stages import stage_once
 from evaluation.families.naturalbench import layout as nb
@@ -157,6 +155,16 @@ def _limit(pipeline: NaturalBenchPipeline) -> int:
     return 1 + pipeline.max_regenerations
 
 
+def _failed(qset: PairQuestionSet, pipeline: NaturalBenchPipeline, problem: str, why: str):
+    """After a failed draft: given up if it was the last one allowed, else waiting for the next."""
+    if qset.attempts >= _limit(pipeline):
+        qset.state = PairQuestionSet.State.GIVEN_UP
+        qset.reason = f"Gave up after {_drafts(qset.attempts)}. Last draft: {problem}"
+    else:
+        qset.state = PairQuestionSet.State.PENDING
+        qset.reason = f"{why}: {problem}"
+
+
 def draft_record(*, question_set: PairQuestionSet, attempt: int, drafted: Drafted):
     """Store one attempt (one transaction). A checked draft's items go to the answer queue; an
     invalid one leaves the set waiting for the next attempt, or gives up after the last."""
@@ -182,26 +190,17 @@ def draft_record(*, question_set: PairQuestionSet, attempt: int, drafted: Drafte
         )
         qset.attempts = attempt
         if checked is None:
-            reason = "; ".join(drafted.problems)
-            if attempt >= _limit(pipeline):
-                qset.state = PairQuestionSet.State.GIVEN_UP
-                qset.reason = f"Gave up after {_drafts(attempt)}. Last draft: {reason}"
-            else:
-                qset.reason = f"Draft {attempt} was not usable: {reason}"
+            _failed(qset, pipeline, "; ".join(drafted.problems), f"Draft {attempt} was not usable")
             qset.save(update_fields=["attempts", "state", "reason", "updated_at"])
             return draft
         items = VQAItem.objects.bulk_create(_items(qset, draft, checked))
-        rows = [
-            annotator_services.TaskRow(
-                payload=_item_payload(item, pipeline.language),
-                external_id=f"nb-item-{draft.pk}-{item.key}",
-            )
-            for item in items
-        ]
-        tasks = tasks_create(queue, rows)
-        for item in items:
-            item.task_id = tasks[f"nb-item-{draft.pk}-{item.key}"]
-        VQAItem.objects.bulk_update(items, ["task"])
+        tasks_link(
+            queue,
+            [
+                (item, _item_payload(item, pipeline.language), f"nb-item-{draft.pk}-{item.key}")
+                for item in items
+            ],
+        )
         qset.state = PairQuestionSet.State.ANSWERING
         qset.reason = ""
         qset.save(update_fields=["attempts", "state", "reason", "updated_at"])
@@ -238,8 +237,7 @@ def questions_draft(
             break
         job_progress(job_id=job_id, done=done, total=done + len(todo), message="Drafting questions")
         for qset in todo:
-            attempt = qset.attempts + 1
-            if attempt > _limit(pipeline):
+            if qset.attempts >= _limit(pipeline):
                 # Its drafts were used up by failed answers: nothing left to try.
                 PairQuestionSet.objects.filter(
                     pk=qset.pk, state=PairQuestionSet.State.PENDING
@@ -247,9 +245,7 @@ def questions_draft(
                     state=PairQuestionSet.State.GIVEN_UP,
                     reason=f"Gave up after {_drafts(qset.attempts)}. {qset.reason}".strip(),
                 )
-                counts["given_up"] += 1
-                attempt = 0
-            while attempt:
+            for attempt in range(qset.attempts + 1, _limit(pipeline) + 1):
                 drafted = draft_generate(
                     question_set=qset,
                     attempt=attempt,
@@ -265,10 +261,8 @@ def questions_draft(
                     counts["answering"] += 1
                     break
                 counts["invalid"] += 1
-                if attempt >= _limit(pipeline):
-                    counts["given_up"] += 1
-                    break
-                attempt += 1
+            else:  # no attempt was left, or the last one was unusable
+                counts["given_up"] += 1
             done += 1
             job_progress(
                 job_id=job_id,
@@ -301,10 +295,7 @@ def answer_record(task: Task, decision) -> VQAItem | None:
     if item is None or item.state != VQAItem.State.OPEN:
         return item
     correct = bool(decision.decided and decision.label == item.intended)
-    item.state = VQAItem.State.CORRECT if correct else VQAItem.State.FAILED
-    item.votes = dict(decision.counts or {})
-    item.decided_at = timezone.now()
-    item.save(update_fields=["state", "votes", "decided_at"])
+    item.decide(decision, state=VQAItem.State.CORRECT if correct else VQAItem.State.FAILED)
 
     draft = QuestionDraft.objects.select_for_update().get(pk=item.draft_id)
     if draft.status != QuestionDraft.Status.ANSWERING:
@@ -326,12 +317,7 @@ def answer_record(task: Task, decision) -> VQAItem | None:
         draft.problems = [*draft.problems, problem]
         draft.save(update_fields=["status", "problems"])
         if qset.state == PairQuestionSet.State.ANSWERING:
-            if qset.attempts >= _limit(pipeline):
-                qset.state = PairQuestionSet.State.GIVEN_UP
-                qset.reason = f"Gave up after {_drafts(qset.attempts)}. Last draft: {problem}"
-            else:
-                qset.state = PairQuestionSet.State.PENDING
-                qset.reason = f"Draft {draft.attempt} failed: {problem}"
+            _failed(qset, pipeline, problem, f"Draft {draft.attempt} failed")
             qset.save(update_fields=["state", "reason", "updated_at"])
             if qset.state == PairQuestionSet.State.PENDING:
                 _regenerate_later(pipeline)

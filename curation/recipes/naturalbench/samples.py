@@ -12,7 +12,6 @@ from annotator.platform.jobs import job_progress
 from evaluation.families.naturalbench import layout as nb
 
 from .models import NaturalBenchPipeline, NaturalBenchSample, QuestionDraft, VQAItem
-from .pipelines import MULTIPLE_CHOICE
 
 
 # 5. Assembly into 2 × 2 samples (METRICS.md Sec. 1)
@@ -37,7 +36,7 @@ def sample_record(draft: QuestionDraft, items: Sequence[VQAItem], *, index: int)
         if item.image_id != images[i].pk:
             problems.append(f"item {key} shows another image than image {i} of the pair")
         shown = questions[q]
-        if qset.question_type == MULTIPLE_CHOICE:
+        if qset.question_type == nb.MULTIPLE_CHOICE:
             shown = (nb.mc_options(shown) or (shown,))[0]
         if item.question != shown:
             problems.append(f"item {key} asks another question than question {q}")

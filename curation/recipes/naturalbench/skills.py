@@ -31,7 +31,6 @@ TAXONOMY: list[dict] = [
     for group in _DATA["taxonomy"]
 ]
 TAGS: list[dict] = [t for group in TAXONOMY for t in group["tags"]]
-LABELS: dict[str, str] = {t["id"]: t["label"] for t in TAGS}
 MIN_TAGS, MAX_TAGS = _DATA["min_tags"], _DATA["max_tags"]
 INSTRUCTIONS: str = _DATA["instructions"]
 

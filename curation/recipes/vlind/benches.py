@@ -11,14 +11,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotator.models import Task, TaskQueue
+from annotator.models import Task
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Project
-from annotator.services import TaskRow
 
 from ...models import LLMProvider
 from ..framework.declare import QueueSpec
-from ..framework.queues import tasks_create
 from . import concepts as concept_specs
 from . import prompts
 from .models import VLindBench, VLindConcept
@@ -258,13 +256,3 @@ def review_decided(model, task: Task, decision, *, kept: str, rejected: str):
     row.status = kept if row.accepts >= MIN_ACCEPTS else rejected
     row.decided_at = timezone.now()
     return row
-
-
-def add_review_tasks(queue: TaskQueue, rows: list[tuple[object, dict, str]]) -> None:
-    """Create one review task per (object, payload, external id) and link it (same transaction)."""
-    if not rows:
-        return
-    tasks = tasks_create(queue, [TaskRow(payload=p, external_id=e) for _o, p, e in rows])
-    for obj, _payload, external_id in rows:
-        type(obj).objects.filter(pk=obj.pk).update(task_id=tasks[external_id])
-        obj.task_id = tasks[external_id]

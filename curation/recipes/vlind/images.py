@@ -15,9 +15,9 @@ from annotator.platform.errors import Invalid
 
 from ... import assets
 from ...models import Generation, Image
-from ..framework.queues import image_payload, queue_ensure
+from ..framework.queues import image_payload, queue_ensure, tasks_link
 from . import prompts
-from .benches import IMAGE_QUESTION, IMAGE_QUEUE, add_review_tasks, review_decided
+from .benches import IMAGE_QUESTION, IMAGE_QUEUE, review_decided
 from .models import VLindImage, VLindTriple
 
 
@@ -74,7 +74,7 @@ def image_record(
             created_by=created_by,
         )
         row.triple = triple
-        add_review_tasks(queue, [(row, _image_payload(row), f"vlind-image-{row.pk}")])
+        tasks_link(queue, [(row, _image_payload(row), f"vlind-image-{row.pk}")])
     return row
 
 

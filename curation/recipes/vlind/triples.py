@@ -15,14 +15,13 @@ from annotator.platform.jobs import job_progress
 
 from ... import gateway
 from ...models import Generation, LLMProvider
-from ..framework.queues import queue_ensure
+from ..framework.queues import queue_ensure, tasks_link
 from . import prompts
 from .benches import (
     BATCH,
     TRIPLE_QUESTION,
     TRIPLE_QUEUE,
     TRIPLES_PURPOSE,
-    add_review_tasks,
     check_counts,
     review_decided,
 )
@@ -67,7 +66,7 @@ def triples_record(
             rows = list(concept.triples.filter(context_id__gt=start).order_by("context_id"))
         for row in rows:
             row.concept = concept
-        add_review_tasks(queue, [(t, _triple_payload(t), f"vlind-triple-{t.pk}") for t in rows])
+        tasks_link(queue, [(t, _triple_payload(t), f"vlind-triple-{t.pk}") for t in rows])
     return rows
 
 
