@@ -17,7 +17,7 @@ from collections.abc import Callable
 from annotator.platform.models import Project
 
 from ... import assets, gateway
-from ..framework.demo import demo_annotators, demo_work
+from ..framework.demo import demo_annotators, demo_once, demo_work
 from ..framework.publish import publish_object
 from ..framework.registry import recipe_of
 from . import benches, images, nouns, prompts, triples
@@ -117,11 +117,9 @@ def _add_images(triples: list[VLindTriple], curator) -> list[VLindImage]:
     return rows
 
 
+@demo_once(VLindBench, DEMO_NAME)
 def vlind_demo(*, project: Project, curator) -> VLindBench:
-    """Idempotent: an existing demo bench of the project is returned as it is."""
-    bench = VLindBench.objects.filter(project=project, name=DEMO_NAME).first()
-    if bench is not None:
-        return bench
+    """Made once per project (``demo_once``: an existing demo bench is returned as it is)."""
     bench = benches.bench_create(
         project=project,
         name=DEMO_NAME,

@@ -8,7 +8,7 @@ from django.utils.translation import gettext_lazy
 
 from ...gateway.selectors import providers_of
 from ...models import LLMProvider
-from ..framework.forms import RecipeForm, StageForm
+from ..framework.forms import NameForm, RecipeForm, StageForm
 from . import benches, prompts
 
 # The three texts of each example, with their labels.
@@ -20,11 +20,7 @@ EXAMPLE_LABELS = {
 EXAMPLE_KEYS = tuple(EXAMPLE_LABELS)
 
 
-class BenchForm(RecipeForm):
-    name = forms.CharField(max_length=200, label=gettext_lazy("Name"), initial="VLind-Bench")
-    description = forms.CharField(
-        required=False, label=gettext_lazy("Description"), widget=forms.Textarea(attrs={"rows": 2})
-    )
+class BenchForm(NameForm):
     triples_per_concept = forms.IntegerField(
         min_value=1,
         max_value=benches.MAX_TRIPLES_PER_CONCEPT,
@@ -39,6 +35,10 @@ class BenchForm(RecipeForm):
         label=gettext_lazy("Images per style"),
         help_text=gettext_lazy("Four photorealistic, four illustration, four cartoon (Sec. 4)."),
     )
+
+    @classmethod
+    def initial_new(cls, project) -> dict:
+        return {"name": "VLind-Bench"}
 
 
 class SettingsForm(RecipeForm):
