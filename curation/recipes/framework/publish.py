@@ -58,35 +58,48 @@ def object_benchmark(obj: Any, *, family: str, name: str, created_by=None) -> An
     )
 
 
+def rows_publish(obj: Any, *, family: str, name: str, created_by=None, **version: Any) -> Any:
+    """A published version (``version``: version_create's ``label``, ``rows`` and ``source``) of
+    ``obj``'s benchmark (``object_benchmark``), and ``obj.benchmark`` pointed at it; call it in a
+    transaction."""
+    benchmark = object_benchmark(obj, family=family, name=name, created_by=created_by)
+    made = version_create(benchmark=benchmark, publish=True, created_by=created_by, **version)
+    _benchmark_set(obj, made)
+    return made
+
+
+def _benchmark_set(obj: Any, version: Any) -> None:
+    """Point ``obj.benchmark`` at ``version``'s benchmark (when the model has that field)."""
+    has_benchmark = any(f.name == "benchmark" for f in type(obj)._meta.concrete_fields)
+    if has_benchmark and getattr(obj, "benchmark_id", None) != version.benchmark_id:
+        type(obj).objects.filter(pk=obj.pk).update(benchmark=version.benchmark)
+        obj.benchmark_id = version.benchmark_id
+
+
 def publish_object(recipe: Recipe, obj: Any, **data: Any) -> Any:
     """Run the recipe's ``publish`` (given the object's benchmark when ``Publish.name`` is
     declared), or make the published version of its ``items``, and point the object's
     ``benchmark`` at the version's benchmark (when the model has that field), in one
     transaction."""
     declared = recipe.publishes
+    created_by = data.get("created_by")
     with transaction.atomic():
-        if declared.name is not None:
-            data["benchmark"] = object_benchmark(
+        if declared.items is not None:
+            return rows_publish(
                 obj,
                 family=declared.family,
                 name=declared.name(obj),
-                created_by=data.get("created_by"),
-            )
-        if declared.items is not None:
-            version = version_create(
-                benchmark=data["benchmark"],
                 label=data["label"],
                 rows=declared.items(obj),
-                publish=True,
                 source=declared.source(obj),
-                created_by=data.get("created_by"),
+                created_by=created_by,
             )
-        else:
-            version = declared.publish(obj, **data)
-        has_benchmark = any(f.name == "benchmark" for f in type(obj)._meta.concrete_fields)
-        if has_benchmark and getattr(obj, "benchmark_id", None) != version.benchmark_id:
-            type(obj).objects.filter(pk=obj.pk).update(benchmark=version.benchmark)
-            obj.benchmark_id = version.benchmark_id
+        if declared.name is not None:
+            data["benchmark"] = object_benchmark(
+                obj, family=declared.family, name=declared.name(obj), created_by=created_by
+            )
+        version = declared.publish(obj, **data)
+        _benchmark_set(obj, version)
     return version
 
 

@@ -5,6 +5,7 @@ a leaderboard); anything else answers like a missing object (404)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Count, QuerySet
@@ -51,6 +52,16 @@ def latest_jobs(recipe: Recipe, obj: Any) -> dict[str, Job]:
     return latest
 
 
-def count_by(queryset: QuerySet, field: str) -> Counter:
-    """``{value of field: rows}`` of ``queryset`` in one GROUP BY query."""
-    return Counter(dict(queryset.values_list(field).annotate(n=Count("pk")).order_by()))
+def count_by(queryset: QuerySet, field: str, values: Iterable[str] | None = None) -> Counter | dict:
+    """``{value of field: rows}`` of ``queryset`` in one GROUP BY query; with ``values`` (a
+    TextChoices' ``values``): a dict of exactly those keys in that order, 0 where no row has it."""
+    found = Counter(dict(queryset.values_list(field).annotate(n=Count("pk")).order_by()))
+    return found if values is None else {value: found[value] for value in values}
+
+
+def in_state(queryset: QuerySet, field: str, state: str) -> QuerySet:
+    """``queryset`` narrowed to ``field == state`` when ``state`` is one of the field's choices
+    (an item list's ``?state=``); anything else ("" included) leaves it as it is."""
+    if state in {value for value, _label in queryset.model._meta.get_field(field).choices}:
+        return queryset.filter(**{field: state})
+    return queryset

@@ -37,9 +37,8 @@ from annotator.platform.errors import Invalid, ServiceError
 from annotator.platform.jobs import job_progress
 from curation.recipes.framework import archive
 from curation.recipes.framework.archive import image_path, json_line
-from curation.recipes.framework.publish import object_benchmark
+from curation.recipes.framework.publish import rows_publish
 from evaluation import importers
-from evaluation import services as evaluation_services
 from evaluation.families.naturalbench import layout as nb
 
 from . import skills
@@ -137,14 +136,15 @@ def _write_retrieval(pipeline, fh: IO[bytes], images: set[int]) -> int:
 # --------------------------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------------------------
-def _write_zip(fh: IO[bytes], *, records, retrieval, card: dict, images: set[int]) -> None:
+def _write_zip(fh: IO[bytes], tmp: str, *, card: dict, images: set[int]) -> None:
+    """The README, the card, the two JSONL files written in ``tmp`` and the images."""
     with zipfile.ZipFile(fh, "w") as zf:
         archive.zip_member(zf, README_NAME, io.BytesIO(README.encode("utf-8")))
         text = json.dumps(card, ensure_ascii=False, indent=2).encode("utf-8")
         archive.zip_member(zf, CARD_NAME, io.BytesIO(text))
-        for name, source in ((JSONL_NAME, records), (RETRIEVAL_NAME, retrieval)):
-            source.seek(0)
-            archive.zip_member(zf, name, source)
+        for name in (JSONL_NAME, RETRIEVAL_NAME):
+            with open(os.path.join(tmp, name), "rb") as source:
+                archive.zip_member(zf, name, source)
         archive.zip_images(zf, images)
 
 
@@ -180,22 +180,16 @@ def _next_label(pipeline) -> str:
 def _files(pipeline, tmp: str, *, card: dict, images: set[int], label, sha256, job_id):
     """The zip and the Parquet file, written in ``tmp`` from its records and stored:
     ({field: storage name}, {field: SHA-256 of the file})."""
-    records_path = os.path.join(tmp, JSONL_NAME)
-    retrieval_path = os.path.join(tmp, RETRIEVAL_NAME)
     job_progress(
         job_id=job_id, done=1, total=4, message=f"Writing the archive ({len(images)} images)"
     )
     zip_path = os.path.join(tmp, "export.zip")
-    with (
-        open(records_path, "rb") as records,
-        open(retrieval_path, "rb") as retrieval,
-        open(zip_path, "wb") as fh,
-    ):
-        _write_zip(fh, records=records, retrieval=retrieval, card=card, images=images)
+    with open(zip_path, "wb") as fh:
+        _write_zip(fh, tmp, card=card, images=images)
     job_progress(job_id=job_id, done=2, total=4, message="Writing Parquet")
     parquet_path = os.path.join(tmp, "export.parquet")
     try:
-        with open(records_path, "rb") as records:
+        with open(os.path.join(tmp, JSONL_NAME), "rb") as records:
             archive.parquet_write(
                 parquet_path,
                 records,
@@ -290,24 +284,17 @@ def _evaluation_version(pipeline, *, label: str, sha256: str, jsonl: str, create
     first export as "<project slug> · <pipeline name>"), read through the importer."""
     rows = importers.parse_items("naturalbench", jsonl, JSONL_NAME)
     try:
-        name = f"{pipeline.project.slug} · {pipeline.name}"[:200]
-        benchmark = object_benchmark(
-            pipeline, family="naturalbench", name=name, created_by=created_by
-        )
-        version = evaluation_services.version_create(
-            benchmark=benchmark,
+        return rows_publish(
+            pipeline,
+            family="naturalbench",
+            name=f"{pipeline.project.slug} · {pipeline.name}"[:200],
             label=label,
             rows=rows,
-            publish=True,
             source=f"Blindspot NaturalBench pipeline {pipeline.pk}, sha256 {sha256}",
             created_by=created_by,
         )
     except ServiceError as exc:
         raise Invalid(f"The evaluation version could not be made: {exc.message}") from exc
-    if pipeline.benchmark_id != benchmark.pk:
-        NaturalBenchPipeline.objects.filter(pk=pipeline.pk).update(benchmark=benchmark)
-        pipeline.benchmark = benchmark
-    return version
 
 
 def version_export_run(pipeline, *, job_id=None, created_by=None, label=None, **_params) -> dict:

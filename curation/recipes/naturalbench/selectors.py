@@ -7,7 +7,7 @@ from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 
 from annotator.models import Task
 from curation.models import Caption, Sample
-from curation.recipes.framework.selectors import count_by
+from curation.recipes.framework.selectors import count_by, in_state
 
 from .models import (
     ConfoundingPair,
@@ -36,14 +36,12 @@ def funnel(pipeline: NaturalBenchPipeline) -> dict:
         )
         .count()
     )
-    pairs = count_by(pipeline.pairs.all(), "state")
-    pairs = {state: pairs[state] for state in ConfoundingPair.State.values}
+    pairs = count_by(pipeline.pairs.all(), "state", ConfoundingPair.State.values)
     pairs["all"] = sum(pairs.values())
     pairs["decided"] = pairs["verified"] + pairs["discarded"]
 
-    sets = count_by(pipeline.question_sets.all(), "state")
-    questions = {state: sets[state] for state in PairQuestionSet.State.values}
-    questions["sets"] = sum(sets.values())
+    questions = count_by(pipeline.question_sets.all(), "state", PairQuestionSet.State.values)
+    questions["sets"] = sum(questions.values())
     wanted = pairs["verified"] * len(pipeline.question_types)
     existing = pipeline.question_sets.filter(question_type__in=pipeline.question_types)
     drafts = QuestionDraft.objects.filter(question_set__pipeline=pipeline).aggregate(
@@ -61,8 +59,8 @@ def funnel(pipeline: NaturalBenchPipeline) -> dict:
         {k: drafts[k] for k in ("invalid", "rejected", "checked", "regenerations", "to_assemble")}
     )
     questions["drafts"] = drafts["all"]
-    items = count_by(VQAItem.objects.filter(draft__question_set__pipeline=pipeline), "state")
-    items = {state: items[state] for state in VQAItem.State.values}
+    items = VQAItem.objects.filter(draft__question_set__pipeline=pipeline)
+    items = count_by(items, "state", VQAItem.State.values)
 
     built = pipeline.samples.aggregate(
         assembled=Count("id", filter=Q(state=NaturalBenchSample.State.ASSEMBLED)),
@@ -92,9 +90,7 @@ def pairs_page(pipeline: NaturalBenchPipeline, state: str = "") -> QuerySet[Conf
     qs = pipeline.pairs.select_related(
         "sample_0__image", "sample_1__image", "caption_0", "caption_1"
     ).order_by("position")
-    if state in ConfoundingPair.State.values:
-        qs = qs.filter(state=state)
-    return qs
+    return in_state(qs, "state", state)
 
 
 def question_sets_page(pipeline: NaturalBenchPipeline, state: str = "") -> QuerySet:
@@ -112,15 +108,11 @@ def question_sets_page(pipeline: NaturalBenchPipeline, state: str = "") -> Query
         )
         .order_by("pair__position", "question_type")
     )
-    if state in PairQuestionSet.State.values:
-        qs = qs.filter(state=state)
-    return qs
+    return in_state(qs, "state", state)
 
 
 def samples_page(pipeline: NaturalBenchPipeline, state: str = "") -> QuerySet:
     qs = pipeline.samples.select_related("image_0", "image_1", "draft__generation").order_by(
         "state", "index", "id"
     )
-    if state in NaturalBenchSample.State.values:
-        qs = qs.filter(state=state)
-    return qs
+    return in_state(qs, "state", state)
