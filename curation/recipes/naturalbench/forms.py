@@ -4,9 +4,9 @@ the meaning."""
 from __future__ import annotations
 
 from django import forms
-from django.db.models import Q
 from django.utils.translation import gettext_lazy
 
+from curation.gateway.selectors import providers_of
 from curation.models import Corpus, LLMProvider, Scorer
 from curation.recipes.framework.forms import RecipeForm, StageForm
 
@@ -99,9 +99,7 @@ class PipelineForm(RecipeForm):
         self.fields["corpus"].queryset = Corpus.objects.filter(project=self.project).order_by(
             "name"
         )
-        self.fields["provider"].queryset = LLMProvider.objects.filter(
-            Q(project=self.project) | Q(project__isnull=True)
-        ).order_by("name")
+        self.fields["provider"].queryset = providers_of(self.project)
 
     @classmethod
     def initial_new(cls, project) -> dict:
