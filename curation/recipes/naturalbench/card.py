@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Q
 
 from annotator.quality import queue_agreement
 from curation import gateway
 from curation.models import Generation
+from curation.recipes.framework.selectors import count_by
 from evaluation.families.naturalbench import layout as nb
 
 from . import prompts
@@ -50,14 +51,8 @@ def card_build(pipeline: NaturalBenchPipeline, *, sha256: str, samples: int, pai
     with their SHA-256, and the annotators' agreement at every stage."""
     mined = pipeline.pairs.count()
     verified = pipeline.pairs.filter(state=ConfoundingPair.State.VERIFIED).count()
-    counts = dict(
-        NaturalBenchSample.objects.filter(
-            pipeline=pipeline, state=NaturalBenchSample.State.ASSEMBLED
-        )
-        .values_list("question_type")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
+    assembled = pipeline.samples.filter(state=NaturalBenchSample.State.ASSEMBLED)
+    counts = count_by(assembled, "question_type")
     language = prompts.language_name(pipeline.language)
     used = models_used(pipeline)
     source = pipeline.corpus.name
@@ -85,12 +80,9 @@ def card_build(pipeline: NaturalBenchPipeline, *, sha256: str, samples: int, pai
             "verified_pairs": None,
         }
     )
-    sample_items = NaturalBenchSample.objects.filter(
-        pipeline=pipeline, state=NaturalBenchSample.State.ASSEMBLED
-    )
     tag_tasks = [
-        *sample_items.exclude(tag_task_0=None).values_list("tag_task_0", flat=True),
-        *sample_items.exclude(tag_task_1=None).values_list("tag_task_1", flat=True),
+        *assembled.exclude(tag_task_0=None).values_list("tag_task_0", flat=True),
+        *assembled.exclude(tag_task_1=None).values_list("tag_task_1", flat=True),
     ]
     return {
         "name": pipeline.name,
