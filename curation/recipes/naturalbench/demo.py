@@ -15,7 +15,7 @@ from annotator.models import Task, TaskQueue
 from annotator.platform.models import Project
 from curation.corpora import demo_corpus
 from curation.gateway import provider_offline
-from curation.recipes.framework.demo import demo_annotators, demo_work
+from curation.recipes.framework.demo import demo_annotators, demo_once, demo_work
 from curation.recipes.framework.registry import recipe_of
 from curation.recipes.framework.stages import stage_run_now
 from curation.scorers import scorer_tiny
@@ -55,11 +55,9 @@ def _open_for_visitor(task_ids: list[int]) -> set[int]:
     return set(sorted(task_ids)[-LEFT_FOR_VISITOR:])
 
 
+@demo_once(NaturalBenchPipeline, NAME)
 def naturalbench_demo(*, project: Project, curator) -> NaturalBenchPipeline:
     """The demo pipeline of ``project`` (made once; later calls return it)."""
-    existing = NaturalBenchPipeline.objects.filter(project=project, name=NAME).first()
-    if existing is not None:
-        return existing
     corpus = demo_corpus(project=project, created_by=curator)
     first, second = demo_annotators(project, ANNOTATORS)
     pipeline = pipeline_create(
