@@ -42,6 +42,15 @@ class RecipeForm(forms.Form):
         return _("The settings are not valid: %(e)s") % {"e": first_error(self)}
 
 
+def count_field(
+    label, help_text="", *, low: int = 1, high: int, initial=None
+) -> forms.IntegerField:
+    """A required whole number from ``low`` to ``high`` (people per item, attempts, votes)."""
+    return forms.IntegerField(
+        min_value=low, max_value=high, label=label, help_text=help_text, initial=initial
+    )
+
+
 class NameForm(RecipeForm):
     name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
     description = forms.CharField(

@@ -8,7 +8,7 @@ from django.utils.translation import gettext_lazy
 
 from annotator.platform.views import first_error
 from curation.models import Scorer
-from curation.recipes.framework.forms import RecipeForm, StageForm
+from curation.recipes.framework.forms import NameForm, RecipeForm, StageForm, count_field
 from evaluation.models import ModelRun
 
 from . import variants
@@ -21,7 +21,8 @@ def _default_scorer() -> int | None:
     return Scorer.objects.filter(is_default=True).values_list("pk", flat=True).first()
 
 
-class ImportForm(RecipeForm):
+class ImportForm(NameForm):
+    field_order = ["name", "table", "archive", "description"]
     name = forms.CharField(max_length=200, label=gettext_lazy("Name of the set"))
     table = forms.FileField(
         label=gettext_lazy("Test cases (JSONL or CSV)"),
@@ -38,11 +39,6 @@ class ImportForm(RecipeForm):
         help_text=gettext_lazy("Not needed when every row names a stored image."),
         widget=forms.ClearableFileInput(attrs={"accept": ".zip,.tar,.gz,.tgz,.bz2,.xz"}),
     )
-    description = forms.CharField(
-        required=False,
-        label=gettext_lazy("Description"),
-        widget=forms.Textarea(attrs={"rows": 2}),
-    )
 
 
 class NaturalBenchForm(forms.Form):
@@ -57,21 +53,15 @@ class NaturalBenchForm(forms.Form):
 
 
 class SettingsForm(RecipeForm):
-    reviewers = forms.IntegerField(
-        min_value=1,
-        max_value=MAX_REVIEWERS,
-        label=gettext_lazy("Reviewers per negation (N)"),
-        help_text=gettext_lazy(
-            "The paper used four annotators; an even N breaks ties with one more."
-        ),
+    reviewers = count_field(
+        gettext_lazy("Reviewers per negation (N)"),
+        gettext_lazy("The paper used four annotators; an even N breaks ties with one more."),
+        high=MAX_REVIEWERS,
     )
-    max_attempts = forms.IntegerField(
-        min_value=1,
-        max_value=MAX_ATTEMPTS,
-        label=gettext_lazy("Drafts per case"),
-        help_text=gettext_lazy(
-            "A rejected negation is drafted again until this many, then dropped."
-        ),
+    max_attempts = count_field(
+        gettext_lazy("Drafts per case"),
+        gettext_lazy("A rejected negation is drafted again until this many, then dropped."),
+        high=MAX_ATTEMPTS,
     )
 
     @classmethod
