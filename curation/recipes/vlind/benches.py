@@ -9,7 +9,6 @@ from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
-from django.utils import timezone
 
 from annotator.models import Task
 from annotator.platform.errors import Invalid
@@ -247,12 +246,10 @@ IMAGE_QUEUE = _review_queue(
 def review_decided(model, task: Task, decision, *, kept: str, rejected: str):
     """A review queue's outcome (inside the submit's transaction): the row of ``task`` when it
     is still in review, its votes, accept count and status (``kept`` with at least
-    ``MIN_ACCEPTS`` accepts, else ``rejected``) set, not saved; None otherwise."""
+    ``MIN_ACCEPTS`` accepts, else ``rejected``) saved; None otherwise."""
     row = model.objects.select_for_update().filter(task_id=task.pk).first()
     if row is None or row.status != model.Status.REVIEW:
         return None
-    row.votes = {str(k): int(v) for k, v in (decision.counts or {}).items()}
-    row.accepts = row.votes.get("accept", 0)
-    row.status = kept if row.accepts >= MIN_ACCEPTS else rejected
-    row.decided_at = timezone.now()
+    accepts = (decision.counts or {}).get("accept", 0)
+    row.decide(decision, accepts=accepts, status=kept if accepts >= MIN_ACCEPTS else rejected)
     return row

@@ -157,9 +157,7 @@ def image_review_record(task: Task, decision) -> None:
     """The image queue's outcome: good with ≥ 2 accepts; the accept count is the published
     ``aggregated_human_label_good_images`` value of this image id."""
     status = VLindImage.Status
-    row = review_decided(VLindImage, task, decision, kept=status.GOOD, rejected=status.BAD)
-    if row is not None:
-        row.save(update_fields=["accepts", "votes", "status", "decided_at"])
+    review_decided(VLindImage, task, decision, kept=status.GOOD, rejected=status.BAD)
 
 
 def best_of(triple: VLindTriple, images: Iterable[VLindImage]) -> VLindImage | None:

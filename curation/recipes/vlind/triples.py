@@ -161,9 +161,7 @@ def triple_review_record(task: Task, decision) -> None:
     """The triple queue's outcome (inside the submit's transaction): kept with ≥ 2 accepts."""
     status = VLindTriple.Status
     triple = review_decided(VLindTriple, task, decision, kept=status.KEPT, rejected=status.REJECTED)
-    if triple is None:
-        return
-    if triple.status == VLindTriple.Status.KEPT and not triple.factual_context:
+    if triple is not None and triple.status == status.KEPT and not triple.factual_context:
         # Sec. 4: the factual image shows s_fact; a curator may rewrite it as a factual context.
         triple.factual_context = triple.false_statement
-    triple.save(update_fields=["accepts", "votes", "status", "decided_at", "factual_context"])
+        triple.save(update_fields=["factual_context"])
