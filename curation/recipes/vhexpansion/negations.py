@@ -12,9 +12,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
-from django.utils import timezone
 
-from annotator import services as annotator_services
 from annotator.models import Task, TaskQueue
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
@@ -227,11 +225,8 @@ def negation_record(
             )
             case.save(update_fields=["negation_state", "negation_error"])
             return negation
-        row = annotator_services.TaskRow(
-            payload=_review_payload(case, negation), external_id=f"vhx-negation-{negation.pk}"
-        )
-        [negation.task_id] = queues.tasks_create(queue, [row]).values()
-        VHNegation.objects.filter(pk=negation.pk).update(task_id=negation.task_id)
+        payload = _review_payload(case, negation)
+        queues.tasks_link(queue, [(negation, payload, f"vhx-negation-{negation.pk}")])
         case.negation_state = VHCase.NegationState.REVIEW
         case.save(update_fields=["negation_state", "negation_error"])
     return negation
@@ -323,10 +318,9 @@ def negation_review_record(task: Task, decision) -> VHNegation | None:
     if negation is None or negation.status != VHNegation.Status.REVIEW:
         return negation
     accepted = bool(decision.decided and decision.label == "accept")
-    negation.status = VHNegation.Status.ACCEPTED if accepted else VHNegation.Status.REJECTED
-    negation.votes = dict(decision.counts or {})
-    negation.decided_at = timezone.now()
-    negation.save(update_fields=["status", "votes", "decided_at"])
+    negation.decide(
+        decision, status=VHNegation.Status.ACCEPTED if accepted else VHNegation.Status.REJECTED
+    )
     case = negation.case
     if accepted:
         case.negation_state = VHCase.NegationState.ACCEPTED

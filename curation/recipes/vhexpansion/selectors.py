@@ -7,7 +7,7 @@ from collections import Counter
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
-from curation.recipes.framework.selectors import count_by
+from curation.recipes.framework.selectors import count_by, in_state
 
 from .export import perturbation_label, perturbation_sort_key
 from .models import VHCase, VHCaseSet, VHNegation, VHVariant
@@ -111,6 +111,4 @@ def cases_page(case_set: VHCaseSet, state: str = "") -> QuerySet[VHCase]:
     qs = case_set.cases.select_related("image").prefetch_related(
         Prefetch("negations", queryset=VHNegation.objects.order_by("attempt"))
     )
-    if state in VHCase.NegationState.values:
-        qs = qs.filter(negation_state=state)
-    return qs.order_by("position")
+    return in_state(qs, "negation_state", state).order_by("position")
