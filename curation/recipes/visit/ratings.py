@@ -9,7 +9,6 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotator import services as annotator_services
 from annotator.models import Task
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
@@ -17,7 +16,7 @@ from evaluation.families.visit import living, sampling
 from evaluation.importers import pair_key
 from evaluation.models import JudgmentSet
 
-from ..framework.queues import queue_ensure, tasks_create
+from ..framework.queues import queue_ensure, tasks_link
 from ..framework.registry import recipe_of
 from ..framework.stages import stage_once
 from .models import VisitInstance, VisitPair, VisitPipeline
@@ -31,12 +30,16 @@ from .pipelines import (
 from .publish import version_of
 
 
-def _rating_payload(instance: VisitInstance, item_data: dict, a: str, ra: str, b: str, rb: str):
+def _rating_payload(pair: VisitPair, item_data: dict) -> dict:
+    instance = pair.instance
     payload: dict[str, Any] = {
         "instruction": item_data.get("instruction") or instance.instruction,
         "caption": item_data.get("caption") or instance.caption,
         "category": item_data.get("category", ""),
-        "candidates": [{"id": a, "text": ra}, {"id": b, "text": rb}],
+        "candidates": [
+            {"id": pair.model_a, "text": pair.response_a},
+            {"id": pair.model_b, "text": pair.response_b},
+        ],
     }
     images = payload_images(instance)
     if images:
@@ -87,34 +90,23 @@ def pairs_sample(
         ).prefetch_related("images__image")
     }
     with transaction.atomic():
-        pairs = []
-        for t in tuples:
-            pairs.append(
-                VisitPair.objects.create(
-                    pipeline=pipeline,
-                    instance=instances[items[t.instance_id]["instance"]],
-                    version_id=version.pk,
-                    item_id=t.instance_id,
-                    model_a=t.model_a,
-                    model_b=t.model_b,
-                    pair_key=pair_key(t.model_a, t.model_b),
-                    response_a=responses[t.instance_id][t.model_a],
-                    response_b=responses[t.instance_id][t.model_b],
-                    seed=seed,
-                )
+        pairs = [
+            VisitPair.objects.create(
+                pipeline=pipeline,
+                instance=instances[items[t.instance_id]["instance"]],
+                version_id=version.pk,
+                item_id=t.instance_id,
+                model_a=t.model_a,
+                model_b=t.model_b,
+                pair_key=pair_key(t.model_a, t.model_b),
+                response_a=responses[t.instance_id][t.model_a],
+                response_b=responses[t.instance_id][t.model_b],
+                seed=seed,
             )
-        rows = [
-            annotator_services.TaskRow(
-                payload=_rating_payload(
-                    p.instance, items[p.item_id], p.model_a, p.response_a, p.model_b, p.response_b
-                ),
-                external_id=f"visit-pair-{p.pk}",
-            )
-            for p in pairs
+            for t in tuples
         ]
-        tasks = tasks_create(queue, rows)
-        for p in pairs:
-            VisitPair.objects.filter(pk=p.pk).update(task_id=tasks[f"visit-pair-{p.pk}"])
+        rows = [(p, _rating_payload(p, items[p.item_id]), f"visit-pair-{p.pk}") for p in pairs]
+        tasks_link(queue, rows)
     return len(pairs)
 
 
