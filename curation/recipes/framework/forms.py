@@ -16,6 +16,8 @@ from django.utils.translation import gettext_lazy
 
 from annotator.platform.views import first_error
 
+from .settings import settings_of
+
 
 class RecipeForm(forms.Form):
     def __init__(self, *args: Any, project=None, obj=None, **kwargs: Any) -> None:
@@ -30,8 +32,9 @@ class RecipeForm(forms.Form):
 
     @classmethod
     def initial_for(cls, obj) -> dict:
-        """Initial values of the settings form: the object's current settings."""
-        return {}
+        """Initial values of the settings form: the object's current settings (the value of each
+        of the form's fields on the object, many-to-many fields as lists)."""
+        return settings_of(obj, cls.base_fields)
 
     def service_data(self) -> dict:
         """What the recipe's ``create`` / ``update`` receive as keywords."""

@@ -17,7 +17,6 @@ from .pipelines import (
     MAX_REGENERATIONS,
     MIN_CAPTION_CHARS,
     MINING_FIELDS,
-    settings_of,
 )
 
 
@@ -105,15 +104,6 @@ class PipelineForm(RecipeForm):
     def initial_new(cls, project) -> dict:
         """The service's defaults (``pipelines.DEFAULTS``) and a name."""
         return {**DEFAULTS, "name": f"NaturalBench {project.name}"}
-
-    @classmethod
-    def initial_for(cls, obj) -> dict:
-        return settings_of(obj)
-
-    def service_data(self) -> dict:
-        data = dict(self.cleaned_data)
-        data["scorers"] = list(data["scorers"])
-        return data
 
 
 class ExportForm(StageForm):
