@@ -294,8 +294,6 @@ def case_set_import_start(
     """Check an upload now (every row and image reference, line-numbered errors), then import it
     in the ``vhexpansion.import_cases`` job (its total: the cases, then one step for the
     images)."""
-    if table is None:
-        raise Invalid("Choose the JSONL or CSV file with the test cases.")
     name = check_name(project, name)
     content = corpora.upload_text(table)
     rows = parse_case_rows(content, corpora.upload_name(table))
@@ -325,24 +323,19 @@ def case_set_import_run(_none, *, job_id: int | None = None, created_by=None, **
     """The body of the import job: re-check and import the stored upload, then delete it (a
     refused import too; another failure keeps it for the job page's Retry)."""
     project = Project.objects.get(pk=params["project_id"])
-    stored = [params.get("table", ""), params.get("archive", "")]
-    with corpora.uploads_kept_for_retry(stored):
-        return _import_stored(project, params, created_by=created_by, job_id=job_id)
-
-
-def _import_stored(project: Project, params: dict, *, created_by, job_id: int | None) -> dict:
-    with default_storage.open(params["table"], "rb") as handle:
-        content = corpora.text_decoded(handle.read(), params.get("table_name", ""))
-    archive = params.get("archive", "")
-    with corpora.stored_source(archive, params.get("archive_name", "")) as source:
-        case_set = case_set_import(
-            project=project,
-            name=params["name"],
-            content=content,
-            filename=params.get("table_name", ""),
-            source=source,
-            description=params.get("description", ""),
-            created_by=created_by,
-            job_id=job_id,
-        )
-    return {"case_set_id": case_set.pk, "cases": case_set.cases.count()}
+    with corpora.uploads_kept_for_retry([params.get("table", ""), params.get("archive", "")]):
+        with default_storage.open(params["table"], "rb") as handle:
+            content = corpora.text_decoded(handle.read(), params.get("table_name", ""))
+        archive = params.get("archive", "")
+        with corpora.stored_source(archive, params.get("archive_name", "")) as source:
+            case_set = case_set_import(
+                project=project,
+                name=params["name"],
+                content=content,
+                filename=params.get("table_name", ""),
+                source=source,
+                description=params.get("description", ""),
+                created_by=created_by,
+                job_id=job_id,
+            )
+        return {"case_set_id": case_set.pk, "cases": case_set.cases.count()}
