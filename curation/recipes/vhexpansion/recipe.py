@@ -89,7 +89,6 @@ EXPORT = Export(
     variant=lambda params: params.get("fmt", ""),
     variants=export.FORMATS,
     cards=20,
-    url="export/<str:fmt>/",
     url_name="curator-vhx-export",
     buttons=tuple((label, {"fmt": fmt}) for fmt, label in views.FORMAT_LABELS.items()),
     file_url_name="curator-vhx-export-file",
