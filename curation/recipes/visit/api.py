@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from django.http import Http404
 from django.urls import path
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -17,6 +16,7 @@ from annotator.platform.api import ERRORS as PLATFORM_ERRORS
 from annotator.platform.api import ApiView, ErrorOut
 from annotator.platform.edge import FormParser, JSONParser, MultiPartParser
 from annotator.platform.roles import CURATOR, RESEARCHER
+from annotator.platform.scoping import get_or_404
 from evaluation.families.visit.api import LeaderboardOut, leaderboard_out
 
 from . import selectors
@@ -97,9 +97,11 @@ class SubmissionOut(serializers.ModelSerializer):
         return players.get(obj.model_name)
 
 
-def _players(pipeline) -> dict[str, dict]:
+def _out(pipeline, submissions, **kwargs) -> dict:
+    """``SubmissionOut`` of ``submissions``, each model with its rating on the leaderboard."""
     board = selectors.leaderboard(pipeline)
-    return {p["player"]: p for p in board["players"]}
+    players = {p["player"]: p for p in board["players"]}
+    return SubmissionOut(submissions, context={"players": players}, **kwargs).data
 
 
 class SubmissionsApi(ApiView):
@@ -116,9 +118,7 @@ class SubmissionsApi(ApiView):
     def get(self, request, pipeline_id: int):
         pipeline = selectors.pipeline_or_404(request.user, pipeline_id, manage=False)
         rows = VisitSubmission.objects.filter(pipeline=pipeline).select_related("judge_job")
-        return Response(
-            SubmissionOut(rows, many=True, context={"players": _players(pipeline)}).data
-        )
+        return Response(_out(pipeline, rows, many=True))
 
     @extend_schema(request=SubmissionIn, responses={201: SubmissionOut, **ERRORS})
     def post(self, request, pipeline_id: int):
@@ -140,8 +140,7 @@ class SubmissionsApi(ApiView):
             created_by=request.user,
         )
         submission.refresh_from_db()
-        out = SubmissionOut(submission, context={"players": _players(pipeline)})
-        return Response(out.data, status=status.HTTP_201_CREATED)
+        return Response(_out(pipeline, submission), status=status.HTTP_201_CREATED)
 
 
 class SubmissionDetailApi(ApiView):
@@ -153,14 +152,9 @@ class SubmissionDetailApi(ApiView):
     @extend_schema(responses={200: SubmissionOut, **ERRORS})
     def get(self, request, pipeline_id: int, submission_id: int):
         pipeline = selectors.pipeline_or_404(request.user, pipeline_id, manage=False)
-        submission = (
-            VisitSubmission.objects.filter(pipeline=pipeline, pk=submission_id)
-            .select_related("judge_job")
-            .first()
-        )
-        if submission is None:
-            raise Http404
-        return Response(SubmissionOut(submission, context={"players": _players(pipeline)}).data)
+        submissions = VisitSubmission.objects.select_related("judge_job")
+        submission = get_or_404(submissions, pipeline=pipeline, pk=submission_id)
+        return Response(_out(pipeline, submission))
 
 
 class LeaderboardApi(ApiView):

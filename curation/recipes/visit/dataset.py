@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from urllib.parse import urlparse
 
@@ -54,12 +54,24 @@ def _category(name: str) -> str:
 
 
 @dataclass
-class DatasetRow:
-    line: int
-    item_id: str
-    data: dict
+class CaptionedRow:
+    """An instruction about remote image(s) with its instruction-conditioned caption, no
+    reference yet (e.g. instances collected elsewhere whose references are to be drafted)."""
+
+    category: str
+    instruction: str
+    caption: str
     urls: list[str]
-    metadata: dict
+    external_id: str = ""
+    metadata: dict | None = None
+
+
+@dataclass
+class DatasetRow(CaptionedRow):
+    """A checked row of the published CSV: its instance, its line and its published columns."""
+
+    line: int = 0
+    data: dict = field(default_factory=dict)
 
 
 def _dataset_row(item, record: dict, errors: LineErrors) -> DatasetRow | None:
@@ -83,10 +95,13 @@ def _dataset_row(item, record: dict, errors: LineErrors) -> DatasetRow | None:
     if problem:
         return errors.add(item.line, problem)
     return DatasetRow(
-        line=item.line,
-        item_id=item.item_id,
-        data=item.data,
+        category=item.data.get("category"),
+        instruction=item.data["instruction"],
+        caption=item.data["caption"],
         urls=urls,
+        external_id=item.item_id,
+        line=item.line,
+        data=item.data,
         metadata={
             "public_images_metadata": meta if isinstance(meta, dict) else {"value": meta},
             "reference_output": item.data.get("reference_output", ""),
@@ -124,75 +139,60 @@ def _families(pipeline: VisitPipeline, wanted: Sequence[tuple[str, bool]], creat
 
 
 def _check_new(pipeline: VisitPipeline, rows: Sequence[DatasetRow]) -> None:
-    ids = [r.item_id for r in rows]
+    ids = [r.external_id for r in rows]
     existing = set(
         pipeline.instances.filter(external_id__in=ids).values_list("external_id", flat=True)
     )
     errors = LineErrors()
     for r in rows:
-        if r.item_id in existing:
-            errors.add(r.line, f"instance {r.item_id} is already in this pipeline")
+        if r.external_id in existing:
+            errors.add(r.line, f"instance {r.external_id} is already in this pipeline")
     errors.raise_if_any("Some rows were imported before; nothing was imported.{more}")
 
 
-def _instances_create(pipeline, rows: Sequence[DatasetRow], families) -> list[VisitInstance]:
+def _instances_create(
+    pipeline: VisitPipeline, rows: Sequence[CaptionedRow], states: Sequence[str], created_by
+) -> list[VisitInstance]:
+    """The imported instances of ``rows`` in ``states`` after the pipeline's last one, in their
+    categories' families, with their remote images (a single image gets the caption)."""
+    families = _families(
+        pipeline, [(_category(r.category), len(r.urls) > 1) for r in rows], created_by
+    )
     start = next_position(pipeline)
     instances = VisitInstance.objects.bulk_create(
         [
             VisitInstance(
                 pipeline=pipeline,
-                family=families[_category(r.data.get("category"))],
+                family=families[_category(r.category)],
                 origin=VisitInstance.Origin.IMPORTED,
-                state=(
-                    VisitInstance.State.VERIFIED
-                    if _verdict_of(r.data) == VisitReference.Verdict.CORRECT
-                    else VisitInstance.State.DISCARDED
-                ),
-                external_id=r.item_id,
+                state=state,
+                external_id=r.external_id,
                 position=start + k,
-                instruction=r.data["instruction"],
-                caption=r.data["caption"],
-                metadata=r.metadata,
+                instruction=r.instruction,
+                caption=r.caption,
+                metadata=r.metadata or {},
             )
-            for k, r in enumerate(rows)
+            for k, (r, state) in enumerate(zip(rows, states, strict=True))
         ],
         batch_size=1000,
     )
     if not all(i.pk for i in instances):  # backends without RETURNING
-        ids = [r.item_id for r in rows]
-        by_id = dict(
-            pipeline.instances.filter(external_id__in=ids).values_list("external_id", "pk")
-        )
+        new = pipeline.instances.filter(position__gte=start)
+        by_position = dict(new.values_list("position", "pk"))
         for inst in instances:
-            inst.pk = by_id[inst.external_id]
-    return instances
-
-
-def _images_and_references(rows: Sequence[DatasetRow], instances, now) -> None:
-    images, references = [], []
-    for r, inst in zip(rows, instances, strict=True):
-        single = len(r.urls) == 1
-        images += [
-            VisitImage(
-                instance_id=inst.pk,
-                position=k,
-                url=url[:2000],
-                caption=r.data["caption"] if single else "",
-            )
-            for k, url in enumerate(r.urls)
-        ]
-        references.append(
-            VisitReference(
-                instance_id=inst.pk,
-                round=1,
-                text=r.data.get("reference", ""),
-                source=VisitReference.Source.IMPORTED,
-                verdict=_verdict_of(r.data),
-                decided_at=now,
-            )
+            inst.pk = by_position[inst.position]
+    images = [
+        VisitImage(
+            instance_id=inst.pk,
+            position=k,
+            url=url[:2000],
+            caption=r.caption if len(r.urls) == 1 else "",
         )
+        for r, inst in zip(rows, instances, strict=True)
+        for k, url in enumerate(r.urls)
+    ]
     VisitImage.objects.bulk_create(images, batch_size=1000)
-    VisitReference.objects.bulk_create(references, batch_size=1000)
+    return instances
 
 
 def dataset_import(
@@ -209,30 +209,34 @@ def dataset_import(
     rows = parse_dataset(content, filename)
     _check_new(pipeline, rows)
     job_progress(job_id=job_id, done=0, total=len(rows), message="Writing")
+    verdicts = [_verdict_of(r.data) for r in rows]
+    states = [
+        VisitInstance.State.VERIFIED
+        if verdict == VisitReference.Verdict.CORRECT
+        else VisitInstance.State.DISCARDED
+        for verdict in verdicts
+    ]
+    now = timezone.now()
     with transaction.atomic():
-        wanted = [(_category(r.data.get("category")), len(r.urls) > 1) for r in rows]
-        families = _families(pipeline, wanted, created_by)
-        instances = _instances_create(pipeline, rows, families)
-        _images_and_references(rows, instances, timezone.now())
+        instances = _instances_create(pipeline, rows, states, created_by)
+        references = [
+            VisitReference(
+                instance_id=inst.pk,
+                round=1,
+                text=r.data.get("reference", ""),
+                source=VisitReference.Source.IMPORTED,
+                verdict=verdict,
+                decided_at=now,
+            )
+            for r, inst, verdict in zip(rows, instances, verdicts, strict=True)
+        ]
+        VisitReference.objects.bulk_create(references, batch_size=1000)
     job_progress(job_id=job_id, done=len(rows), message=f"Imported {len(rows)} instances")
     return {
         "instances": len(rows),
-        "families": len({r.data.get("category") for r in rows}),
+        "families": len({r.category for r in rows}),
         "verified": sum(1 for r in rows if r.data.get("gpt4_correct")),
     }
-
-
-@dataclass
-class CaptionedRow:
-    """An instruction about remote image(s) with its instruction-conditioned caption, no
-    reference yet (e.g. instances collected elsewhere whose references are to be drafted)."""
-
-    category: str
-    instruction: str
-    caption: str
-    urls: list[str]
-    external_id: str = ""
-    metadata: dict | None = None
 
 
 def instances_import_captioned(
@@ -247,37 +251,18 @@ def instances_import_captioned(
         if not row.urls or any(urlparse(u).scheme not in ("http", "https") for u in row.urls):
             errors.add(line, "every image must be an http(s) URL")
     errors.raise_if_any("Some instances cannot be added; nothing was added.{more}")
-    out = []
+    rows = [
+        replace(
+            row,
+            instruction=row.instruction.strip(),
+            caption=row.caption.strip(),
+            external_id=row.external_id[:200],
+        )
+        for row in rows
+    ]
     with transaction.atomic():
-        wanted = [(_category(row.category), len(row.urls) > 1) for row in rows]
-        families = _families(pipeline, wanted, created_by)
-        position = next_position(pipeline)
-        for k, row in enumerate(rows):
-            caption = row.caption.strip()
-            instance = VisitInstance.objects.create(
-                pipeline=pipeline,
-                family=families[_category(row.category)],
-                origin=VisitInstance.Origin.IMPORTED,
-                state=VisitInstance.State.DRAFTING,
-                external_id=row.external_id[:200],
-                position=position + k,
-                instruction=row.instruction.strip(),
-                caption=caption,
-                metadata=row.metadata or {},
-            )
-            VisitImage.objects.bulk_create(
-                [
-                    VisitImage(
-                        instance=instance,
-                        position=n,
-                        url=url[:2000],
-                        caption=caption if len(row.urls) == 1 else "",
-                    )
-                    for n, url in enumerate(row.urls)
-                ]
-            )
-            out.append(instance)
-    return out
+        states = [VisitInstance.State.DRAFTING] * len(rows)
+        return _instances_create(pipeline, rows, states, created_by)
 
 
 def dataset_import_start(*, pipeline: VisitPipeline, upload, created_by=None) -> tuple[Job, int]:
@@ -285,7 +270,7 @@ def dataset_import_start(*, pipeline: VisitPipeline, upload, created_by=None) ->
     content = upload_text(upload)
     filename = PurePosixPath(str(getattr(upload, "name", "") or "")).name
     rows = parse_dataset(content, filename)
-    taken = pipeline.instances.filter(external_id__in=[r.item_id for r in rows]).count()
+    taken = pipeline.instances.filter(external_id__in=[r.external_id for r in rows]).count()
     if taken:
         raise Invalid(f"{taken} of these rows are already in this pipeline; nothing was imported.")
     with uploads.uploads_deleted_on_error([]) as stored:
