@@ -86,8 +86,8 @@ def reviews_answer(queue, people, accepts_of: Callable[[int], int]) -> None:
         demo_work(queue, person, verdict)
 
 
-def _placeholder_image(triple: VLindTriple, slot: int, curator):
-    """A placeholder counterfactual image of the triple in ``slot`` (its style)."""
+def _placeholder_image(triple: VLindTriple, slot: int, curator) -> VLindImage:
+    """A placeholder counterfactual image of the triple in ``slot`` (its style), sent to review."""
     style = prompts.style_of_slot(slot)
     seed = _seed(triple.pk, slot)
     data = placeholder_png(text=triple.context, style=style, label=f"{style} #{slot}", seed=seed)
@@ -97,24 +97,14 @@ def _placeholder_image(triple: VLindTriple, slot: int, curator):
         source="placeholder (VLind-Bench demo, drawn with Pillow)",
         created_by=curator,
     )
-    return image
+    origin = VLindImage.Origin.PLACEHOLDER
+    return images.image_record(triple, slot, image, origin, created_by=curator)
 
 
 def _add_images(triples: list[VLindTriple], curator) -> list[VLindImage]:
-    rows = []
-    for triple in triples:
-        for style in prompts.STYLES:
-            slot = prompts.STYLE_BASE[style]
-            rows.append(
-                images.image_record(
-                    triple,
-                    slot,
-                    _placeholder_image(triple, slot, curator),
-                    VLindImage.Origin.PLACEHOLDER,
-                    created_by=curator,
-                )
-            )
-    return rows
+    """A placeholder image in the first slot of each style of every triple."""
+    slots = prompts.STYLE_BASE.values()
+    return [_placeholder_image(triple, slot, curator) for triple in triples for slot in slots]
 
 
 @demo_once(VLindBench, DEMO_NAME)
