@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from collections.abc import Container
 
 from celery import current_app
 from django.contrib.auth import get_user_model
@@ -63,14 +64,18 @@ def jobs_in_process():
         current_app.conf.task_always_eager = before
 
 
-def demo_work(queue: TaskQueue, annotator, respond, *, assignment: bool = False) -> int:
+def demo_work(
+    queue: TaskQueue, annotator, respond, *, assignment: bool = False, leave: Container[int] = ()
+) -> int:
     """Claim and answer as ``annotator`` until the queue has nothing left for them; ``respond``
     gets the claimed task (with ``assignment``: the claimed Assignment, its presentation too) and
-    returns a response, or None to skip the task (leaving it for someone else)."""
+    returns a response, or None to skip the task (leaving it for someone else), as the tasks whose
+    id is in ``leave`` are skipped."""
     answered = 0
     claim = assignment_claim(queue=queue, annotator=annotator)
     while claim.task is not None:
-        response = respond(claim.assignment if assignment else claim.task)
+        claimed = claim.assignment if assignment else claim.task
+        response = None if claim.task.pk in leave else respond(claimed)
         if response is None:
             assignment_skip(task_id=claim.task.pk, annotator=annotator)
             claim = assignment_claim(queue=queue, annotator=annotator)

@@ -109,18 +109,14 @@ def _references_reviewed(pipeline: VisitPipeline, curator, reviewer) -> None:
     references.references_draft(pipeline=pipeline, created_by=curator)
     pipeline.refresh_from_db()
     drafted = VisitReference.objects.filter(instance__pipeline=pipeline)
-    by_task = {r.task_id: k for k, r in enumerate(drafted.order_by("instance__position"))}
-    last = len(by_task)
+    tasks = list(drafted.order_by("instance__position").values_list("task_id", flat=True))
 
-    def review(task) -> dict | None:
-        k = by_task[task.pk]
-        if k >= last - LEFT_IN_REVIEW:
-            return None
-        if k < REJECTED:
+    def review(task) -> dict:
+        if task.pk in tasks[:REJECTED]:
             return {"verdict": "reject", "reason": prompts.REASON_RESPONSE}
         return {"verdict": "accept"}
 
-    demo_work(pipeline.review_queue, reviewer, review)
+    demo_work(pipeline.review_queue, reviewer, review, leave=tasks[-LEFT_IN_REVIEW:])
 
 
 def _published_with_models(pipeline: VisitPipeline, project: Project, curator) -> set[str]:
@@ -152,16 +148,10 @@ def _tuples_rated(pipeline: VisitPipeline, curator, raters: list) -> None:
     ratings.pairs_sample(pipeline=pipeline, n=PAIRS, seed=0, votes=VOTES, created_by=curator)
     pipeline.refresh_from_db()
     open_ids = set(sorted(pipeline.pairs.values_list("task_id", flat=True))[-LEFT_TO_RATE:])
-    first, second, third = raters
-    queue = pipeline.rating_queue
-    demo_work(queue, first, _prefer_reference_then_longer, assignment=True)
-    demo_work(queue, second, _prefer_reference_then_longer, assignment=True)
-    demo_work(
-        queue,
-        third,
-        lambda a: None if a.task_id in open_ids else _prefer_reference_then_longer(a),
-        assignment=True,
-    )
+    queue, prefer = pipeline.rating_queue, _prefer_reference_then_longer
+    for rater in raters:  # the last one leaves a vote of a few tuples open
+        leave = open_ids if rater == raters[-1] else ()
+        demo_work(queue, rater, prefer, assignment=True, leave=leave)
 
 
 def _work_left(pipeline: VisitPipeline, curator, writer) -> None:
