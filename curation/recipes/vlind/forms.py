@@ -8,7 +8,7 @@ from django.utils.translation import gettext_lazy
 
 from ...gateway.selectors import providers_of
 from ...models import LLMProvider
-from ..framework.forms import NameForm, RecipeForm, StageForm
+from ..framework.forms import NameForm, RecipeForm, StageForm, count_field
 from . import benches, prompts
 
 # The three texts of each example, with their labels.
@@ -21,19 +21,17 @@ EXAMPLE_KEYS = tuple(EXAMPLE_LABELS)
 
 
 class BenchForm(NameForm):
-    triples_per_concept = forms.IntegerField(
-        min_value=1,
-        max_value=benches.MAX_TRIPLES_PER_CONCEPT,
+    triples_per_concept = count_field(
+        gettext_lazy("Triples per concept"),
+        gettext_lazy("The paper drafted 50 per concept (550 in all)."),
+        high=benches.MAX_TRIPLES_PER_CONCEPT,
         initial=50,
-        label=gettext_lazy("Triples per concept"),
-        help_text=gettext_lazy("The paper drafted 50 per concept (550 in all)."),
     )
-    images_per_style = forms.IntegerField(
-        min_value=1,
-        max_value=prompts.PER_STYLE,
+    images_per_style = count_field(
+        gettext_lazy("Images per style"),
+        gettext_lazy("Four photorealistic, four illustration, four cartoon (Sec. 4)."),
+        high=prompts.PER_STYLE,
         initial=prompts.PER_STYLE,
-        label=gettext_lazy("Images per style"),
-        help_text=gettext_lazy("Four photorealistic, four illustration, four cartoon (Sec. 4)."),
     )
 
     @classmethod
