@@ -51,6 +51,19 @@ def queue_ensure(obj: Any, spec: QueueSpec) -> TaskQueue:
     return queue
 
 
+def queues_follow(obj: Any, specs) -> None:
+    """``obj``'s queues made already take the people per item of each spec (its ``redundancy``
+    and ``max_redundancy`` for ``obj`` now); their open tasks not escalated yet follow."""
+    for spec in specs:
+        queue, redundancy = getattr(obj, spec.field), _value(spec.redundancy, obj)
+        if queue is None or queue.redundancy == redundancy:
+            continue
+        most = {}
+        if spec.max_redundancy is not None:
+            most["max_redundancy"] = _value(spec.max_redundancy, obj)
+        annotator_services.queue_update(queue=queue, redundancy=redundancy, **most)
+
+
 def tasks_create(queue: TaskQueue, rows: list) -> dict[str, int]:
     """Create a task per ``TaskRow`` in ``queue``; the new tasks' ids by external id."""
     annotator_services.tasks_bulk_create(queue=queue, rows=rows)

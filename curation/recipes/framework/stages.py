@@ -4,12 +4,13 @@ reports through ``annotator.platform.jobs.job_progress``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.db import transaction
 
 from annotator.platform.errors import Invalid
-from annotator.platform.jobs import job_enqueue, job_task
+from annotator.platform.jobs import job_enqueue, job_progress, job_task
 from annotator.platform.models import Job
 
 from .declare import Recipe, Stage
@@ -98,3 +99,29 @@ def stage_run_now(
     job_task(stage.job_kind).apply(args=[job.pk])
     job.refresh_from_db()
     return job
+
+
+def in_rounds(
+    todo: Callable[[int], list],
+    *,
+    rounds: int,
+    job_id,
+    message: str,
+    progress: Callable[[], str],
+) -> Iterator[Any]:
+    """A drafting job's loop: each object ``todo(r)`` lists in round r, for at most ``rounds``
+    rounds (a later round picks up what became due while the job ran, as drafts people rejected
+    meanwhile; an empty list ends it). The job's progress: ``message`` with done and total as a
+    round starts, then ``progress()`` after each object (no report when it returns "")."""
+    done = 0
+    for round_ in range(rounds):
+        objs = todo(round_)
+        if not objs:
+            return
+        job_progress(job_id=job_id, done=done, total=done + len(objs), message=message)
+        for obj in objs:
+            yield obj
+            done += 1
+            text = progress()
+            if text:
+                job_progress(job_id=job_id, done=done, message=text)

@@ -14,13 +14,13 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 
-from annotator import services as annotator_services
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Project
 from curation import gateway
 from curation.models import Caption, Corpus, LLMProvider, Sample
 from curation.recipes.framework import settings
-from curation.recipes.framework.queues import with_tiebreak
+from curation.recipes.framework.queues import queues_follow
+from curation.recipes.framework.registry import recipe_of
 from evaluation.families.naturalbench import layout as nb
 
 from . import prompts
@@ -220,17 +220,6 @@ def pipeline_update(pipeline: NaturalBenchPipeline, **fields: Any) -> NaturalBen
         )
     with transaction.atomic():
         settings.settings_save(pipeline, values)
-        _queues_follow(pipeline)
+        # The queues' people per item as their QueueSpecs give them (answers: no tie-break).
+        queues_follow(pipeline, recipe_of("naturalbench").queues)
     return pipeline
-
-
-def _queues_follow(pipeline: NaturalBenchPipeline) -> None:
-    """The queues' redundancy follows the people settings (answers: unanimous, no tie-break)."""
-    n, taggers = pipeline.annotators_per_item, pipeline.taggers_per_item
-    for queue, redundancy, most in (
-        (pipeline.pair_queue, n, with_tiebreak(n)),
-        (pipeline.tag_queue, taggers, with_tiebreak(taggers)),
-        (pipeline.answer_queue, n, n),
-    ):
-        if queue is not None and queue.redundancy != redundancy:
-            annotator_services.queue_update(queue=queue, redundancy=redundancy, max_redundancy=most)

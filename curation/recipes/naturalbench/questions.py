@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from annotator.models import Task
-from annotator.platform.jobs import job_progress
 from curation import gateway
 from curation.models import Generation, LLMProvider
 from curation.recipes.framework.declare import QueueSpec
 from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_link
 from curation.recipes.framework.registry import recipe_of
-from curation.recipes.framework.stages import stage_once
+from curation.recipes.framework.stages import in_rounds, stage_once
 from evaluation.families.naturalbench import layout as nb
 
 from . import prompts
@@ -224,52 +223,52 @@ def questions_draft(
     created = question_sets_create(pipeline)
     provider = provider or provider_of(pipeline)
     counts = {"created": created, "drafts": 0, "invalid": 0, "answering": 0, "given_up": 0}
-    done = 0
-    for _round in range(rounds):
-        todo = list(
-            pipeline.question_sets.filter(
-                state=PairQuestionSet.State.PENDING, question_type__in=pipeline.question_types
-            )
-            .select_related("pipeline__project", "pair__caption_0", "pair__caption_1")
-            .order_by("pair__position", "question_type")
+    waiting = (
+        pipeline.question_sets.filter(
+            state=PairQuestionSet.State.PENDING, question_type__in=pipeline.question_types
         )
-        if not todo:
-            break
-        job_progress(job_id=job_id, done=done, total=done + len(todo), message="Drafting questions")
-        for qset in todo:
-            if qset.attempts >= _limit(pipeline):
-                # Its drafts were used up by failed answers: nothing left to try.
-                PairQuestionSet.objects.filter(
-                    pk=qset.pk, state=PairQuestionSet.State.PENDING
-                ).update(
-                    state=PairQuestionSet.State.GIVEN_UP,
-                    reason=f"Gave up after {_drafts(qset.attempts)}. {qset.reason}".strip(),
-                )
-            for attempt in range(qset.attempts + 1, _limit(pipeline) + 1):
-                drafted = draft_generate(
-                    question_set=qset,
-                    attempt=attempt,
-                    provider=provider,
-                    job_id=job_id,
-                    created_by=created_by,
-                )
-                draft = draft_record(question_set=qset, attempt=attempt, drafted=drafted)
-                if draft is None:
-                    break
-                counts["drafts"] += 1
-                if draft.status == QuestionDraft.Status.ANSWERING:
-                    counts["answering"] += 1
-                    break
-                counts["invalid"] += 1
-            else:  # no attempt was left, or the last one was unusable
-                counts["given_up"] += 1
-            done += 1
-            job_progress(
-                job_id=job_id,
-                done=done,
-                message=f"{counts['answering']} drafts answering, {counts['invalid']} unusable, "
-                f"{counts['given_up']} given up",
+        .select_related("pipeline__project", "pair__caption_0", "pair__caption_1")
+        .order_by("pair__position", "question_type")
+    )
+
+    def progress() -> str:
+        return (
+            f"{counts['answering']} drafts answering, {counts['invalid']} unusable, "
+            f"{counts['given_up']} given up"
+        )
+
+    todo = in_rounds(
+        lambda _round: list(waiting.all()),
+        rounds=rounds,
+        job_id=job_id,
+        message="Drafting questions",
+        progress=progress,
+    )
+    for qset in todo:
+        if qset.attempts >= _limit(pipeline):
+            # Its drafts were used up by failed answers: nothing left to try.
+            PairQuestionSet.objects.filter(pk=qset.pk, state=PairQuestionSet.State.PENDING).update(
+                state=PairQuestionSet.State.GIVEN_UP,
+                reason=f"Gave up after {_drafts(qset.attempts)}. {qset.reason}".strip(),
             )
+        for attempt in range(qset.attempts + 1, _limit(pipeline) + 1):
+            drafted = draft_generate(
+                question_set=qset,
+                attempt=attempt,
+                provider=provider,
+                job_id=job_id,
+                created_by=created_by,
+            )
+            draft = draft_record(question_set=qset, attempt=attempt, drafted=drafted)
+            if draft is None:
+                break
+            counts["drafts"] += 1
+            if draft.status == QuestionDraft.Status.ANSWERING:
+                counts["answering"] += 1
+                break
+            counts["invalid"] += 1
+        else:  # no attempt was left, or the last one was unusable
+            counts["given_up"] += 1
     return counts
 
 

@@ -14,8 +14,6 @@ from evaluation.families.naturalbench import layout as nb
 from .models import NaturalBenchPipeline, NaturalBenchSample, QuestionDraft, VQAItem
 
 
-# 5. Assembly into 2 × 2 samples (METRICS.md Sec. 1)
-# ============================================================================================
 def image_ref(image) -> str:
     return f"sha256:{image.sha256}"
 
