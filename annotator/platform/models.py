@@ -1,10 +1,14 @@
 """The platform's data: projects, invitations and background jobs (app label ``annotator``)."""
 
+import contextlib
 import secrets
+from collections.abc import Iterator
 
 from django.conf import settings
-from django.db import models
+from django.db import IntegrityError, models, transaction
 from django.utils.translation import gettext_lazy as _
+
+from .errors import Invalid
 
 
 def optional_link(
@@ -17,6 +21,17 @@ def optional_link(
     return kind(
         to, null=True, blank=True, on_delete=models.SET_NULL, related_name=related_name, **options
     )
+
+
+@contextlib.contextmanager
+def taken_refused(message: str) -> Iterator[None]:
+    """A savepoint around writing a row whose name must be unique: when another writer took the
+    name meanwhile (IntegrityError), nothing of it is kept and ``Invalid(message)`` says so."""
+    try:
+        with transaction.atomic():
+            yield
+    except IntegrityError:
+        raise Invalid(message) from None
 
 
 class CreatedStamp(models.Model):

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.files.storage import default_storage
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Q
 
 from annotator.platform import roles
 from annotator.platform.errors import Invalid, LineErrors
 from annotator.platform.jobs import job_progress
-from annotator.platform.models import Job, Project
+from annotator.platform.models import Job, Project, taken_refused
 from annotator.platform.scoping import projects_for
 from curation import assets, corpora
 from curation.models import Image
@@ -29,6 +29,7 @@ IMPORT_JOB = "vhexpansion.import_cases"
 MAX_QUESTION = 2000
 SHA = re.compile(r"^(?:sha256:)?([0-9a-fA-F]{64})$")
 ANSWERS = {"yes": "yes", "no": "no"}
+TAKEN = "This project already has a test-case set “{name}”; choose another name."
 _BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
 
@@ -194,7 +195,7 @@ def check_name(project: Project, name: str) -> str:
     if len(name) > 200:
         raise Invalid("The name is longer than 200 characters.")
     if VHCaseSet.objects.filter(project=project, name=name).exists():
-        raise Invalid(f"This project already has a test-case set “{name}”; choose another name.")
+        raise Invalid(TAKEN.format(name=name))
     return name
 
 
@@ -227,13 +228,8 @@ CASE_FIELDS = ("external_id", "image", "question", "answer", "source_dataset", "
 def set_write(rows: Sequence[CaseRow], *, name: str, source: str, **fields) -> VHCaseSet:
     """The set (its fields) and its cases in row order, in one transaction."""
     with transaction.atomic():
-        try:
-            with transaction.atomic():
-                case_set = VHCaseSet.objects.create(name=name, source=source[:255], **fields)
-        except IntegrityError:
-            raise Invalid(
-                f"This project already has a test-case set “{name}”; choose another name."
-            ) from None
+        with taken_refused(TAKEN.format(name=name)):
+            case_set = VHCaseSet.objects.create(name=name, source=source[:255], **fields)
         cases = [
             VHCase(
                 case_set=case_set,
