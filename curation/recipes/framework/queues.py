@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from annotator import services as annotator_services
 from annotator.models import Task, TaskQueue
@@ -83,6 +84,12 @@ def tasks_link(queue: TaskQueue, rows: list[tuple[Any, dict, str]]) -> None:
         obj.task_id = tasks[external_id]
     objs = [obj for obj, _payload, _external_id in rows]
     type(objs[0]).objects.bulk_update(objs, ["task"])
+
+
+def task_row(rows: QuerySet, task: Task) -> Any | None:
+    """For an outcome handler: the row of ``rows`` whose ``task`` is ``task``, locked for the
+    submit's transaction (its own row: rows ``select_related`` joins are read, not locked)."""
+    return rows.select_for_update(of=("self",)).filter(task_id=task.pk).first()
 
 
 def with_tiebreak(n: int) -> int:

@@ -16,7 +16,7 @@ from evaluation.families.visit import living, sampling
 from evaluation.importers import pair_key
 from evaluation.models import JudgmentSet
 
-from ..framework.queues import queue_ensure, tasks_link
+from ..framework.queues import queue_ensure, task_row, tasks_link
 from ..framework.registry import recipe_of
 from ..framework.stages import stage_once
 from .models import VisitInstance, VisitPair, VisitPipeline
@@ -113,12 +113,7 @@ def pairs_sample(
 def pair_rating_record(task: Task, decision) -> VisitPair | None:
     """A rated tuple: votes per response (the kind un-swaps the sides), the majority winner, and
     a sync of the crowd votes to the evaluation app (one queued job per pipeline)."""
-    pair = (
-        VisitPair.objects.select_for_update(of=("self",))
-        .select_related("pipeline__project")
-        .filter(task_id=task.pk)
-        .first()
-    )
+    pair = task_row(VisitPair.objects.select_related("pipeline__project"), task)
     if pair is None or pair.decided_at is not None:
         return pair
     counts = decision.counts or {}
