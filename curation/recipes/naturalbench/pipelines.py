@@ -192,11 +192,6 @@ def pipeline_create(*, project: Project, created_by=None, demo: bool = False, **
     )
 
 
-def settings_of(pipeline: NaturalBenchPipeline) -> dict[str, Any]:
-    """The pipeline's settings as ``pipeline_update`` takes them (and the form shows them)."""
-    return settings.settings_of(pipeline, FIELDS)
-
-
 def _changed_mining(values: dict, current: dict) -> list[str]:
     def differs(field: str) -> bool:
         if field == "scorers":
@@ -210,7 +205,7 @@ def pipeline_update(pipeline: NaturalBenchPipeline, **fields: Any) -> NaturalBen
     """Change settings. Those that decide the pairs are fixed once pairs exist; the number of
     annotators and taggers follows into the queues (open tasks not escalated yet)."""
     _known(fields)
-    current = settings_of(pipeline)
+    current = settings.settings_of(pipeline, FIELDS)
     values = _clean(pipeline.project, {**current, **fields}, pipeline=pipeline)
     changed = _changed_mining(values, current) if pipeline.pairs.exists() else []
     if changed:
