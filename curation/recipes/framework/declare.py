@@ -211,7 +211,8 @@ class Recipe:
     publishes: Publish | None = None
     funnel: Callable[[Any], dict] = lambda obj: {}
     bar: Callable[[dict], int] | None = None  # funnel counts -> the count bars scale to
-    select_related: tuple[str, ...] = ("project",)  # loading the object (pages and jobs)
+    # loading the object (pages and jobs); its queues' fields are added (``QueueSpec.field``)
+    select_related: tuple[str, ...] = ("project",)
     listing: Callable[[Any], Any] | None = None  # user -> the list page's queryset (counts)
     # or the list page's counts as annotations of objects_for ({"n_cases": Count("cases")})
     list_counts: Mapping[str, Any] = field(default_factory=dict)
@@ -235,6 +236,8 @@ class Recipe:
     def __post_init__(self) -> None:
         object.__setattr__(self, "slug", self.slug or self.key)
         object.__setattr__(self, "job_param", self.job_param or self.pk_kwarg)
+        queues = tuple(q.field for q in self.queues if q.field not in self.select_related)
+        object.__setattr__(self, "select_related", (*self.select_related, *queues))
 
     def stage(self, name: str) -> Stage | None:
         return next((s for s in self.stages if s.name == name), None)

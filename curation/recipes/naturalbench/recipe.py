@@ -90,29 +90,23 @@ STAGES = (
 )
 
 
-def _list(name: str, rows, total, choices, **extra) -> ItemList:
+def _list(name: str, rows, choices, **extra) -> ItemList:
     """The list behind the funnel's ``name`` counts at <pipeline>/<name>/, 20 a page."""
     template = f"curation/naturalbench/{name}.html"
-    counts = views.list_counts(name, total)
+    counts = views.list_counts(name, choices)
     url, url_name = f"{name}/", f"curator-nb-{name}"
     return ItemList(url, url_name, template, rows, counts, choices, page_size=20, **extra)
 
 
 LISTS = (
-    _list("pairs", selectors.pairs_page, lambda c: c["all"], ConfoundingPair.State.choices),
+    _list("pairs", selectors.pairs_page, ConfoundingPair.State.choices),
     _list(
         "questions",
         selectors.question_sets_page,
-        lambda c: c["sets"],
         PairQuestionSet.State.choices,
         extra=views.draft_limit,
     ),
-    _list(
-        "samples",
-        selectors.samples_page,
-        lambda c: c["assembled"] + c["refused"],
-        NaturalBenchSample.State.choices,
-    ),
+    _list("samples", selectors.samples_page, NaturalBenchSample.State.choices),
 )
 
 
@@ -158,15 +152,7 @@ RECIPE = register(
         },
         funnel=selectors.funnel,
         bar=lambda f: f["corpus"]["samples"],
-        select_related=(
-            "project",
-            "corpus",
-            "provider",
-            "pair_queue",
-            "answer_queue",
-            "tag_queue",
-            "created_by",
-        ),
+        select_related=("project", "corpus", "provider", "created_by"),
         detail_context=views.detail_context,
         funnel_extra=True,
         create_form=PipelineForm,

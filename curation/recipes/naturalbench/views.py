@@ -40,12 +40,13 @@ def detail_context(request: HttpRequest, pipeline: NaturalBenchPipeline, base: d
     }
 
 
-def list_counts(group: str, total: Callable[[dict], int]) -> Callable:
-    """An item list's counts: the funnel's ``group`` (a chip per state) and the list's total."""
+def list_counts(group: str, choices) -> Callable:
+    """An item list's counts: the funnel's ``group`` (a chip per state) and, as the list's total,
+    the sum of its states (``all`` pairs, question ``sets``, assembled and refused samples)."""
 
     def counts(pipeline: NaturalBenchPipeline) -> tuple[dict, int]:
         found = selectors.funnel(pipeline)[group]
-        return found, total(found)
+        return found, sum(found[state] for state, _label in choices)
 
     return counts
 
