@@ -70,10 +70,6 @@ EXPORTS = tuple(EXPORT_LABELS)  # (what, fmt) of each export, in card order
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 
 
-def export_filename(pipeline: VisitPipeline, what: str, fmt: str) -> str:
-    return f"visit-{pipeline.pk}-{what}.{fmt}"
-
-
 def _check_export(pipeline: VisitPipeline, what: str, fmt: str):
     if (what, fmt) not in EXPORTS:
         raise Invalid("Unknown export: choose the dataset as CSV or JSONL, or the preferences CSV.")
@@ -109,7 +105,7 @@ def export_run(pipeline: VisitPipeline, *, what: str, fmt: str, job_id: int, **_
         job_id=job_id,
         recipe="visit",
         object_id=pipeline.pk,
-        filename=export_filename(pipeline, what, fmt),
+        filename=f"visit-{pipeline.pk}-{what}.{fmt}",
         content_type=CONTENT_TYPES[fmt],
         write=lambda fh: records_write(
             fh,

@@ -130,10 +130,6 @@ def pair_rating_record(task: Task, decision) -> VisitPair | None:
     return pair
 
 
-def human_set_label(pipeline: VisitPipeline) -> str:
-    return f"Crowd votes · {pipeline.name}"[:120]
-
-
 def _crowd_set_replace(pipeline: VisitPipeline, version, rows: list, job_id) -> JudgmentSet | None:
     """The pipeline's crowd-vote set of the version, replaced by one holding ``rows`` (None
     without rows); its label is kept."""
@@ -142,7 +138,7 @@ def _crowd_set_replace(pipeline: VisitPipeline, version, rows: list, job_id) -> 
         new_set = living.crowd_set_replace(
             version=version,
             previous_id=locked.human_set_id,
-            label=human_set_label(locked),
+            label=f"Crowd votes · {locked.name}"[:120],
             owner_id=locked.pk,
             rows=rows,
             provenance={
