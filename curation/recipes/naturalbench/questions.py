@@ -16,7 +16,7 @@ from annotator.models import Task
 from curation import gateway
 from curation.models import Generation, LLMProvider
 from curation.recipes.framework.declare import QueueSpec
-from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_link
+from curation.recipes.framework.queues import image_payload, queue_ensure, task_row, tasks_link
 from curation.recipes.framework.registry import recipe_of
 from curation.recipes.framework.stages import in_rounds, stage_once
 from evaluation.families.naturalbench import layout as nb
@@ -285,12 +285,7 @@ def answer_record(task: Task, decision) -> VQAItem | None:
     An item passes only on a unanimous decision for the intended answer. The first failing item
     rejects its draft: the pair is drafted again while regenerations remain, else given up with
     the reason. When all four items pass, the draft (and its question set) is kept."""
-    item = (
-        VQAItem.objects.select_for_update(of=("self",))
-        .select_related("draft")
-        .filter(task_id=task.pk)
-        .first()
-    )
+    item = task_row(VQAItem.objects.select_related("draft"), task)
     if item is None or item.state != VQAItem.State.OPEN:
         return item
     correct = bool(decision.decided and decision.label == item.intended)
