@@ -60,10 +60,6 @@ class SettingsForm(RecipeForm):
         openai = providers_of(project).filter(kind=LLMProvider.Kind.OPENAI)
         self.fields["image_provider"].queryset = openai
 
-    @classmethod
-    def initial_for(cls, obj) -> dict:
-        return {name: getattr(obj, name) for name in cls.base_fields}
-
 
 class ConceptForm(forms.Form):
     description = forms.CharField(max_length=300, required=False, label=gettext_lazy("About"))
