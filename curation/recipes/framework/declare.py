@@ -170,6 +170,20 @@ class ItemList:
 
 
 @dataclass(frozen=True)
+class Create:
+    """Another way in on the new page: its own form, POSTed to ``url`` under
+    ``projects/<int:project_id>/<slug>/``, whose data ``create`` makes the object from; a refusal
+    shows the new page again with this form (bound, as ``context_name``) and why (400)."""
+
+    url: str  # "from-naturalbench/"
+    url_name: str  # "curator-vhx-from-naturalbench"
+    form: Callable[..., Any]  # (request, data=None) -> the form (unbound on the new page)
+    create: Callable[..., Any]  # (*, project, created_by, **cleaned data) -> the object
+    done: str  # the message after it was made
+    context_name: str  # the form's name in the new page's context ("nb_form")
+
+
+@dataclass(frozen=True)
 class RecipeUrlNames:
     """Today's URL names of the generic pages ("" = the recipe serves that page itself or has
     none)."""
@@ -224,6 +238,7 @@ class Recipe:
     create: Callable[..., Any] | None = None
     created: str | Callable[[Any], str] = ""  # message after create (given the obj or Job)
     new_context: Callable[[Any, Any], dict] | None = None  # (request, project) -> more context
+    creates: tuple[Create, ...] = ()  # more ways in on the new page, each its own form
     settings_form: type[forms.Form] | None = None  # forms.RecipeForm subclass
     update: Callable[..., Any] | None = None  # (obj, **form data)
     settings_saved: str = ""  # message after update ("" = "Settings saved.")

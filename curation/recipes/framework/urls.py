@@ -79,6 +79,10 @@ def patterns_for(recipe: Recipe) -> list[URLPattern]:
     if names.new and recipe.create_form is not None:
         new = _bound(recipe, views.object_new, CURATOR, ANY)
         out.append(path(f"projects/<int:project_id>/{slug}/new/", new, name=names.new))
+    for declared in recipe.creates:
+        view = _bound(recipe, views.object_create, CURATOR, POST, declared=declared)
+        route = f"projects/<int:project_id>/{slug}/{declared.url}"
+        out.append(path(route, view, name=declared.url_name))
     out.append(path(base, _bound(recipe, views.object_detail, CURATOR, GET), name=names.detail))
     if names.settings and recipe.settings_form is not None:
         methods = ANY if recipe.templates.settings_page else POST

@@ -38,7 +38,7 @@ from annotator.platform.views import (
 from curation.export_files import export_card, export_cards, newest_export, serve_export
 
 from . import exports, selectors, stages
-from .declare import Export, ItemList, Page, Recipe, Stage
+from .declare import Create, Export, ItemList, Page, Recipe, Stage
 from .publish import PublishForm, publish_context, publish_object, publish_version
 
 
@@ -195,7 +195,7 @@ def item_list(recipe: Recipe, declared: ItemList, request: HttpRequest, pk: int)
 RECENT_JOBS = 3  # the new page's newest jobs of the stages that make an object
 
 
-def _form_page(request, recipe: Recipe, project, form, obj=None, error=None, status=200):
+def _form_page(request, recipe: Recipe, project, form, obj=None, error=None, status=200, **more):
     context = {
         "recipe": recipe,
         "project": project,
@@ -205,7 +205,7 @@ def _form_page(request, recipe: Recipe, project, form, obj=None, error=None, sta
         "error": error,
     }
     if obj is None:
-        context.update(new_page_context(recipe, request, project))
+        context.update(new_page_context(recipe, request, project), **more)
     return render(request, recipe.templates.form, context, status=status)
 
 
@@ -217,6 +217,8 @@ def new_page_context(recipe: Recipe, request: HttpRequest, project) -> dict:
     if kinds:
         jobs = Job.objects.filter(kind__in=kinds, project=project).order_by("-id")
         context["recent_jobs"] = jobs[:RECENT_JOBS]
+    for declared in recipe.creates:
+        context[declared.context_name] = declared.form(request)
     if recipe.new_context is not None:
         context.update(recipe.new_context(request, project))
     return context
@@ -243,6 +245,26 @@ def object_new(recipe: Recipe, request: HttpRequest, project_id: int) -> HttpRes
     if isinstance(obj, Job):
         return redirect(recipe.names.new, project.pk)
     return redirect(detail_url(recipe, obj))
+
+
+def object_create(
+    recipe: Recipe, request: HttpRequest, project_id: int, declared: Create
+) -> HttpResponse:
+    """Another way in of the new page (``Recipe.creates``): the object made from its form's
+    data, or the new page again with that form's errors or the refusal (400)."""
+    project = curated_project_or_404(request.user, project_id)
+    form, error = declared.form(request, request.POST), None
+    if form.is_valid():
+        try:
+            obj = declared.create(project=project, created_by=request.user, **form.cleaned_data)
+        except ServiceError as exc:
+            error = error_context(exc)
+        else:
+            messages.success(request, declared.done)
+            return redirect(detail_url(recipe, obj))
+    new = recipe.create_form(initial=recipe.create_form.initial_new(project), project=project)
+    more = {declared.context_name: form}
+    return _form_page(request, recipe, project, new, error=error, status=400, **more)
 
 
 def object_detail(recipe: Recipe, request: HttpRequest, pk: int) -> HttpResponse:

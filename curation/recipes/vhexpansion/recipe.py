@@ -5,11 +5,11 @@ variants, export the expanded set and publish it to the evaluation app."""
 from __future__ import annotations
 
 from django.db.models import Count, Q
-from django.urls import path
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from curation.recipes.framework.declare import (
+    Create,
     Export,
     ItemList,
     Publish,
@@ -20,7 +20,7 @@ from curation.recipes.framework.declare import (
 )
 from curation.recipes.framework.registry import register
 
-from . import export, negations, selectors, variants, views
+from . import case_sources, export, negations, selectors, variants, views
 from .case_import import IMPORT_JOB, case_set_import_run, case_set_import_start
 from .demo import vhexpansion_demo
 from .forms import AdversarialForm, ImportForm, PerturbForm, SettingsForm
@@ -112,16 +112,6 @@ def _published(version) -> str:
     }
 
 
-def _urls() -> list:
-    return [
-        path(
-            "projects/<int:project_id>/vhexpansion/from-naturalbench/",
-            views.case_set_from_naturalbench,
-            name="curator-vhx-from-naturalbench",
-        ),
-    ]
-
-
 RECIPE = register(
     Recipe(
         key="vhexpansion",
@@ -172,11 +162,19 @@ RECIPE = register(
         create_form=ImportForm,
         create=case_set_import_start,
         created=views.imported,
-        new_context=views.new_context,
+        creates=(
+            Create(
+                url="from-naturalbench/",
+                url_name="curator-vhx-from-naturalbench",
+                form=views.naturalbench_form,
+                create=case_sources.case_set_from_naturalbench,
+                done=gettext_lazy("Test cases created from NaturalBench."),
+                context_name="nb_form",
+            ),
+        ),
         settings_form=SettingsForm,
         update=negations.case_set_settings,
         settings_saved=gettext_lazy("Review settings saved."),
-        extra_urls=_urls,
         demo=vhexpansion_demo,
     )
 )

@@ -1,34 +1,23 @@
-"""What VHExpansion adds to the generic recipe pages: the new page's second way in (a set from
-the yes/no items of a NaturalBench version; its first, a file import checked now and imported by
-a job, is the generic new page) and what the funnel page shows (``detail_context``).
-
-Reads are scoped like every recipe page: a set out of reach answers 404 exactly like a missing
-one.
-"""
+"""What VHExpansion adds to the generic recipe pages: the form of the new page's second way in
+(a set from the yes/no items of a NaturalBench version, ``Recipe.creates``; its first, a file
+import checked now and imported by a job, is the generic new page) and what the funnel page shows
+(``detail_context``)."""
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.db.models import Q
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.http import HttpRequest
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_POST
 
-from annotator.platform import roles
-from annotator.platform.errors import Invalid
 from annotator.platform.models import Job
-from annotator.platform.scoping import curated_project_or_404, projects_for
-from annotator.platform.views import error_context
+from annotator.platform.scoping import projects_for
 from curation import gateway
 from curation.models import Scorer
-from curation.recipes.framework.registry import recipe_of
-from curation.recipes.framework.views import detail_url, new_page_context
 from evaluation.models import BenchmarkVersion
 
 from . import case_sources, selectors
-from .forms import ImportForm, NaturalBenchForm
+from .forms import NaturalBenchForm
 from .negations import REVIEW_QUESTION, negation_template
 
 SAMPLES = 6
@@ -59,9 +48,9 @@ def _naturalbench_versions(user):
     )
 
 
-def new_context(request: HttpRequest, project) -> dict:
+def naturalbench_form(request: HttpRequest, data=None) -> NaturalBenchForm:
     """The new page's second way in: a set from a NaturalBench version."""
-    return {"nb_form": NaturalBenchForm(versions=_naturalbench_versions(request.user))}
+    return NaturalBenchForm(data, versions=_naturalbench_versions(request.user))
 
 
 def imported(job: Job) -> str:
@@ -70,27 +59,3 @@ def imported(job: Job) -> str:
         "n": job.total - 1,
         "job": job.pk,
     }
-
-
-@roles.roles_required(roles.CURATOR)
-@require_POST
-def case_set_from_naturalbench(request: HttpRequest, project_id: int) -> HttpResponse:
-    project, recipe = curated_project_or_404(request.user, project_id), recipe_of("vhexpansion")
-    nb_form = NaturalBenchForm(request.POST, versions=_naturalbench_versions(request.user))
-    error = None
-    if nb_form.is_valid():
-        try:
-            case_set = case_sources.case_set_from_naturalbench(
-                project=project,
-                name=nb_form.cleaned_data["name"],
-                version=nb_form.cleaned_data["version"],
-                created_by=request.user,
-            )
-        except Invalid as exc:
-            error = error_context(exc)
-        else:
-            messages.success(request, _("Test cases created from NaturalBench."))
-            return redirect(detail_url(recipe, case_set))
-    context = {"project": project, "form": ImportForm(project=project), "error": error}
-    context.update(new_page_context(recipe, request, project), nb_form=nb_form)
-    return render(request, "curation/vhexpansion/new.html", context, status=400)

@@ -190,6 +190,26 @@ def test_the_detail_page_is_read_in_a_bounded_number_of_queries(
     assert [label for label, _job in response.context["jobs"]] == ["Send the items"]
 
 
+def test_a_second_way_in_makes_a_run_or_shows_the_new_page_again_saying_why(
+    toy, client, curator, project
+):
+    client.force_login(curator)
+    page = client.get(reverse("toy-new", args=[project.pk]))
+    assert not page.context["quick_form"].is_bound
+    url = reverse("toy-quick", args=[project.pk])
+    assert client.get(url).status_code == 405
+    response = client.post(url, {"name": "Quick"}, follow=True)
+    run = ToyRun.objects.get(project=project, name="Quick")
+    assert response.redirect_chain == [(reverse("toy-run", args=[run.pk]), 302)]
+    assert "Toy run created the quick way." in response.content.decode()
+    response = client.post(url, {"name": "Quick"})
+    assert response.status_code == 400
+    assert response.context["error"]["message"] == "A toy run of that name exists in this project."
+    assert response.context["quick_form"].is_bound
+    assert client.post(url, {"name": ""}).context["quick_form"].errors
+    assert ToyRun.objects.filter(project=project).count() == 1
+
+
 def test_the_toy_pages_answer_other_roles_like_missing_ones(
     toy, client, curator, researcher, project
 ):

@@ -27,6 +27,7 @@ from annotator.models import Task
 from annotator.platform.errors import Invalid
 from curation.export_files import export_store
 from curation.recipes.framework.declare import (
+    Create,
     Export,
     Publish,
     QueueSpec,
@@ -241,6 +242,16 @@ RECIPE = Recipe(
     create_form=ToyForm,
     create=create,
     created="Toy run created.",
+    creates=(
+        Create(
+            url="quick/",
+            url_name="toy-quick",
+            form=lambda request, data=None: ToyForm(data),
+            create=create,
+            done="Toy run created the quick way.",
+            context_name="quick_form",
+        ),
+    ),
 )
 
 

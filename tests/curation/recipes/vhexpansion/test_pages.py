@@ -13,10 +13,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotator.platform.models import Job
+from curation import assets
 from curation.recipes.vhexpansion import case_import, export, negations, variants
 from curation.recipes.vhexpansion.models import VHCaseSet, VHNegation, VHVariant
+from evaluation import importers
+from evaluation import services as evaluation_services
 from evaluation.models import BenchmarkVersion
-from tests.curation.recipes.common import assert_out_of_reach, login_out_of_reach
+from tests.curation.recipes.common import assert_out_of_reach, login_out_of_reach, png_bytes
 from tests.curation.recipes.vhexpansion import helpers
 from tests.curation.recipes.vhexpansion.helpers import (
     archive_for,
@@ -87,6 +90,35 @@ def test_bad_upload_lists_line_errors_and_creates_nothing(curator_client, projec
     ]
     assert "&#x27;answer&#x27; must be yes or no" in response.content.decode()
     assert (VHCaseSet.objects.count(), Job.objects.count()) == (0, 0)
+
+
+def test_a_set_from_a_naturalbench_version_on_the_new_page(curator_client, project, curator, media):
+    # given a NaturalBench version with one yes/no sample whose images are stored
+    a, _ = assets.image_ingest(data=png_bytes(10), name="nb_a.png", created_by=curator)
+    b, _ = assets.image_ingest(data=png_bytes(11), name="nb_b.png", created_by=curator)
+    sample = {"Index": "7", "Image_0": f"sha256:{a.sha256}", "Image_1": f"sha256:{b.sha256}"}
+    sample |= {"Question_0": "Is it open?", "Image_0_Question_0": "Yes", "Image_1_Question_0": "No"}
+    sample |= {"Question_1": "Is it shut?", "Image_0_Question_1": "No", "Image_1_Question_1": "Yes"}
+    rows = importers.parse_items("naturalbench", jsonl([{**sample, "Question_Type": "yes_no"}]))
+    benchmark = evaluation_services.benchmark_get_or_create(
+        family="naturalbench", name="NB", project=project
+    )
+    version = evaluation_services.version_create(benchmark=benchmark, label="v1", rows=rows)
+    url = reverse("curator-vhx-from-naturalbench", args=[project.pk])
+    new_page = curator_client.get(reverse("curator-vhx-new", args=[project.pk]))
+    assert list(new_page.context["nb_form"].fields["version"].queryset) == [version]
+    # when the curator makes a set from it, then it holds four cases and its page says so
+    response = curator_client.post(url, {"name": "From NB", "version": version.pk}, follow=True)
+    case_set = VHCaseSet.objects.get(project=project, name="From NB")
+    assert response.redirect_chain == [(reverse("curator-vhx-set", args=[case_set.pk]), 302)]
+    assert "Test cases created from NaturalBench." in response.content.decode()
+    assert case_set.cases.count() == 4
+    # and the same name again is refused on the new page, the form kept, nothing made
+    response = curator_client.post(url, {"name": "From NB", "version": version.pk})
+    assert response.status_code == 400
+    assert "already has a test-case set “From NB”" in response.content.decode()
+    assert response.context["nb_form"].data["name"] == "From NB"
+    assert VHCaseSet.objects.count() == 1
 
 
 def test_funnel_page_shows_counts_buttons_and_samples(
