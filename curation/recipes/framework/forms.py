@@ -46,11 +46,12 @@ class RecipeForm(forms.Form):
 
 
 def count_field(
-    label, help_text="", *, low: int = 1, high: int, initial=None
+    label, help_text="", *, low: int = 1, high: int | None = None, **kwargs: Any
 ) -> forms.IntegerField:
-    """A required whole number from ``low`` to ``high`` (people per item, attempts, votes)."""
+    """A whole number from ``low`` to ``high`` (None: no upper bound): people per item, attempts,
+    votes; required unless ``kwargs`` say otherwise (``required=False``, ``initial=`` …)."""
     return forms.IntegerField(
-        min_value=low, max_value=high, label=label, help_text=help_text, initial=initial
+        min_value=low, max_value=high, label=label, help_text=help_text, **kwargs
     )
 
 

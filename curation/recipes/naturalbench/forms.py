@@ -8,7 +8,7 @@ from django.utils.translation import gettext_lazy
 
 from curation.gateway.selectors import providers_of
 from curation.models import Corpus, LLMProvider, Scorer
-from curation.recipes.framework.forms import RecipeForm, StageForm
+from curation.recipes.framework.forms import RecipeForm, StageForm, count_field
 
 from .models import NaturalBenchPipeline, QuestionType
 from .pipelines import (
@@ -18,11 +18,6 @@ from .pipelines import (
     MIN_CAPTION_CHARS,
     MINING_FIELDS,
 )
-
-
-def _count(label, help_text, *, low: int = 1, high: int = MAX_PEOPLE) -> forms.IntegerField:
-    """A whole number from ``low`` to ``high`` (people per item, regenerations)."""
-    return forms.IntegerField(min_value=low, max_value=high, label=label, help_text=help_text)
 
 
 class PipelineForm(RecipeForm):
@@ -44,40 +39,41 @@ class PipelineForm(RecipeForm):
         label=gettext_lazy("Scorers"),
         help_text=gettext_lazy("Eq. 1: keep the pairs every selected scorer mismatches."),
     )
-    random_pairs = forms.IntegerField(
+    random_pairs = count_field(
+        gettext_lazy("Random pairs"),
+        gettext_lazy("Random baseline only: how many (empty: as many as possible)."),
         required=False,
-        min_value=1,
-        label=gettext_lazy("Random pairs"),
-        help_text=gettext_lazy("Random baseline only: how many (empty: as many as possible)."),
     )
-    caption_max_chars = forms.IntegerField(
-        required=False,
-        min_value=MIN_CAPTION_CHARS,
-        label=gettext_lazy("Caption length limit"),
-        help_text=gettext_lazy(
+    caption_max_chars = count_field(
+        gettext_lazy("Caption length limit"),
+        gettext_lazy(
             "Longer captions are shortened by the LLM before scoring (App. A: 230 for DOCCI)."
         ),
+        low=MIN_CAPTION_CHARS,
+        required=False,
     )
     question_types = forms.MultipleChoiceField(
         choices=QuestionType.choices,
         widget=forms.CheckboxSelectMultiple,
         label=gettext_lazy("Question types"),
     )
-    annotators_per_item = _count(
+    annotators_per_item = count_field(
         gettext_lazy("Annotators per item"),
         gettext_lazy("The paper used two; a question is kept only if all agree."),
+        high=MAX_PEOPLE,
     )
-    taggers_per_item = _count(
+    taggers_per_item = count_field(
         gettext_lazy("Taggers per question"),
         gettext_lazy("Each skill tag is kept when a majority chose it."),
+        high=MAX_PEOPLE,
     )
-    max_regenerations = _count(
+    max_regenerations = count_field(
         gettext_lazy("Maximum regenerations"),
         gettext_lazy("A failed pair is drafted again up to this many times (paper: 3)."),
         low=0,
         high=MAX_REGENERATIONS,
     )
-    seed = forms.IntegerField(min_value=0, label=gettext_lazy("Seed"))
+    seed = count_field(gettext_lazy("Seed"), low=0)
     provider = forms.ModelChoiceField(
         queryset=LLMProvider.objects.none(),
         required=False,
