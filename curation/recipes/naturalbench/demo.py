@@ -86,7 +86,7 @@ def naturalbench_demo(*, project: Project, curator) -> NaturalBenchPipeline:
     visitor_pairs = _open_for_visitor(list(pipeline.pairs.values_list("task_id", flat=True)))
     keep = {"decision": "keep"}
     demo_work(pipeline.pair_queue, first, lambda task: keep)
-    demo_work(pipeline.pair_queue, second, lambda task: None if task.pk in visitor_pairs else keep)
+    demo_work(pipeline.pair_queue, second, lambda task: keep, leave=visitor_pairs)
 
     run("draft")
     pipeline.refresh_from_db()
@@ -104,13 +104,11 @@ def naturalbench_demo(*, project: Project, curator) -> NaturalBenchPipeline:
     )
     visitor_tags = _open_for_visitor([t for pair in tag_tasks for t in pair])
 
-    def tags(task: Task, *, leave: bool) -> dict | None:
-        if leave and task.pk in visitor_tags:
-            return None
+    def tags(task: Task) -> dict:
         return demo_tags(task.payload["questions"][0])
 
-    demo_work(pipeline.tag_queue, first, lambda task: tags(task, leave=False))
-    demo_work(pipeline.tag_queue, second, lambda task: tags(task, leave=True))
+    demo_work(pipeline.tag_queue, first, tags)
+    demo_work(pipeline.tag_queue, second, tags, leave=visitor_tags)
     run("export")
     pipeline.refresh_from_db()
     return pipeline
@@ -146,12 +144,10 @@ def _answer_items(pipeline, first, second, *, leave_open: bool = True) -> None:
         return {"answer": item.intended} if item else None
 
     def second_opinion(task: Task) -> dict | None:
-        if task.pk in visitor:
-            return None
         if task.pk in spoiled:
             return {"answer": "Unanswerable"}
         return intended(task)
 
     queue = TaskQueue.objects.get(pk=pipeline.answer_queue_id)
     demo_work(queue, first, intended)
-    demo_work(queue, second, second_opinion)
+    demo_work(queue, second, second_opinion, leave=visitor)
