@@ -7,15 +7,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from annotator.models import Task
 from annotator.platform.errors import Invalid
-from annotator.platform.models import Project
+from annotator.platform.models import Project, taken_refused
 
 from ...models import LLMProvider
 from ..framework.declare import QueueSpec
+from ..framework.queues import task_row
 from . import concepts as concept_specs
 from . import prompts
 from .models import VLindBench, VLindConcept
@@ -102,23 +102,18 @@ def bench_create(
     if len(name) > 200:
         raise Invalid("The benchmark name is longer than 200 characters.")
     check_counts(triples_per_concept, images_per_style)
-    try:
-        with transaction.atomic():
-            bench = VLindBench.objects.create(
-                project=project,
-                name=name,
-                description=description.strip(),
-                triples_per_concept=triples_per_concept,
-                images_per_style=images_per_style,
-                created_by=created_by,
-            )
-            VLindConcept.objects.bulk_create(
-                [VLindConcept(bench=bench, **row) for row in concept_specs.default_concepts()]
-            )
-    except IntegrityError:
-        raise Invalid(
-            f"This project already has a VLind-Bench “{name}”; choose another name."
-        ) from None
+    with taken_refused(f"This project already has a VLind-Bench “{name}”; choose another name."):
+        bench = VLindBench.objects.create(
+            project=project,
+            name=name,
+            description=description.strip(),
+            triples_per_concept=triples_per_concept,
+            images_per_style=images_per_style,
+            created_by=created_by,
+        )
+        VLindConcept.objects.bulk_create(
+            [VLindConcept(bench=bench, **row) for row in concept_specs.default_concepts()]
+        )
     prompts.templates_ensure()
     return bench
 
@@ -196,11 +191,8 @@ def concept_add(
         position=(bench.concepts.aggregate(n=Max("position"))["n"] or 0) + 1,
     )
     _guidance_set(concept, description, image_hint, examples)
-    try:
-        with transaction.atomic():
-            concept.save()
-    except IntegrityError:
-        raise Invalid(f"This benchmark already has the concept “{name}”.") from None
+    with taken_refused(f"This benchmark already has the concept “{name}”."):
+        concept.save()
     return concept
 
 
@@ -247,7 +239,7 @@ def review_decided(model, task: Task, decision, *, kept: str, rejected: str):
     """A review queue's outcome (inside the submit's transaction): the row of ``task`` when it
     is still in review, its votes, accept count and status (``kept`` with at least
     ``MIN_ACCEPTS`` accepts, else ``rejected``) saved; None otherwise."""
-    row = model.objects.select_for_update().filter(task_id=task.pk).first()
+    row = task_row(model.objects, task)
     if row is None or row.status != model.Status.REVIEW:
         return None
     accepts = (decision.counts or {}).get("accept", 0)

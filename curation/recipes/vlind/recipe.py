@@ -114,7 +114,7 @@ RECIPE = register(
         ),
         funnel=selectors.funnel,
         bar=lambda counts: counts["triples"],
-        select_related=("project", "triple_queue", "image_queue", "image_provider"),
+        select_related=("project", "image_provider"),  # and the queues (framework)
         list_counts={
             "n_triples": Count("triples", distinct=True),
             "n_kept": Count("triples", filter=Q(triples__status=KEPT), distinct=True),
