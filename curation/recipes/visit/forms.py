@@ -9,7 +9,7 @@ from annotator.platform.forms import upload_field
 from evaluation import runners
 
 from ...models import LLMProvider
-from ..framework.forms import RecipeForm
+from ..framework.forms import RecipeForm, count_field
 from ..framework.publish import PublishForm as LabelForm
 from ..framework.settings import settings_of
 from . import pipelines
@@ -20,18 +20,10 @@ def _area(rows: int) -> forms.Textarea:
 
 
 class SettingsForm(RecipeForm):
-    caption_min_length = forms.IntegerField(
-        min_value=1, max_value=2000, label=_("Shortest caption (characters)")
-    )
-    max_caption_rounds = forms.IntegerField(
-        min_value=0, max_value=5, label=_("Caption rewrites after a caption problem")
-    )
-    reviewers = forms.IntegerField(
-        min_value=1, max_value=pipelines.MAX_REVIEWERS, label=_("Reviewers per reference")
-    )
-    votes_per_pair = forms.IntegerField(
-        min_value=1, max_value=pipelines.MAX_VOTES, label=_("Votes per tuple")
-    )
+    caption_min_length = count_field(_("Shortest caption (characters)"), high=2000)
+    max_caption_rounds = count_field(_("Caption rewrites after a caption problem"), low=0, high=5)
+    reviewers = count_field(_("Reviewers per reference"), high=pipelines.MAX_REVIEWERS)
+    votes_per_pair = count_field(_("Votes per tuple"), high=pipelines.MAX_VOTES)
 
     @classmethod
     def initial_for(cls, obj) -> dict:
@@ -86,9 +78,7 @@ class FamilyForm(forms.Form):
 
 
 class InstructionsForm(forms.Form):
-    count = forms.IntegerField(
-        min_value=1, max_value=pipelines.MAX_INSTRUCTION_TASKS, initial=10, label=_("N")
-    )
+    count = count_field(_("N"), high=pipelines.MAX_INSTRUCTION_TASKS, initial=10)
 
 
 class ProviderChoice(forms.ModelChoiceField):
@@ -108,29 +98,20 @@ class GenerateForm(forms.Form):
 
 
 class PairsForm(forms.Form):
-    n = forms.IntegerField(
-        min_value=1, max_value=pipelines.MAX_PAIRS_PER_CALL, initial=20, label=_("Tuples")
-    )
-    votes = forms.IntegerField(
-        min_value=1, max_value=pipelines.MAX_VOTES, initial=5, label=_("Votes each")
-    )
+    n = count_field(_("Tuples"), high=pipelines.MAX_PAIRS_PER_CALL, initial=20)
+    votes = count_field(_("Votes each"), high=pipelines.MAX_VOTES, initial=5)
     seed = forms.IntegerField(min_value=0, initial=0, label=_("Seed"))
 
 
 class JudgeForm(forms.Form):
-    reference_pairs = forms.IntegerField(
-        min_value=1, max_value=10000, initial=150, label=_("Instances per model")
-    )
+    reference_pairs = count_field(_("Instances per model"), high=10000, initial=150)
     seed = forms.IntegerField(min_value=0, initial=0, label=_("Seed"))
 
 
 class SubmissionForm(forms.Form):
     model = forms.CharField(max_length=200, label=_("Model name"))
     file = upload_field(accept=".csv,.jsonl,.ndjson,.json", label=_("Responses (CSV or JSONL)"))
-    reference_pairs = forms.IntegerField(
-        min_value=1,
-        max_value=10000,
-        initial=150,
-        label=_("Instances judged against the reference"),
+    reference_pairs = count_field(
+        _("Instances judged against the reference"), high=10000, initial=150
     )
     seed = forms.IntegerField(min_value=0, initial=0, label=_("Seed (pairing)"))

@@ -14,20 +14,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Max
 
 from annotator import services as annotator_services
 from annotator.models import Annotation, Task
 from annotator.platform.errors import Invalid
 from annotator.platform.files import media_url
-from annotator.platform.models import Project
+from annotator.platform.models import Project, taken_refused
 from evaluation.services import clean_name
 
 from ... import corpora
 from ...models import LLMProvider
 from ..framework.declare import QueueSpec
-from ..framework.queues import image_payload, queue_ensure, with_tiebreak
+from ..framework.queues import image_payload, queue_ensure, queues_follow, with_tiebreak
 from . import prompts
 from .models import VisitImage, VisitInstance, VisitPipeline, VisitTask
 
@@ -122,16 +122,13 @@ def pipeline_create(
     *, project: Project, name: str, description: str = "", created_by=None
 ) -> VisitPipeline:
     name = clean_line(name, "pipeline name", 200)
-    try:
-        with transaction.atomic():
-            return VisitPipeline.objects.create(
-                project=project,
-                name=name,
-                description=(description or "").strip(),
-                created_by=created_by,
-            )
-    except IntegrityError:
-        raise Invalid(f"This project already has a VisIT-Bench pipeline “{name}”.") from None
+    with taken_refused(f"This project already has a VisIT-Bench pipeline “{name}”."):
+        return VisitPipeline.objects.create(
+            project=project,
+            name=name,
+            description=(description or "").strip(),
+            created_by=created_by,
+        )
 
 
 def pipeline_settings(
@@ -174,12 +171,8 @@ def pipeline_settings(
             annotator_services.queue_update(
                 queue=queue, config={**queue.config, "min_length": caption_min_length}
             )
-        if votes_per_pair is not None and pipeline.rating_queue_id:
-            annotator_services.queue_update(
-                queue=pipeline.rating_queue,
-                redundancy=votes_per_pair,
-                max_redundancy=votes_per_pair,
-            )
+        if votes_per_pair is not None:
+            queues_follow(pipeline, [RATING_QUEUE])
         if reviewers is not None:
             queue = queue_ensure(pipeline, REVIEW_QUEUE)
             annotator_services.queue_update(
