@@ -15,13 +15,12 @@ from django.db.models import Max
 
 from annotator.models import Task, TaskQueue
 from annotator.platform.errors import Invalid
-from annotator.platform.jobs import job_progress
 from curation import gateway
 from curation.models import Generation, LLMProvider
 from curation.recipes.framework import queues
 from curation.recipes.framework.declare import QueueSpec
 from curation.recipes.framework.registry import recipe_of
-from curation.recipes.framework.stages import stage_once
+from curation.recipes.framework.stages import in_rounds, stage_once
 
 from .case_import import MAX_QUESTION
 from .models import VHCase, VHCaseSet, VHNegation
@@ -248,46 +247,38 @@ def negations_draft(
     rounds so cases rejected while it ran are picked up too. Idempotent."""
     queue = queues.queue_ensure(case_set, REVIEW_QUEUE)
     negation_template()  # seed the Fig. 3 prompt before the first call
-    states = [VHCase.NegationState.PENDING]
+    first = [VHCase.NegationState.PENDING]
     if retry_failed:
-        states.append(VHCase.NegationState.FAILED)
+        first.append(VHCase.NegationState.FAILED)
     counts = {"drafted": 0, "in_review": 0, "discarded": 0, "failed": 0, "fallback": 0}
-    done = 0
-    for _round in range(rounds):
-        cases = case_set.cases.filter(negation_state__in=states).select_related(
-            "case_set__project", "image"
-        )
+
+    def todo(round_: int) -> list[VHCase]:  # later rounds: fresh rejections only
+        states = first if round_ == 0 else [VHCase.NegationState.PENDING]
+        cases = case_set.cases.filter(negation_state__in=states)
         if case_ids is not None:
             cases = cases.filter(pk__in=list(case_ids))
-        cases = list(cases.order_by("position"))
-        if not cases:
-            break
-        job_progress(job_id=job_id, done=done, total=done + len(cases), message="Drafting")
-        for case in cases:
-            attempt = _next_attempt(case)
-            if attempt > case_set.max_attempts:
-                VHCase.objects.filter(pk=case.pk).update(
-                    negation_state=VHCase.NegationState.DROPPED
-                )
-                done += 1
-                continue
-            draft = negation_generate(
-                case=case, attempt=attempt, provider=provider, job_id=job_id, created_by=created_by
-            )
-            negation = negation_record(case=case, draft=draft, attempt=attempt, queue=queue)
-            counts["drafted"] += int(bool(draft.question))
-            counts["fallback"] += int(draft.fallback and bool(draft.question))
-            counts["failed"] += int(not draft.question)
-            if negation is not None:
-                key = "discarded" if negation.status == VHNegation.Status.DISCARDED else "in_review"
-                counts[key] += 1
-            done += 1
-            job_progress(
-                job_id=job_id,
-                done=done,
-                message=f"{counts['in_review']} in review, {counts['failed']} failed",
-            )
-        states = [VHCase.NegationState.PENDING]  # later rounds: fresh rejections only
+        return list(cases.select_related("case_set__project", "image").order_by("position"))
+
+    def progress() -> str:  # no report after a case dropped for want of attempts
+        return "" if dropped else f"{counts['in_review']} in review, {counts['failed']} failed"
+
+    cases = in_rounds(todo, rounds=rounds, job_id=job_id, message="Drafting", progress=progress)
+    for case in cases:
+        attempt = _next_attempt(case)
+        dropped = attempt > case_set.max_attempts
+        if dropped:
+            VHCase.objects.filter(pk=case.pk).update(negation_state=VHCase.NegationState.DROPPED)
+            continue
+        draft = negation_generate(
+            case=case, attempt=attempt, provider=provider, job_id=job_id, created_by=created_by
+        )
+        negation = negation_record(case=case, draft=draft, attempt=attempt, queue=queue)
+        counts["drafted"] += int(bool(draft.question))
+        counts["fallback"] += int(draft.fallback and bool(draft.question))
+        counts["failed"] += int(not draft.question)
+        if negation is not None:
+            key = "discarded" if negation.status == VHNegation.Status.DISCARDED else "in_review"
+            counts[key] += 1
     return counts
 
 

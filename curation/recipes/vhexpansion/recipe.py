@@ -149,7 +149,6 @@ RECIPE = register(
         ),
         funnel=selectors.funnel,
         bar=lambda f: f["cases"],
-        select_related=("project", "review_queue"),
         list_counts={
             "n_cases": Count("cases", distinct=True),
             "n_accepted": Count(
