@@ -9,7 +9,7 @@ from django.db.models import Count, Prefetch, Q
 from evaluation.families.visit import board, stats
 
 from ..framework.registry import recipe_of
-from ..framework.selectors import count_by, object_or_404
+from ..framework.selectors import count_by, in_state, object_or_404
 from .models import (
     VisitFamily,
     VisitImage,
@@ -121,8 +121,7 @@ def instances_page(pipeline: VisitPipeline, state: str = "", family: int | None 
         )
         .order_by("position", "id")
     )
-    if state in VisitInstance.State.values:
-        qs = qs.filter(state=state)
+    qs = in_state(qs, "state", state)
     if family:
         qs = qs.filter(family_id=family)
     return qs
