@@ -42,6 +42,10 @@ def _no_label(params: Params) -> str:
     return ""
 
 
+def _route_kwargs(obj: Any, kwargs: dict, data: Mapping[str, str]) -> Params:
+    return dict(kwargs)
+
+
 @dataclass(frozen=True)
 class Stage:
     """One step of the funnel that runs as a job (a button on the detail page)."""
@@ -96,7 +100,8 @@ class Export:
 
     job_kind: str  # "vhexpansion.export"
     run: Run  # (obj, *, job_id, created_by, **params) -> export_store's dict (+ extras)
-    params: Callable[[Any, dict, Mapping[str, str]], Params]  # (obj, route kwargs, GET/POST)
+    # (obj, route kwargs, GET/POST) -> Job.params; default: the route kwargs ({"fmt": "jsonl"})
+    params: Callable[[Any, dict, Mapping[str, str]], Params] = _route_kwargs
     check: Callable[[Any, Params], int] | None = None  # before enqueue (refuse: Invalid)
     unknown: Callable[[Params], str] | None = None  # GET: why these params are no export ("")
     label: Callable[[Params], str] = _no_label  # the job card's title

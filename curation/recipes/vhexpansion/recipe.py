@@ -77,7 +77,6 @@ def _export_label(params: dict) -> str:
 EXPORT = Export(
     job_kind=export.EXPORT_JOB,
     run=export.export_run,
-    params=lambda case_set, kwargs, data: {"fmt": kwargs["fmt"]},
     check=export.export_check,
     unknown=lambda params: (
         ""

@@ -219,7 +219,6 @@ RECIPE = Recipe(
         Export(
             job_kind="toy.export",
             run=export_csv,
-            params=lambda run, kwargs, data: {"fmt": kwargs["fmt"]},
             check=export_check,
             unknown=lambda params: "" if params["fmt"] == "csv" else "Unknown export format.",
             label=lambda params: f"Export: {params['fmt'].upper()}",
