@@ -177,16 +177,19 @@ def _next_label(pipeline) -> str:
     return f"v{n}"
 
 
+def _step(job_id, done: int, message: str) -> None:
+    """The export job's progress: ``done`` of its four steps."""
+    job_progress(job_id=job_id, done=done, total=4, message=message)
+
+
 def _files(pipeline, tmp: str, *, card: dict, images: set[int], label, sha256, job_id):
     """The zip and the Parquet file, written in ``tmp`` from its records and stored:
     ({field: storage name}, {field: SHA-256 of the file})."""
-    job_progress(
-        job_id=job_id, done=1, total=4, message=f"Writing the archive ({len(images)} images)"
-    )
+    _step(job_id, 1, f"Writing the archive ({len(images)} images)")
     zip_path = os.path.join(tmp, "export.zip")
     with open(zip_path, "wb") as fh:
         _write_zip(fh, tmp, card=card, images=images)
-    job_progress(job_id=job_id, done=2, total=4, message="Writing Parquet")
+    _step(job_id, 2, "Writing Parquet")
     parquet_path = os.path.join(tmp, "export.parquet")
     try:
         with open(os.path.join(tmp, JSONL_NAME), "rb") as records:
@@ -205,9 +208,7 @@ def _files(pipeline, tmp: str, *, card: dict, images: set[int], label, sha256, j
     if parquet_path:
         files["parquet"] = (parquet_path, f"{stem}.parquet")
     hashes = {field: archive.file_sha256(path) for field, (path, _name) in files.items()}
-    job_progress(
-        job_id=job_id, done=3, total=4, message="Storing the files and the evaluation version"
-    )
+    _step(job_id, 3, "Storing the files and the evaluation version")
     stored = {
         field: archive.store_file(path, f"exports/naturalbench/{pipeline.pk}/{name}")
         for field, (path, name) in files.items()
@@ -229,7 +230,7 @@ def version_export(
         records_path = os.path.join(tmp, JSONL_NAME)
         retrieval_path = os.path.join(tmp, RETRIEVAL_NAME)
         images: set[int] = set()
-        job_progress(job_id=job_id, done=0, total=4, message="Writing the records")
+        _step(job_id, 0, "Writing the records")
         with open(records_path, "w+b") as records:
             sha256, n = _write_records(pipeline, records, images)
         if not n:
@@ -270,12 +271,7 @@ def version_export(
         for name in stored.values():
             default_storage.delete(name)
         raise
-    job_progress(
-        job_id=job_id,
-        done=4,
-        total=4,
-        message=f"Version {label}: {n} samples, sha256 {sha256[:12]}",
-    )
+    _step(job_id, 4, f"Version {label}: {n} samples, sha256 {sha256[:12]}")
     return version
 
 
