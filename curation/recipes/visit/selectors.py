@@ -40,8 +40,7 @@ def funnel(pipeline: VisitPipeline) -> dict:
     """Counts of the funnel: families → instances written → captioned → reference drafted →
     verified → rated tuples → leaderboard submissions. A handful of aggregate queries."""
     written = pipeline.instances.exclude(origin=VisitInstance.Origin.SEED)
-    states = count_by(written, "state")
-    origins = count_by(written, "origin")
+    states = count_by(written, "state", VisitInstance.State.values)
     instances = sum(states.values())
     captioned = instances - states[VisitInstance.State.CAPTIONING]
     drafted = (
@@ -68,8 +67,8 @@ def funnel(pipeline: VisitPipeline) -> dict:
     return {
         "families": pipeline.families.count(),
         "instances": instances,
-        "origins": {o: origins[o] for o in VisitInstance.Origin.values},
-        "states": {s: states[s] for s in VisitInstance.State.values},
+        "origins": count_by(written, "origin", VisitInstance.Origin.values),
+        "states": states,
         "captioned": captioned,
         "drafted": drafted,
         "failed_drafts": failed_drafts,
