@@ -103,10 +103,6 @@ def item_id(external_id: str, perturbation: str, *, negated: bool) -> str:
     return f"{external_id}:{perturbation}:{'neg' if negated else 'q'}"
 
 
-def pair_id(external_id: str, perturbation: str) -> str:
-    return f"{external_id}:{perturbation}"
-
-
 @dataclass
 class Expanded:
     rows: list[dict] = field(default_factory=list)
@@ -139,7 +135,7 @@ def expanded_set(*, case_set: VHCaseSet) -> Expanded:
             path = archive.image_path(image)
             out.images[path] = image
             common = {
-                "pair_id": pair_id(case.external_id, perturbation),
+                "pair_id": f"{case.external_id}:{perturbation}",
                 "image": path,
                 "perturbation": perturbation,
                 "source": case.source_dataset,
@@ -217,10 +213,6 @@ def write_zip(
 # --------------------------------------------------------------------------------------------
 # Export jobs: the zip is written by a job and stored (curation/export_files.py)
 # --------------------------------------------------------------------------------------------
-def export_filename(case_set: VHCaseSet, fmt: str) -> str:
-    return f"vhexpansion-{case_set.pk}-{fmt}.zip"
-
-
 def export_check(case_set: VHCaseSet, params: dict) -> int:
     """Before an export job is enqueued, and again when it runs: a known format and something
     to export."""
@@ -240,7 +232,7 @@ def export_run(case_set: VHCaseSet, *, fmt: str, job_id: int, created_by=None, *
         job_id=job_id,
         recipe="vhexpansion",
         object_id=case_set.pk,
-        filename=export_filename(case_set, fmt),
+        filename=f"vhexpansion-{case_set.pk}-{fmt}.zip",
         content_type="application/zip",
         write=lambda fh: write_zip(fh, expanded=expanded, fmt=fmt, progress=progress_for(job_id)),
     )
