@@ -47,6 +47,7 @@ _EXPORTS: dict[str, str] = {
     "template_ensure": "templates",
     "template_restore": "templates",
     "template_update": "templates",
+    "templates_ensure": "templates",
     "templates_used": "templates",
 }
 

@@ -8,7 +8,7 @@ negation prompt (Sec. 3.1, Fig. 3) and NaturalBench's caption shortening for DOC
 from __future__ import annotations
 
 from ..models import PromptTemplate
-from .templates import template_ensure
+from .templates import templates_ensure
 
 _QA_ITEM = {
     "type": "object",
@@ -72,4 +72,4 @@ DEFAULT_TEMPLATES: dict[str, dict] = {
 
 def ensure_default_templates() -> list[PromptTemplate]:
     """Seed (or move forward) the built-in templates; idempotent."""
-    return [template_ensure(name=name, **spec) for name, spec in DEFAULT_TEMPLATES.items()]
+    return list(templates_ensure(DEFAULT_TEMPLATES).values())

@@ -137,6 +137,12 @@ def template_ensure(
     return template_current(name)
 
 
+def templates_ensure(specs: dict[str, dict]) -> dict[str, PromptTemplate]:
+    """``template_ensure`` for each of ``{name: its keywords}`` (a recipe's ``TEMPLATES``); the
+    current versions by name."""
+    return {name: template_ensure(name=name, **spec) for name, spec in specs.items()}
+
+
 def template_create(
     *,
     name: str,

@@ -13,9 +13,8 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from annotator.platform.api import ERRORS as PLATFORM_ERRORS
-from annotator.platform.api import ApiView, ErrorOut
+from annotator.platform.api import STAFF, ApiView, ErrorOut
 from annotator.platform.edge import FormParser, JSONParser, MultiPartParser
-from annotator.platform.roles import CURATOR, RESEARCHER
 from annotator.platform.scoping import get_or_404
 from evaluation.families.visit.api import LeaderboardOut, leaderboard_out
 
@@ -24,7 +23,6 @@ from .models import VisitSubmission
 from .pipelines import upload_text
 from .submissions import submission_create
 
-READERS = (CURATOR, RESEARCHER)
 ERRORS = {
     **PLATFORM_ERRORS,
     400: OpenApiResponse(ErrorOut, description="Invalid file (line-numbered errors)"),
@@ -110,7 +108,7 @@ class SubmissionsApi(ApiView):
     nothing stored), imported as a run, paired (seeded) with the reference and a random other
     model per instance, and judged by the LLM judge in both orders."""
 
-    roles = READERS
+    roles = STAFF
     parser_classes = [MultiPartParser, FormParser, JSONParser]
     serializer_class = SubmissionOut
 
@@ -146,7 +144,7 @@ class SubmissionsApi(ApiView):
 class SubmissionDetailApi(ApiView):
     """One submission: its judge job's progress and, once rated, the model's rating."""
 
-    roles = READERS
+    roles = STAFF
     serializer_class = SubmissionOut
 
     @extend_schema(responses={200: SubmissionOut, **ERRORS})
@@ -161,7 +159,7 @@ class LeaderboardApi(ApiView):
     """The LLM judge's ratings of the pipeline's version (Table 4 layout) and the crowd's
     (Table 3), each player with its bootstrap interval."""
 
-    roles = READERS
+    roles = STAFF
     serializer_class = LeaderboardOut
 
     @extend_schema(responses={200: LeaderboardOut, **ERRORS})

@@ -82,21 +82,18 @@ def _ingest(**fields) -> Image:
 
 def _store_seed(seed_images: Sequence[SeedImage], created_by) -> list[Image | None]:
     """The uploaded seed images stored (None where the image is a remote URL)."""
-    stored: list[Image | None] = []
-    for s in seed_images:
-        if s.data is None:
-            stored.append(None)
-            continue
-        stored.append(
-            _ingest(
-                data=s.data,
-                name=s.name or "seed",
-                source=s.source,
-                licence=s.licence,
-                created_by=created_by,
-            )
+    return [
+        None
+        if s.data is None
+        else _ingest(
+            data=s.data,
+            name=s.name or "seed",
+            source=s.source,
+            licence=s.licence,
+            created_by=created_by,
         )
-    return stored
+        for s in seed_images
+    ]
 
 
 def family_create(

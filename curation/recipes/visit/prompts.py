@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ... import gateway
 from ...gateway.offline import OfflineRuleError, rule
 
 REFERENCE_TEMPLATE = "visit-reference"
@@ -36,14 +35,6 @@ TEMPLATES = {
         ),
     },
 }
-
-
-def templates_ensure() -> dict:
-    """Seed both reference templates (idempotent; a curator's edit stays current)."""
-    return {
-        name: gateway.template_ensure(name=name, output_schema=None, **spec)
-        for name, spec in TEMPLATES.items()
-    }
 
 
 def _first_sentence(text: str, limit: int = 300) -> str:

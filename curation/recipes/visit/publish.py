@@ -44,10 +44,6 @@ def version_of(pipeline: VisitPipeline):
     return version
 
 
-def _image_column(urls: list[str]) -> str:
-    return urls[0] if len(urls) == 1 else json.dumps(urls)
-
-
 def version_rows(pipeline: VisitPipeline) -> list:
     """Item rows of every instance with a final verdict, in the published layout (the evaluation
     app's VisIT-Bench item data) and in pipeline order. Kept for leaderboards: correct only."""
@@ -62,12 +58,11 @@ def version_rows(pipeline: VisitPipeline) -> list:
     rows = []
     used: set[str] = {x.external_id for x in instances if x.external_id}
     for line, instance in enumerate(instances, start=1):
-        references = sorted(instance.references.all(), key=lambda r: r.round)
-        if not references or references[-1].verdict == VisitReference.Verdict.PENDING:
+        reference = max(instance.references.all(), key=lambda r: r.round, default=None)
+        if reference is None or reference.verdict == VisitReference.Verdict.PENDING:
             continue
-        reference = references[-1]
         urls = [image_url(img) for img in instance.images.all()]
-        image = _image_column(urls)
+        image = urls[0] if len(urls) == 1 else json.dumps(urls)  # the published image column
         item_id = instance.external_id
         if not item_id:
             # The evaluation app's id of (image, instruction); a repeat gets "~2", "~3".

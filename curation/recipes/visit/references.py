@@ -9,16 +9,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 
-from annotator import services as annotator_services
 from annotator.models import Annotation, Task, TaskQueue
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
 
 from ... import gateway
 from ...models import Generation, LLMProvider
-from ..framework.queues import queue_ensure, tasks_create
+from ..framework.queues import queue_ensure, task_row, tasks_link
 from . import prompts
 from .captions import caption_tasks_create
 from .models import VisitInstance, VisitPipeline, VisitReference
@@ -31,9 +29,8 @@ from .pipelines import (
 
 
 def reference_template(*, multi: bool):
-    prompts.templates_ensure()
     name = prompts.REFERENCE_MULTI_TEMPLATE if multi else prompts.REFERENCE_TEMPLATE
-    return gateway.template_current(name)
+    return gateway.templates_ensure(prompts.TEMPLATES)[name]
 
 
 def reference_generate(
@@ -112,13 +109,8 @@ def reference_record(
                 "verdict": VisitReference.Verdict.PENDING,
             },
         )
-        row = annotator_services.TaskRow(
-            payload=_review_payload(instance, reference, _drafter_label(generation)),
-            external_id=f"visit-ref-{reference.pk}",
-        )
-        task_id = tasks_create(queue, [row])[row.external_id]
-        VisitReference.objects.filter(pk=reference.pk).update(task_id=task_id)
-        reference.task_id = task_id
+        payload = _review_payload(instance, reference, _drafter_label(generation))
+        tasks_link(queue, [(reference, payload, f"visit-ref-{reference.pk}")])
         instance.state = VisitInstance.State.VERIFYING
         instance.draft_error = ""
         instance.save(update_fields=["state", "draft_error"])
@@ -135,7 +127,7 @@ def references_draft(
     """Draft the reference of every instance waiting for one and send it to review. LLM calls
     happen outside any transaction. Idempotent: instances already in review are skipped."""
     queue = queue_ensure(pipeline, REVIEW_QUEUE)
-    prompts.templates_ensure()
+    gateway.templates_ensure(prompts.TEMPLATES)
     instances = list(
         pipeline.instances.filter(state=VisitInstance.State.DRAFTING)
         .select_related("pipeline__project", "pipeline__provider", "family")
@@ -190,22 +182,14 @@ def reference_review_record(task: Task, decision) -> VisitReference | None:
     """The review queue's outcome: correct → verified; problem in the response (or no reason) →
     discarded; problem in the caption → the caption task again (with the old caption as the
     draft and the reviewers' comments), or discarded when the rewrites are used up."""
-    reference = (
-        VisitReference.objects.select_for_update()
-        .select_related("instance__pipeline", "instance__family")
-        .filter(task_id=task.pk)
-        .first()
-    )
+    related = ("instance__pipeline", "instance__family")
+    reference = task_row(VisitReference.objects.select_related(*related), task)
     if reference is None or reference.verdict != VisitReference.Verdict.PENDING:
         return reference
     answers = answers_of(task)
     verdict = _review_verdict(decision, answers)
     comments = [a.response.get("comment", "") for a in answers if (a.response or {}).get("comment")]
-    reference.verdict = verdict
-    reference.votes = dict(decision.counts or {})
-    reference.comments = comments
-    reference.decided_at = timezone.now()
-    reference.save(update_fields=["verdict", "votes", "comments", "decided_at"])
+    reference.decide(decision, verdict=verdict, comments=comments)
     instance = VisitInstance.objects.select_for_update().get(pk=reference.instance_id)
     pipeline = reference.instance.pipeline
     if verdict == VisitReference.Verdict.CORRECT:
