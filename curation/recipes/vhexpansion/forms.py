@@ -9,7 +9,6 @@ from django.utils.translation import gettext_lazy
 from annotator.platform.views import first_error
 from curation.models import Scorer
 from curation.recipes.framework.forms import NameForm, RecipeForm, StageForm, count_field
-from evaluation.models import ModelRun
 
 from . import variants
 from .export import perturbation_label
@@ -118,19 +117,14 @@ class AdversarialForm(StageForm):
     run = forms.ModelChoiceField(
         queryset=None, required=False, label=gettext_lazy("Model run"), empty_label="—"
     )
-    steps = forms.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=5000,
-        label=gettext_lazy("Steps (empty: the paper's 500 / 100)"),
+    steps = count_field(
+        gettext_lazy("Steps (empty: the paper's 500 / 100)"), high=5000, required=False
     )
     seed = forms.IntegerField(initial=0, min_value=0, label=gettext_lazy("Seed"))
 
     def __init__(self, *args, obj=None, **kwargs):
         super().__init__(*args, obj=obj, **kwargs)
-        self.fields["run"].queryset = (
-            variants.runs_for(obj) if obj is not None else ModelRun.objects.none()
-        )
+        self.fields["run"].queryset = variants.runs_for(obj)  # the framework passes the set
 
     def invalid_message(self) -> str:
         return _("The attack settings are not valid: %(e)s") % {"e": first_error(self)}
