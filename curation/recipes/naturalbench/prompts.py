@@ -132,7 +132,7 @@ def template_variables(*, question_type: str, language: str, caption_1: str, cap
 def templates_ensure() -> dict[str, Any]:
     """Seed (idempotently) the prompts this recipe uses; returns the current versions by name.
     A curator's edited version stays current (``template_ensure`` keeps it)."""
-    current = {name: gateway.template_ensure(name=name, **spec) for name, spec in TEMPLATES.items()}
+    current = gateway.templates_ensure(TEMPLATES)
     for name in (YES_NO_TEMPLATE, SHORTEN_TEMPLATE):  # the gateway's built-ins, seeded on use
         current[name] = gateway.template_current(name)
     return current
