@@ -46,10 +46,6 @@ class NaturalBenchForm(forms.Form):
         queryset=None, label=gettext_lazy("NaturalBench version"), empty_label=None
     )
 
-    def __init__(self, *args, versions=None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["version"].queryset = versions
-
 
 class SettingsForm(RecipeForm):
     reviewers = count_field(

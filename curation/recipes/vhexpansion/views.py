@@ -20,7 +20,6 @@ from . import case_sources, selectors
 from .forms import NaturalBenchForm
 from .negations import REVIEW_QUESTION, negation_template
 
-SAMPLES = 6
 FORMAT_LABELS = {
     "jsonl": gettext_lazy("JSONL + images (.zip)"),
     "llava": gettext_lazy("LLaVA conversations (.zip)"),
@@ -32,25 +31,23 @@ def detail_context(request: HttpRequest, case_set, base: dict) -> dict:
     the drafter."""
     return {
         "review_question": REVIEW_QUESTION,
-        "samples": selectors.sample_cases(case_set, limit=SAMPLES),
+        "samples": selectors.sample_cases(case_set),
         "has_scorers": Scorer.objects.exists(),
         "template": negation_template(),
         "provider": gateway.provider_for(case_set.project),
     }
 
 
-def _naturalbench_versions(user):
-    mine = Q(benchmark__project__in=projects_for(user)) | Q(benchmark__project__isnull=True)
-    return (
+def naturalbench_form(request: HttpRequest, data=None) -> NaturalBenchForm:
+    """The new page's second way in: a set from a NaturalBench version the curator reaches."""
+    form = NaturalBenchForm(data)
+    mine = Q(benchmark__project__in=projects_for(request.user)) | Q(benchmark__project__isnull=True)
+    form.fields["version"].queryset = (
         BenchmarkVersion.objects.filter(mine, benchmark__family=case_sources.NATURALBENCH)
         .select_related("benchmark")
         .order_by("benchmark__name", "-created_at")
     )
-
-
-def naturalbench_form(request: HttpRequest, data=None) -> NaturalBenchForm:
-    """The new page's second way in: a set from a NaturalBench version."""
-    return NaturalBenchForm(data, versions=_naturalbench_versions(request.user))
+    return form
 
 
 def imported(job: Job) -> str:
