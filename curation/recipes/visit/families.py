@@ -11,12 +11,13 @@ from typing import Any
 from urllib.parse import urlparse
 
 from django.core.files.storage import default_storage
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from annotator import services as annotator_services
 from annotator.models import Task
 from annotator.platform.errors import Invalid
+from annotator.platform.models import taken_refused
 from evaluation.services import clean_name
 
 from ... import assets
@@ -112,45 +113,41 @@ def family_create(
     instruction = clean_name(seed_instruction, "example instruction", 2000)
     response = clean_name(seed_response, "example response", MAX_TEXT)
     seed_images = _check_seed(seed_images, multi_image)
+    taken = f"This pipeline already has a family “{name}”."
     if VisitFamily.objects.filter(pipeline=pipeline, name=name).exists():
-        raise Invalid(f"This pipeline already has a family “{name}”.")
+        raise Invalid(taken)
     stored = _store_seed(seed_images, created_by)
-    try:
-        with transaction.atomic():
-            family = VisitFamily.objects.create(
-                pipeline=pipeline,
-                name=name,
-                description=(description or "").strip(),
-                multi_image=multi_image,
-                origin=VisitFamily.Origin.AUTHORED,
-                created_by=created_by,
-            )
-            seed = VisitInstance.objects.create(
-                pipeline=pipeline,
-                family=family,
-                origin=VisitInstance.Origin.SEED,
-                state=VisitInstance.State.SEED,
-                position=next_position(pipeline),
-                instruction=instruction,
-                author=created_by,
-            )
-            VisitImage.objects.bulk_create(
-                [
-                    VisitImage(
-                        instance=seed, position=k, image=image, url=s.url if not image else ""
-                    )
-                    for k, (s, image) in enumerate(zip(seed_images, stored, strict=True))
-                ]
-            )
-            VisitReference.objects.create(
-                instance=seed,
-                text=response,
-                source=VisitReference.Source.SEED,
-                verdict=VisitReference.Verdict.CORRECT,
-                decided_at=timezone.now(),
-            )
-    except IntegrityError:
-        raise Invalid(f"This pipeline already has a family “{name}”.") from None
+    with taken_refused(taken):
+        family = VisitFamily.objects.create(
+            pipeline=pipeline,
+            name=name,
+            description=(description or "").strip(),
+            multi_image=multi_image,
+            origin=VisitFamily.Origin.AUTHORED,
+            created_by=created_by,
+        )
+        seed = VisitInstance.objects.create(
+            pipeline=pipeline,
+            family=family,
+            origin=VisitInstance.Origin.SEED,
+            state=VisitInstance.State.SEED,
+            position=next_position(pipeline),
+            instruction=instruction,
+            author=created_by,
+        )
+        VisitImage.objects.bulk_create(
+            [
+                VisitImage(instance=seed, position=k, image=image, url=s.url if not image else "")
+                for k, (s, image) in enumerate(zip(seed_images, stored, strict=True))
+            ]
+        )
+        VisitReference.objects.create(
+            instance=seed,
+            text=response,
+            source=VisitReference.Source.SEED,
+            verdict=VisitReference.Verdict.CORRECT,
+            decided_at=timezone.now(),
+        )
     assets.thumbnails_make(image_ids=[i.pk for i in stored if i is not None])
     return family
 
