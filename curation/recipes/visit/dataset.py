@@ -273,13 +273,9 @@ def dataset_import_start(*, pipeline: VisitPipeline, upload, created_by=None) ->
     taken = pipeline.instances.filter(external_id__in=[r.external_id for r in rows]).count()
     if taken:
         raise Invalid(f"{taken} of these rows are already in this pipeline; nothing was imported.")
+    name = f"curation/uploads/visit-{pipeline.pk}-{timezone.now():%Y%m%d%H%M%S}.csv"
     with uploads.uploads_deleted_on_error([]) as stored:
-        stored.append(
-            default_storage.save(
-                f"curation/uploads/visit-{pipeline.pk}-{timezone.now():%Y%m%d%H%M%S}.csv",
-                ContentFile(content.encode("utf-8")),
-            )
-        )
+        stored.append(default_storage.save(name, ContentFile(content.encode("utf-8"))))
         job = job_enqueue(
             kind=IMPORT_JOB,
             params={"pipeline_id": pipeline.pk, "upload": stored[0], "filename": filename},
