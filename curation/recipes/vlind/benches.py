@@ -13,6 +13,7 @@ from annotator.models import Task
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Project, taken_refused
 
+from ... import gateway
 from ...models import LLMProvider
 from ..framework.declare import QueueSpec
 from ..framework.queues import task_row
@@ -114,7 +115,7 @@ def bench_create(
         VLindConcept.objects.bulk_create(
             [VLindConcept(bench=bench, **row) for row in concept_specs.default_concepts()]
         )
-    prompts.templates_ensure()
+    gateway.templates_ensure(prompts.TEMPLATES)
     return bench
 
 

@@ -66,7 +66,7 @@ def images_generate(
     endpoint, model, problem = image_endpoint(bench)
     if problem:
         raise Invalid(problem)
-    prompts.templates_ensure()
+    gateway.templates_ensure(prompts.TEMPLATES)
     queue = queue_ensure(bench, IMAGE_QUEUE)
     triples = bench.triples.filter(status=VLindTriple.Status.KEPT).select_related("concept")
     if triple_ids is not None:

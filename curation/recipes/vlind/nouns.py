@@ -36,7 +36,7 @@ def nouns_draft(
 ) -> dict:
     """Two key nouns and two absent nouns per kept triple (App. A prompt); a person then picks
     one of each. Triples that have candidates are skipped; failed ones are tried again."""
-    prompts.templates_ensure()
+    gateway.templates_ensure(prompts.TEMPLATES)
     triples = bench.triples.filter(status=VLindTriple.Status.KEPT)
     if triple_ids is not None:
         triples = triples.filter(pk__in=list(triple_ids))

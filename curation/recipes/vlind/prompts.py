@@ -18,7 +18,6 @@ import random
 import re
 from typing import Any
 
-from ... import gateway
 from ...gateway.offline import OfflineRuleError, rule
 from . import concepts as concept_specs
 
@@ -112,12 +111,6 @@ TEMPLATES: dict[str, dict[str, Any]] = {
         "text": FACTUAL_IMAGE_TEXT,
     },
 }
-
-
-def templates_ensure() -> None:
-    """Seed the four templates (idempotent; a curator's edit stays current)."""
-    for name, spec in TEMPLATES.items():
-        gateway.template_ensure(name=name, **spec)
 
 
 def triple_variables(*, concept: str, image_hint: str, examples: list[dict], count: int) -> dict:

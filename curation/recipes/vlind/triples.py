@@ -90,7 +90,7 @@ def triples_draft(
     ``batch`` per call, and send them to review. Calls run outside any transaction; a failed or
     empty call ends that concept (its error is reported). Idempotent: full concepts are skipped.
     """
-    prompts.templates_ensure()
+    gateway.templates_ensure(prompts.TEMPLATES)
     queue = queue_ensure(bench, TRIPLE_QUEUE)
     target = int(count or bench.triples_per_concept)
     check_counts(target, None)

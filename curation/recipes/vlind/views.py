@@ -40,7 +40,8 @@ def refuse(request: HttpRequest, exc: ServiceError) -> None:
 
 def detail_context(request: HttpRequest, bench, base: dict) -> dict:
     """What the bench page shows besides the generic funnel, buttons, jobs and forms."""
-    prompts.templates_ensure()  # idempotent: seeds the four prompts where they are missing
+    # Idempotent: seeds the four prompts where they are missing (a curator's edit stays current).
+    gateway.templates_ensure(prompts.TEMPLATES)
     found = export.instances(bench)
     return {
         "concept_rows": selectors.concept_rows(bench, base["funnel"]),
@@ -72,7 +73,7 @@ def _preview(bench, concept) -> str:
 
 def concept_edit(request: HttpRequest, bench, concept_id: int) -> HttpResponse:
     concept = get_object_or_404(bench.concepts, pk=concept_id)
-    prompts.templates_ensure()
+    gateway.templates_ensure(prompts.TEMPLATES)
     form = forms.ConceptForm(request.POST or None, initial=forms.ConceptForm.initial_for(concept))
 
     def save(data: dict):
