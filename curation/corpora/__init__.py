@@ -27,7 +27,7 @@ Modules: ``rows`` (a manifest row, one record checked), ``formats`` (the four pa
 from .demo import demo_corpus
 from .formats import FORMAT_CHOICES, FORMATS, detect_format, parse_rows
 from .importing import ImportPlan, corpus_import, corpus_plan, corpus_slug, images_read
-from .rows import CaptionRow, Manifest, ManifestRow, language_normalise, safe_relpath
+from .rows import CaptionRow, Manifest, ManifestRow, first_value, language_normalise, safe_relpath
 from .sources import (
     FolderSource,
     Index,
@@ -82,6 +82,7 @@ __all__ = [
     "demo_corpus",
     "detect_format",
     "find_manifest",
+    "first_value",
     "images_read",
     "language_normalise",
     "max_archive_members",

@@ -140,7 +140,8 @@ def too_long(raw: str, line: int, errors: LineErrors) -> bool:
     return bool(problem)
 
 
-def _first(obj: dict, keys: Iterable[str]) -> Any:
+def first_value(obj: dict, keys: Iterable[str]) -> Any:
+    """The first of ``keys`` that ``obj`` holds a value for (not None or ""), else None."""
     for key in keys:
         if key in obj and obj[key] not in (None, ""):
             return obj[key]
@@ -150,7 +151,7 @@ def _first(obj: dict, keys: Iterable[str]) -> Any:
 def _text_field(
     obj: dict, keys, line, errors: LineErrors, label: str, limit: int, default=""
 ) -> str:
-    value = _first(obj, keys)
+    value = first_value(obj, keys)
     if value is None:
         return default
     if not isinstance(value, str | int):
@@ -208,8 +209,8 @@ def record_row(
 ) -> ManifestRow | None:
     """One manifest record (a JSONL object or a CSV row as a dict) checked field by field."""
     before = errors.count
-    file = file_field(_first(obj, FILE_KEYS), line, errors)
-    row_language = _language(_first(obj, LANGUAGE_KEYS), line, errors, language)
+    file = file_field(first_value(obj, FILE_KEYS), line, errors)
+    row_language = _language(first_value(obj, LANGUAGE_KEYS), line, errors, language)
     captions: list[CaptionRow] = []
     if "captions" in obj:
         items = obj["captions"]
@@ -218,14 +219,14 @@ def record_row(
             items = []
         for item in items:
             if isinstance(item, dict):
-                lang = _language(_first(item, LANGUAGE_KEYS), line, errors, row_language)
+                lang = _language(first_value(item, LANGUAGE_KEYS), line, errors, row_language)
                 cap = caption_row(item.get("text"), lang, line, errors)
             else:
                 cap = caption_row(item, row_language, line, errors)
             if cap:
                 captions.append(cap)
     else:
-        text = _first(obj, CAPTION_KEYS)
+        text = first_value(obj, CAPTION_KEYS)
         if text is None:
             errors.add(line, "no caption: give “caption” (text) or “captions” (a list)")
         else:

@@ -51,15 +51,8 @@ class CaseRow:
     image_id: int | None = None  # an image already stored
 
 
-def _field(obj: dict, *keys: str) -> Any:
-    for key in keys:
-        if key in obj and obj[key] not in (None, ""):
-            return obj[key]
-    return None
-
-
 def _short_text(obj: dict, keys: tuple[str, ...], line: int, errors: LineErrors, limit: int) -> str:
-    value = _field(obj, *keys)
+    value = corpora.first_value(obj, keys)
     if value is None:
         return ""
     if not isinstance(value, str | int | float) or isinstance(value, bool):
@@ -90,12 +83,12 @@ def parse_case_rows(content: str, filename: str = "") -> list[CaseRow]:
         question = _short_text(obj, ("question",), line, errors, MAX_QUESTION)
         if not question:
             errors.add(line, "missing field 'question'")
-        raw_answer = _field(obj, "answer", "label")
+        raw_answer = corpora.first_value(obj, ("answer", "label"))
         answer = ANSWERS.get(str(raw_answer).strip().lower()) if raw_answer is not None else None
         if answer is None:
             errors.add(line, f"'answer' must be yes or no, got {raw_answer!r}")
-        image = _field(obj, "image", "file", "image_file")
-        image_id = _field(obj, "image_id")
+        image = corpora.first_value(obj, ("image", "file", "image_file"))
+        image_id = corpora.first_value(obj, ("image_id",))
         row = CaseRow(line=line, external_id=external_id, question=question, answer=answer or "")
         if image is not None and image_id is not None:
             errors.add(line, "give 'image' or 'image_id', not both")
@@ -119,7 +112,7 @@ def parse_case_rows(content: str, filename: str = "") -> list[CaseRow]:
             obj, ("source", "source_dataset", "dataset"), line, errors, 100
         )
         row.category = _short_text(obj, ("category", "type"), line, errors, 100)
-        vh = _field(obj, "triggers_vh")
+        vh = corpora.first_value(obj, ("triggers_vh",))
         if vh is not None:
             flag = vh if isinstance(vh, bool) else _BOOLS.get(str(vh).strip().lower())
             if flag is None:
