@@ -38,6 +38,18 @@ def _caption_payload(instance: VisitInstance, visit_image: VisitImage, n: int, n
     return payload
 
 
+def visit_tasks_create(queue, pipeline, stage: str, rows: list, links: list[dict]) -> None:
+    """A task per ``TaskRow`` of ``rows`` in ``queue``, each linked to the pipeline's ``stage`` by
+    a VisitTask with its ``links`` entry (what the task is about)."""
+    tasks = tasks_create(queue, rows)
+    VisitTask.objects.bulk_create(
+        [
+            VisitTask(task_id=tasks[row.external_id], pipeline=pipeline, stage=stage, **link)
+            for row, link in zip(rows, links, strict=True)
+        ]
+    )
+
+
 def caption_tasks_create(instance: VisitInstance, note: str = "") -> int:
     """One caption task per image of the instance for its current round (Fig. 4)."""
     pipeline = instance.pipeline
@@ -50,19 +62,8 @@ def caption_tasks_create(instance: VisitInstance, note: str = "") -> int:
         )
         for img in images
     ]
-    tasks = tasks_create(queue, rows)
-    VisitTask.objects.bulk_create(
-        [
-            VisitTask(
-                task_id=tasks[row.external_id],
-                pipeline=pipeline,
-                stage=VisitTask.Stage.CAPTION,
-                image=img,
-                round=instance.caption_round,
-            )
-            for row, img in zip(rows, images, strict=True)
-        ]
-    )
+    links = [{"image": img, "round": instance.caption_round} for img in images]
+    visit_tasks_create(queue, pipeline, VisitTask.Stage.CAPTION, rows, links)
     return len(rows)
 
 

@@ -22,9 +22,9 @@ from evaluation.services import clean_name
 
 from ... import assets
 from ...models import Image
-from ..framework.queues import queue_ensure, tasks_create
+from ..framework.queues import queue_ensure
 from . import prompts
-from .captions import caption_tasks_create
+from .captions import caption_tasks_create, visit_tasks_create
 from .models import (
     VisitFamily,
     VisitImage,
@@ -208,15 +208,8 @@ def instruction_tasks_create(*, family: VisitFamily, count: int, created_by=None
         for k in range(count)
     ]
     with transaction.atomic():
-        tasks = tasks_create(queue, rows)
-        VisitTask.objects.bulk_create(
-            [
-                VisitTask(
-                    task_id=pk, pipeline=pipeline, stage=VisitTask.Stage.INSTRUCTION, family=family
-                )
-                for pk in tasks.values()
-            ]
-        )
+        links = [{"family": family}] * count
+        visit_tasks_create(queue, pipeline, VisitTask.Stage.INSTRUCTION, rows, links)
     return count
 
 
