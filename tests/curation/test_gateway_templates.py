@@ -66,6 +66,18 @@ def test_unchanged_content_makes_no_version_and_metadata_edits_stay_in_place():
 
 
 @pytest.mark.django_db
+def test_templates_ensure_seeds_each_spec_and_returns_the_current_versions_by_name(curator):
+    specs = {"ask": {"text": "Ask about {x}.", "title": "Ask"}, "tell": {"text": "Tell {x}."}}
+    # when a recipe's templates are seeded, after a curator edited one of them
+    gateway.template_ensure(name="ask", text="Ask about {x}.")
+    edited = gateway.template_update(name="ask", text="Curator's {x}.", created_by=curator)
+    current = gateway.templates_ensure(specs)
+    # then each name maps to its current version: the curator's, and the new one
+    assert current["ask"] == edited
+    assert (current["tell"].version, current["tell"].text) == (1, "Tell {x}.")
+
+
+@pytest.mark.django_db
 def test_ensure_is_idempotent_and_never_overwrites_a_curators_version(curator):
     gateway.template_ensure(name="ask", text="Ask about {x}.")
     assert gateway.template_ensure(name="ask", text="Ask about {x}.").version == 1
