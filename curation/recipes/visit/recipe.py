@@ -118,7 +118,6 @@ RECIPE = register(
             Export(
                 job_kind=pipelines.EXPORT_JOB,
                 run=export.export_run,
-                params=lambda pipeline, kwargs, data: dict(kwargs),  # what, fmt
                 check=export.export_check,
                 unknown=export.export_unknown,
                 label=export.export_label,
