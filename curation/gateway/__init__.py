@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "validate_output": "parsing",
     "provider_api_key": "providers",
     "provider_for": "providers",
+    "provider_of": "providers",
     "provider_key_status": "providers",
     "provider_offline": "providers",
     "provider_save": "providers",

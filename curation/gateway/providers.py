@@ -93,6 +93,12 @@ def provider_for(project=None) -> LLMProvider:
     return _provider_from_environment() or provider_offline()
 
 
+def provider_of(obj) -> LLMProvider:
+    """The provider a recipe object calls: the one it names (its ``provider``), else its
+    project's default (``provider_for``)."""
+    return obj.provider or provider_for(obj.project)
+
+
 def env_key_allowed(var: str) -> bool:
     extra = set(llm_setting("BLINDSPOT_LLM_ENV_KEYS", ()) or ())
     return bool(_ENV_NAME.match(var)) and (var.upper().endswith("API_KEY") or var in extra)

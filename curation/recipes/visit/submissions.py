@@ -22,10 +22,6 @@ def leaderboard_label(pipeline: VisitPipeline) -> str:
     return f"Living leaderboard · {pipeline.name}"[:120]
 
 
-def _judge_provider(pipeline: VisitPipeline, provider: LLMProvider | None) -> LLMProvider:
-    return provider or pipeline.provider or gateway.provider_for(pipeline.project)
-
-
 def submission_create(
     *,
     pipeline: VisitPipeline,
@@ -50,7 +46,7 @@ def submission_create(
             content=content,
             filename=filename,
             label=label,
-            provider=_judge_provider(pipeline, provider),
+            provider=provider or gateway.provider_of(pipeline),
             seed=seed,
             reference_pairs=reference_pairs,
             created_by=created_by,
@@ -84,7 +80,7 @@ def leaderboard_judge_existing(
     return living.models_judge(
         version=version_of(pipeline),
         label=leaderboard_label(pipeline),
-        provider=_judge_provider(pipeline, provider),
+        provider=provider or gateway.provider_of(pipeline),
         seed=seed,
         reference_pairs=reference_pairs,
         created_by=created_by,

@@ -72,7 +72,7 @@ def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
         "fig8": board.category_win_rates(leaders),
         "template": references.reference_template(multi=False),
         "template_multi": references.reference_template(multi=True),
-        "provider": pipeline.provider or gateway.provider_for(pipeline.project),
+        "provider": gateway.provider_of(pipeline),
     }
 
 
