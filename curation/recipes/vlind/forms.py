@@ -106,11 +106,8 @@ class NewConceptForm(ConceptForm):
 
 
 class DraftForm(StageForm):
-    count = forms.IntegerField(
-        min_value=1,
-        max_value=benches.MAX_TRIPLES_PER_CONCEPT,
-        required=False,
-        label=gettext_lazy("Triples per concept"),
+    count = count_field(
+        gettext_lazy("Triples per concept"), high=benches.MAX_TRIPLES_PER_CONCEPT, required=False
     )
 
     @classmethod
