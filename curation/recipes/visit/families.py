@@ -233,10 +233,7 @@ def instruction_record(task: Task, decision) -> VisitInstance | None:
     if link is None:
         return None
     response = answer.response or {}
-    try:
-        form = prompts.parse_instruction_form(response.get("text", ""))
-    except prompts.FormProblem as exc:
-        raise Invalid(str(exc)) from None
+    form = prompts.parse_instruction_form(response.get("text", ""))
     family = link.family
     total = 1 + len(form.other_images)
     if family.multi_image and total < 2:

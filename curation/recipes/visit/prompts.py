@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from annotator.platform.errors import Invalid
+
 from ...gateway.offline import OfflineRuleError, rule
 
 REFERENCE_TEMPLATE = "visit-reference"
@@ -165,10 +167,6 @@ _LINE = re.compile(r"^\s*([A-Za-z ]{5,14})\s*:\s*(.*)$")
 _URL = re.compile(r"^https?://\S+$", re.IGNORECASE)
 
 
-class FormProblem(ValueError):
-    """The submitted text misses a required line; the message says which."""
-
-
 @dataclass
 class InstructionForm:
     instruction: str
@@ -179,7 +177,8 @@ class InstructionForm:
 
 def parse_instruction_form(text: str) -> InstructionForm:
     """The labelled lines of an instruction-generation answer; a line without a label continues
-    the previous field (instructions may span lines)."""
+    the previous field (instructions may span lines). A missing required line refuses the
+    submission (Invalid says which)."""
     values: dict[str, list[str]] = {"instruction": [], "source": [], "licence": []}
     others: list[str] = []
     current: str | None = None
@@ -214,13 +213,13 @@ def parse_instruction_form(text: str) -> InstructionForm:
         if not value
     ]
     if missing:
-        raise FormProblem(
+        raise Invalid(
             f"Fill in the line{'s' if len(missing) > 1 else ''} {', '.join(missing)}: "
             "every new instruction needs its image's source and licence."
         )
     bad = [u for u in others if not _URL.match(u)]
     if bad:
-        raise FormProblem(f"'Other image' must be an http(s) URL, got {bad[0][:80]!r}.")
+        raise Invalid(f"'Other image' must be an http(s) URL, got {bad[0][:80]!r}.")
     if len(form.source) > 500 or len(form.licence) > 200:
-        raise FormProblem("The image source (500) or licence (200 characters) is too long.")
+        raise Invalid("The image source (500) or licence (200 characters) is too long.")
     return form
