@@ -21,7 +21,7 @@ from curation.scorers import scorer_weights
 
 from . import prompts
 from .models import ConfoundingPair, NaturalBenchPipeline
-from .pipelines import language_matches, provider_of
+from .pipelines import language_matches
 
 SHORTEN_PURPOSE = "naturalbench.caption_shorten"
 
@@ -78,7 +78,7 @@ def captions_shorten(
     todo_now = [r for r in todo if not (r.short_text and len(r.short_text) <= limit)]
     result["kept_before"] = len(todo) - len(todo_now)
     errors: list[str] = []
-    provider = provider_of(pipeline)
+    provider = gateway.provider_of(pipeline)
     template = prompts.templates_ensure()[prompts.SHORTEN_TEMPLATE]
     for k, row in enumerate(todo_now):
         generation = gateway.generate(

@@ -16,8 +16,7 @@ from django.db.models import Q
 
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Project
-from curation import gateway
-from curation.models import Caption, Corpus, LLMProvider, Sample
+from curation.models import Caption, Corpus, Sample
 from curation.recipes.framework import settings
 from curation.recipes.framework.queues import queues_follow
 from curation.recipes.framework.registry import recipe_of
@@ -66,10 +65,6 @@ _NUMBERS = (
 def language_matches(code: str) -> Q:
     """Captions in ``code`` ("zh" also takes "zh-Hans", …)."""
     return Q(language__iexact=code) | Q(language__istartswith=f"{code}-")
-
-
-def provider_of(pipeline: NaturalBenchPipeline) -> LLMProvider:
-    return pipeline.provider or gateway.provider_for(pipeline.project)
 
 
 # --------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from evaluation.families.naturalbench import layout as nb
 
 from . import prompts
 from .models import ConfoundingPair, NaturalBenchPipeline, PairQuestionSet, QuestionDraft, VQAItem
-from .pipelines import MULTIPLE_CHOICE, provider_of
+from .pipelines import MULTIPLE_CHOICE
 
 DRAFT_JOB = "naturalbench.draft"
 ANSWER_HANDLER = "naturalbench.answered"
@@ -85,7 +85,7 @@ def draft_generate(
         template=prompts.template_name(question_set.question_type, pipeline.language),
         variables=variables,
         project=pipeline.project,
-        provider=provider or provider_of(pipeline),
+        provider=provider or gateway.provider_of(pipeline),
         purpose=f"naturalbench.{question_set.question_type}",
         # A new call per attempt: the seed moves on so a sampling model answers afresh.
         seed=pipeline.seed * 100 + attempt,
@@ -221,7 +221,7 @@ def questions_draft(
     prompts.templates_ensure()
     queue_ensure(pipeline, ANSWER_QUEUE)
     created = question_sets_create(pipeline)
-    provider = provider or provider_of(pipeline)
+    provider = provider or gateway.provider_of(pipeline)
     counts = {"created": created, "drafts": 0, "invalid": 0, "answering": 0, "given_up": 0}
     waiting = (
         pipeline.question_sets.filter(
