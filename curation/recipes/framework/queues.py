@@ -113,11 +113,12 @@ def queue_people_set(obj: Any, spec: QueueSpec, people: int, *, most: int, what:
 
 def tasks_send(
     *, queue, todo: list, rows_of, still_todo, attach, fields, job_id, what: str, chunk: int = 500
-) -> int:
+) -> dict:
     """Send ``todo`` objects to ``queue`` a chunk at a time, idempotently: under a row lock only
     the objects ``still_todo`` (a queryset) still selects are sent; ``rows_of(obj)`` gives an
     object's TaskRows, ``attach(obj, tasks)`` stores the new task ids (by external id) on it,
-    saved as ``fields``. Progress reads "<n> <what>". Returns how many objects were sent."""
+    saved as ``fields``. Progress reads "<n> <what>". Returns the stage's result: how many
+    objects were sent, and the queue's id."""
     sent = 0
     for start in range(0, len(todo), chunk):
         batch = todo[start : start + chunk]
@@ -139,7 +140,7 @@ def tasks_send(
         job_progress(
             job_id=job_id, done=start + len(batch), total=len(todo), message=f"{sent} {what}"
         )
-    return sent
+    return {"sent": sent, "queue_id": queue.pk}
 
 
 def image_payload(image, alt: str, **extra: Any) -> dict:

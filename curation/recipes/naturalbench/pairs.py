@@ -48,14 +48,13 @@ def pairs_send_to_review(
     pipeline: NaturalBenchPipeline, *, job_id=None, chunk: int = 500, **_params
 ) -> dict:
     """Every mined pair becomes a ``pair_verify`` task (idempotent: sent pairs are skipped)."""
-    queue = queue_ensure(pipeline, PAIR_QUEUE)
     todo = list(
         pipeline.pairs.filter(state=ConfoundingPair.State.MINED)
         .select_related("sample_0__image", "sample_1__image", "caption_0", "caption_1")
         .order_by("position")
     )
-    sent = tasks_send(
-        queue=queue,
+    return tasks_send(
+        queue=queue_ensure(pipeline, PAIR_QUEUE),
         todo=todo,
         rows_of=_rows,
         still_todo=ConfoundingPair.objects.filter(state=ConfoundingPair.State.MINED),
@@ -65,7 +64,6 @@ def pairs_send_to_review(
         what="pairs sent to verification",
         chunk=chunk,
     )
-    return {"sent": sent, "queue_id": queue.pk}
 
 
 def pair_review_record(task: Task, decision) -> ConfoundingPair | None:

@@ -46,13 +46,12 @@ def _attach(sample: NaturalBenchSample, tasks: dict) -> None:
 
 def skills_send_to_tagging(pipeline: NaturalBenchPipeline, *, job_id=None, chunk=500, **_params):
     """Both questions of every assembled sample not sent yet → the skill_tags queue."""
-    queue = queue_ensure(pipeline, TAG_QUEUE)
     untagged = NaturalBenchSample.objects.filter(
         state=NaturalBenchSample.State.ASSEMBLED, tag_task_0__isnull=True
     )
     todo = list(untagged.filter(pipeline=pipeline).select_related("image_0", "image_1"))
-    sent = tasks_send(
-        queue=queue,
+    return tasks_send(
+        queue=queue_ensure(pipeline, TAG_QUEUE),
         todo=todo,
         rows_of=_rows,
         still_todo=NaturalBenchSample.objects.filter(tag_task_0__isnull=True),
@@ -62,7 +61,6 @@ def skills_send_to_tagging(pipeline: NaturalBenchPipeline, *, job_id=None, chunk
         what="samples sent to tagging",
         chunk=chunk,
     )
-    return {"sent": sent, "queue_id": queue.pk}
 
 
 def skill_tags_record(task: Task, decision) -> NaturalBenchSample | None:
