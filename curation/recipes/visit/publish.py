@@ -9,10 +9,10 @@ from django.db import transaction
 
 from annotator.platform.errors import Invalid
 from evaluation import importers
-from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import BenchmarkVersion
 
+from ..framework.publish import rows_publish
 from .models import VisitInstance, VisitPipeline, VisitReference
 from .pipelines import clean_line, image_url
 
@@ -107,13 +107,12 @@ def version_publish(pipeline: VisitPipeline, *, label: str, benchmark: str = "",
     # gets the version, whatever other projects call theirs.
     name = clean_line(benchmark or pipeline.name, "benchmark name", 200)
     with transaction.atomic():
-        version = eval_services.benchmark_version_create(
+        version = rows_publish(
+            pipeline,
             family="visit",
             name=name,
-            project=pipeline.project,
             label=label,
             rows=[row for _inst, row in rows],
-            publish=True,
             source=_source(pipeline),
             created_by=created_by,
         )
