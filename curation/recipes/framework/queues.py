@@ -52,17 +52,26 @@ def queue_ensure(obj: Any, spec: QueueSpec) -> TaskQueue:
     return queue
 
 
+def _people_follow(obj: Any, spec: QueueSpec, queue: TaskQueue, people: int, **most: int):
+    """``queue`` (``obj``'s of ``spec``) with ``people`` per item, updated only when that differs
+    (its open tasks not escalated yet follow), and stored back on ``obj``."""
+    if people != queue.redundancy:
+        queue = annotator_services.queue_update(queue=queue, redundancy=people, **most)
+        setattr(obj, spec.field, queue)
+    return queue
+
+
 def queues_follow(obj: Any, specs) -> None:
     """``obj``'s queues made already take the people per item of each spec (its ``redundancy``
     and ``max_redundancy`` for ``obj`` now); their open tasks not escalated yet follow."""
     for spec in specs:
-        queue, redundancy = getattr(obj, spec.field), _value(spec.redundancy, obj)
-        if queue is None or queue.redundancy == redundancy:
+        queue = getattr(obj, spec.field)
+        if queue is None:
             continue
         most = {}
         if spec.max_redundancy is not None:
             most["max_redundancy"] = _value(spec.max_redundancy, obj)
-        annotator_services.queue_update(queue=queue, redundancy=redundancy, **most)
+        _people_follow(obj, spec, queue, _value(spec.redundancy, obj), **most)
 
 
 def tasks_create(queue: TaskQueue, rows: list) -> dict[str, int]:
@@ -103,12 +112,7 @@ def queue_people_set(obj: Any, spec: QueueSpec, people: int, *, most: int, what:
     if not 1 <= people <= most:
         raise Invalid(f"{what} must be between 1 and {most}.")
     queue = queue_ensure(obj, spec)
-    if people != queue.redundancy:
-        queue = annotator_services.queue_update(
-            queue=queue, redundancy=people, max_redundancy=with_tiebreak(people)
-        )
-        setattr(obj, spec.field, queue)
-    return queue
+    return _people_follow(obj, spec, queue, people, max_redundancy=with_tiebreak(people))
 
 
 def tasks_send(
