@@ -74,10 +74,12 @@ class StageForm(forms.Form):
 
     def job_params(self) -> dict:
         """``Job.params`` (JSON) from the cleaned data: a model choice ``scorer`` as
-        ``scorer_id`` (None when left empty)."""
+        ``scorer_id`` (None when left empty), a multiple one ``scorers`` as ``scorers_ids``."""
         params = {}
         for name, value in self.cleaned_data.items():
-            if isinstance(self.fields[name], forms.ModelChoiceField):
+            if isinstance(self.fields[name], forms.ModelMultipleChoiceField):
+                params[f"{name}_ids"] = [obj.pk for obj in value]
+            elif isinstance(self.fields[name], forms.ModelChoiceField):
                 params[f"{name}_id"] = value.pk if value is not None else None
             else:
                 params[name] = value
