@@ -37,12 +37,11 @@ from annotator.platform.models import Job
 
 from .models import Caption, Corpus, EmbeddingCache, Sample, Scorer
 from .scorers import (
-    ScorerUnavailable,
     encode_images,
     encode_texts,
     scorer_load,
     scorer_signature,
-    scorer_weights,
+    scorer_weights_check,
 )
 
 IMAGE = EmbeddingCache.Modality.IMAGE
@@ -544,9 +543,7 @@ def embed_corpus_start(*, scorer: Scorer, corpus: Corpus, created_by=None):
 
     Refuses with ``ScorerUnavailable`` when the weights are missing, so no doomed job is queued.
     """
-    status = scorer_weights(scorer)
-    if status.missing:
-        raise ScorerUnavailable(status.message)
+    scorer_weights_check(scorer)
     with transaction.atomic():
         running = (
             Job.objects.select_for_update()

@@ -40,6 +40,7 @@ from .weights import (
     WeightsStatus,
     clip_cache_dir,
     scorer_weights,
+    scorer_weights_check,
 )
 
 __all__ = [
@@ -66,5 +67,6 @@ __all__ = [
     "scorer_update",
     "scorer_validate",
     "scorer_weights",
+    "scorer_weights_check",
     "token_counts",
 ]

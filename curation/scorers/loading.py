@@ -16,7 +16,7 @@ from django.conf import settings
 
 from ..models import Scorer
 from ..tiny_clip import register_model_config
-from .weights import IDENTITY_FIELDS, ScorerUnavailable, clip_cache_dir, scorer_weights
+from .weights import IDENTITY_FIELDS, ScorerUnavailable, clip_cache_dir, scorer_weights_check
 
 # Random weights are drawn with a fixed seed so every process (web, worker, CLI) builds the same
 # model and cached embeddings stay consistent with freshly computed ones.
@@ -159,9 +159,7 @@ def scorer_load(scorer: Scorer) -> LoadedScorer:
 
 
 def _load_uncached(scorer: Scorer, key: tuple) -> LoadedScorer:
-    status = scorer_weights(scorer)
-    if status.missing:
-        raise ScorerUnavailable(status.message)
+    scorer_weights_check(scorer)
     threads = getattr(settings, "BLINDSPOT_TORCH_THREADS", None)
     if threads:
         # Several workers on few cores: one thread each is faster than torch's one per core.

@@ -86,6 +86,14 @@ def scorer_weights(scorer: Scorer) -> WeightsStatus:
     )
 
 
+def scorer_weights_check(scorer: Scorer, error: type[Exception] = ScorerUnavailable) -> None:
+    """Refuse work that could only fail: ``error`` with what to set when the weights are missing
+    (before a model is loaded, or a job that would load it is queued)."""
+    status = scorer_weights(scorer)
+    if status.missing:
+        raise error(status.message)
+
+
 def _tag_weights(scorer: Scorer) -> WeightsStatus:
     from open_clip import pretrained as oc_pretrained
 

@@ -17,7 +17,7 @@ from annotator.platform.jobs import job_progress
 from curation import gateway, mining
 from curation.embeddings import IMAGE, TEXT, embed_corpus, embeddings_get
 from curation.models import Caption, Generation, Scorer
-from curation.scorers import scorer_weights
+from curation.scorers import scorer_weights_check
 
 from . import prompts
 from .models import ConfoundingPair, NaturalBenchPipeline
@@ -41,9 +41,7 @@ def weights_check(pipeline: NaturalBenchPipeline, params: dict) -> int:
     """The mine stage's check: refuse to queue a mining job that could only fail (a scorer's
     weights are missing)."""
     for scorer in pipeline.scorers.all():
-        status = scorer_weights(scorer)
-        if status.missing:
-            raise Invalid(status.message)
+        scorer_weights_check(scorer, Invalid)
     return 0
 
 

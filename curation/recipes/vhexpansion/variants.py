@@ -16,7 +16,7 @@ from curation import assets, perturb
 from curation.models import Image, Scorer
 from curation.recipes.framework.publish import published_versions
 from curation.recipes.framework.registry import recipe_of
-from curation.scorers import scorer_load, scorer_weights
+from curation.scorers import scorer_load, scorer_weights_check
 from evaluation.models import ModelRun
 
 from .export import ORIGINAL, item_id, perturbation_label, perturbation_sort_key
@@ -219,9 +219,7 @@ def _attack_check(scorer: Scorer | None, method: str, branch: str, run_id, steps
         raise Invalid("Choose the model run whose answers decide Eq. 1's branch.")
     if scorer is None:
         raise Invalid("Choose a scorer: its vision tower is the encoder the attack runs against.")
-    status = scorer_weights(scorer)
-    if status.missing:
-        raise Invalid(status.message)
+    scorer_weights_check(scorer, Invalid)
     if steps is not None and (not isinstance(steps, int) or not 1 <= steps <= 5000):
         raise Invalid("Steps must be a whole number between 1 and 5000.")
 
