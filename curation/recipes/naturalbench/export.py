@@ -150,14 +150,12 @@ def _write_zip(fh: IO[bytes], tmp: str, *, card: dict, images: set[int]) -> None
 
 def _hf_features() -> dict:
     value = {"dtype": "string", "_type": "Value"}
-    features: dict[str, Any] = {"Index": {"dtype": "int64", "_type": "Value"}}
-    for field in FIELDS[1:]:
-        features[field] = value
-    for field in IMAGE_FIELDS:
-        features[field] = {"_type": "Image"}
+    features: dict[str, Any] = dict.fromkeys(FIELDS, value)  # in FIELDS order
+    features["Index"] = {"dtype": "int64", "_type": "Value"}
+    features.update(dict.fromkeys(IMAGE_FIELDS, {"_type": "Image"}))
     # "Sequence" is what every datasets release reads (newer ones call it List).
     features["Skills"] = {"feature": {"feature": value, "_type": "Sequence"}, "_type": "Sequence"}
-    return {field: features[field] for field in FIELDS}
+    return features
 
 
 def parquet_schema():

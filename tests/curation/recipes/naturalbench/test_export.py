@@ -177,6 +177,20 @@ def test_the_same_content_is_the_same_version_and_a_new_one_gets_the_next_label(
         export.version_export(pipeline=pipeline, label="v2")
 
 
+def test_parquet_schema_carries_the_hugging_face_features_exactly():
+    pytest.importorskip("pyarrow")
+    value = {"dtype": "string", "_type": "Value"}
+    features = {field: value for field in export.FIELDS}
+    features["Index"] = {"dtype": "int64", "_type": "Value"}
+    features["Image_0"] = features["Image_1"] = {"_type": "Image"}
+    features["Skills"] = {"feature": {"feature": value, "_type": "Sequence"}, "_type": "Sequence"}
+
+    metadata = export.parquet_schema().metadata[b"huggingface"]
+
+    assert metadata == json.dumps({"info": {"features": features}}).encode()
+    assert list(json.loads(metadata)["info"]["features"]) == list(export.FIELDS)
+
+
 def test_parquet_reads_back_with_datasets(project, tmp_path, monkeypatch):
     datasets = pytest.importorskip("datasets")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
