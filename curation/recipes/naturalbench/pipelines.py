@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Project
@@ -65,6 +65,12 @@ _NUMBERS = (
 def language_matches(code: str) -> Q:
     """Captions in ``code`` ("zh" also takes "zh-Hans", …)."""
     return Q(language__iexact=code) | Q(language__istartswith=f"{code}-")
+
+
+def captioned_samples(corpus_id: int, language: str) -> int:
+    """How many samples of the corpus have a caption in ``language`` (what pairs are made of)."""
+    captioned = Caption.objects.filter(sample=OuterRef("pk")).filter(language_matches(language))
+    return Sample.objects.filter(corpus_id=corpus_id).filter(Exists(captioned)).count()
 
 
 # --------------------------------------------------------------------------------------------
@@ -156,8 +162,7 @@ def _clean(project: Project, values: dict[str, Any], pipeline=None) -> dict[str,
     _clean_numbers(problems, project, values)
     language = values["language"]
     if corpus is not None and language and not problems:
-        captioned = Caption.objects.filter(language_matches(language))
-        n = Sample.objects.filter(corpus=corpus, captions__in=captioned).distinct().count()
+        n = captioned_samples(corpus.pk, language)
         if n < 2:
             problems.bad(
                 "language",

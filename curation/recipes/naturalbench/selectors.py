@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from annotator.models import Task
-from curation.models import Caption, Sample
 from curation.recipes.framework.selectors import count_by, in_state
 
 from .models import (
@@ -17,7 +16,7 @@ from .models import (
     QuestionDraft,
     VQAItem,
 )
-from .pipelines import YES_NO, language_matches
+from .pipelines import YES_NO, captioned_samples
 
 FINAL = [Task.State.DECIDED, Task.State.UNDECIDED]
 
@@ -25,17 +24,7 @@ FINAL = [Task.State.DECIDED, Task.State.UNDECIDED]
 def funnel(pipeline: NaturalBenchPipeline) -> dict:
     """Counts at every stage, samples → pairs → verified → drafted → kept → assembled → tagged
     → exported. A fixed number of aggregate queries whatever the pipeline's size."""
-    samples = (
-        Sample.objects.filter(corpus_id=pipeline.corpus_id)
-        .filter(
-            Exists(
-                Caption.objects.filter(sample=OuterRef("pk")).filter(
-                    language_matches(pipeline.language)
-                )
-            )
-        )
-        .count()
-    )
+    samples = captioned_samples(pipeline.corpus_id, pipeline.language)
     pairs = count_by(pipeline.pairs.all(), "state", ConfoundingPair.State.values)
     pairs["all"] = sum(pairs.values())
     pairs["decided"] = pairs["verified"] + pairs["discarded"]
