@@ -31,13 +31,9 @@ TAXONOMY: list[dict] = [
     for group in _DATA["taxonomy"]
 ]
 TAGS: list[dict] = [t for group in TAXONOMY for t in group["tags"]]
-MIN_TAGS, MAX_TAGS = _DATA["min_tags"], _DATA["max_tags"]
 INSTRUCTIONS: str = _DATA["instructions"]
-
-
-def queue_config() -> dict:
-    """The ``skill_tags`` queue config: the taxonomy and the 1–8 bounds."""
-    return {"taxonomy": TAXONOMY, "min_tags": MIN_TAGS, "max_tags": MAX_TAGS}
+# The ``skill_tags`` queue config: the taxonomy and the 1–8 bounds.
+QUEUE_CONFIG = {"taxonomy": TAXONOMY, "min_tags": _DATA["min_tags"], "max_tags": _DATA["max_tags"]}
 
 
 def labels(tag_ids) -> list[str]:

@@ -22,7 +22,7 @@ TAG_QUEUE = QueueSpec(
     title=lambda p: f"NaturalBench skills: {p.name}",
     handler=TAG_HANDLER,
     instructions=skills.INSTRUCTIONS,
-    config=lambda p: skills.queue_config(),
+    config=skills.QUEUE_CONFIG,
     redundancy=lambda p: p.taggers_per_item,
     max_redundancy=lambda p: with_tiebreak(p.taggers_per_item),
 )

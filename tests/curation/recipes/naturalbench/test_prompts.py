@@ -215,5 +215,5 @@ def test_the_taxonomy_has_the_27_skills_of_app_c_with_table_8_definitions():
     assert by_id["logic"]["description"].startswith("Understanding logical operators.")
     assert by_id["animal"]["description"].startswith("Animals. Basic entities within an image")
     # the config is a valid skill_tags queue config (unique ids and keys, none reserved)
-    get_kind("skill_tags").validate_config(skills.queue_config())
+    get_kind("skill_tags").validate_config(skills.QUEUE_CONFIG)
     assert skills.labels(["world_knowledge", "animal"]) == ["Animal", "World Knowledge"]
