@@ -76,15 +76,8 @@ PERTURBATION_ORDER = (
     "ifgsm",
     "pgd",
 )
-PERTURBATION_LABELS = {
-    ORIGINAL: "Original",
-    "gaussian_noise": "Gaussian noise",
-    "brightness": "Brightness",
-    "defocus_blur": "Defocus blur",
-    "jpeg_compression": "JPEG compression",
-    "ifgsm": "I-FGSM",
-    "pgd": "PGD",
-}
+# The labels "_" → " " and a capital (Original, Gaussian noise, Brightness …) would misspell.
+PERTURBATION_LABELS = {"jpeg_compression": "JPEG compression", "ifgsm": "I-FGSM", "pgd": "PGD"}
 
 
 def perturbation_label(name: str) -> str:
