@@ -127,12 +127,8 @@ def _answer_items(pipeline, first, second, *, leave_open: bool = True) -> None:
     drafts = sorted({item.draft_id for item in items.values()})
     if not drafts:
         return
-    spoiled = (
-        VQAItem.objects.filter(draft_id=drafts[0], key="q1_i1").values_list("task_id", flat=True)
-        if leave_open
-        else []
-    )
-    spoiled = set(spoiled)
+    first_q1_i1 = VQAItem.objects.filter(draft_id=drafts[0], key="q1_i1")
+    spoiled = set(first_q1_i1.values_list("task_id", flat=True)) if leave_open else set()
     visitor = (
         {t for t, item in items.items() if item.draft_id in drafts[-LEFT_FOR_VISITOR:]}
         if leave_open and len(drafts) > LEFT_FOR_VISITOR + 1
