@@ -88,9 +88,8 @@ def case_set_settings(
             case_set.max_attempts = max_attempts
             case_set.save(update_fields=["max_attempts"])
         if reviewers is not None:
-            what = "Reviewers per negation"
             queues.queue_people_set(
-                case_set, REVIEW_QUEUE, reviewers, most=MAX_REVIEWERS, what=what
+                case_set, REVIEW_QUEUE, reviewers, most=MAX_REVIEWERS, what="Reviewers per negation"
             )
     return case_set
 
@@ -195,11 +194,8 @@ def negation_record(
             case.negation_error = draft.error[:2000]
             case.save(update_fields=["negation_state", "negation_error"])
             return None
-        earlier = list(
-            case.negations.filter(status__in=[VHNegation.Status.REJECTED]).values_list(
-                "question", flat=True
-            )
-        )
+        rejected = case.negations.filter(status=VHNegation.Status.REJECTED)
+        earlier = list(rejected.values_list("question", flat=True))
         note = ""
         if _same_question(draft.question, case.question):
             note = "The draft repeats the original question."
