@@ -272,13 +272,6 @@ def questions_draft(
     return counts
 
 
-def _regenerate_later(pipeline: NaturalBenchPipeline) -> None:
-    """One queued drafting job per pipeline picks up every set whose draft failed (sent after
-    the submit commits)."""
-    if pipeline.auto_regenerate:
-        stage_once(recipe_of("naturalbench"), "draft", pipeline, regenerate=True)
-
-
 def answer_record(task: Task, decision) -> VQAItem | None:
     """Outcome handler of the answer queue (inside the submit's transaction).
 
@@ -313,8 +306,10 @@ def answer_record(task: Task, decision) -> VQAItem | None:
         if qset.state == PairQuestionSet.State.ANSWERING:
             _failed(qset, pipeline, problem, f"Draft {draft.attempt} failed")
             qset.save(update_fields=["state", "reason", "updated_at"])
-            if qset.state == PairQuestionSet.State.PENDING:
-                _regenerate_later(pipeline)
+            if qset.state == PairQuestionSet.State.PENDING and pipeline.auto_regenerate:
+                # One queued drafting job per pipeline picks up every set whose draft failed
+                # (enqueued after the submit commits).
+                stage_once(recipe_of("naturalbench"), "draft", pipeline, regenerate=True)
         return item
     passed = VQAItem.objects.filter(draft=draft, state=VQAItem.State.CORRECT).count()
     if passed == len(nb.SAMPLE_KEYS):
