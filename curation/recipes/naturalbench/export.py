@@ -95,21 +95,16 @@ def sample_row(sample: NaturalBenchSample) -> dict[str, Any]:
 
 
 def _write_records(pipeline, fh: IO[bytes], images: set[int]) -> tuple[str, int]:
-    """Samples in Index order (chunks by pk keep memory flat; sorted within the export)."""
+    """Samples in Index order, read ``CHUNK`` at a time (memory stays flat)."""
     digest = hashlib.sha256()
-    order = list(_assembled(pipeline).order_by("index").values_list("pk", flat=True))
     n = 0
-    for start in range(0, len(order), CHUNK):
-        ids = order[start : start + CHUNK]
-        by_pk = {s.pk: s for s in _assembled(pipeline).filter(pk__in=ids)}
-        for pk in ids:
-            sample = by_pk[pk]
-            sample.pipeline = pipeline
-            line = json_line(sample_row(sample))
-            digest.update(line)
-            fh.write(line)
-            images.update((sample.image_0_id, sample.image_1_id))
-            n += 1
+    for sample in _assembled(pipeline).order_by("index").iterator(chunk_size=CHUNK):
+        sample.pipeline = pipeline
+        line = json_line(sample_row(sample))
+        digest.update(line)
+        fh.write(line)
+        images.update((sample.image_0_id, sample.image_1_id))
+        n += 1
     return digest.hexdigest(), n
 
 
