@@ -70,11 +70,8 @@ def parse_case_rows(content: str, filename: str = "") -> list[CaseRow]:
     archive, or ``sha256:<hex>`` of a stored image) or ``image_id``, ``question``, ``answer``
     (yes/no), optional ``source`` (dataset), ``category`` and ``triggers_vh`` (true/false: the
     branch of Eq. 1). Every problem is reported with its line; nothing is returned on error."""
-    table_errors = LineErrors()
-    records = read_table(content, table_errors, filename)
     errors = LineErrors()
-    for problem in table_errors.rows:
-        errors.add(problem["line"], problem["error"])
+    records = read_table(content, errors, filename)
     rows: list[CaseRow] = []
     first_line: dict[str, int] = {}
     for line, obj in records:

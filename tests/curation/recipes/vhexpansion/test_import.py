@@ -97,6 +97,15 @@ def test_bad_rows_are_reported_by_line_and_nothing_is_written(project, curator, 
     assert (VHCaseSet.objects.count(), VHCase.objects.count(), Image.objects.count()) == (0, 0, 0)
 
 
+def test_more_unreadable_lines_than_listed_say_so(project, curator, media):
+    with pytest.raises(Invalid) as exc:
+        _import(project, curator, "not json\n" * 201)
+    assert str(exc.value) == (
+        "The test-case file has errors; nothing was imported. (the first 200 are listed)"
+    )
+    assert len(exc.value.errors) == 200
+
+
 def test_missing_and_broken_images_refuse_the_whole_file(project, curator, media):
     rows = case_rows()
     files = archive_for(rows)
