@@ -190,18 +190,17 @@ def draft_record(*, question_set: PairQuestionSet, attempt: int, drafted: Drafte
         qset.attempts = attempt
         if checked is None:
             _failed(qset, pipeline, "; ".join(drafted.problems), f"Draft {attempt} was not usable")
-            qset.save(update_fields=["attempts", "state", "reason", "updated_at"])
-            return draft
-        items = VQAItem.objects.bulk_create(_items(qset, draft, checked))
-        tasks_link(
-            queue,
-            [
-                (item, _item_payload(item, pipeline.language), f"nb-item-{draft.pk}-{item.key}")
-                for item in items
-            ],
-        )
-        qset.state = PairQuestionSet.State.ANSWERING
-        qset.reason = ""
+        else:
+            items = VQAItem.objects.bulk_create(_items(qset, draft, checked))
+            tasks_link(
+                queue,
+                [
+                    (item, _item_payload(item, pipeline.language), f"nb-item-{draft.pk}-{item.key}")
+                    for item in items
+                ],
+            )
+            qset.state = PairQuestionSet.State.ANSWERING
+            qset.reason = ""
         qset.save(update_fields=["attempts", "state", "reason", "updated_at"])
     return draft
 
