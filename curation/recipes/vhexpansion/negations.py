@@ -218,11 +218,10 @@ def negation_record(
             case.negation_state = (
                 VHCase.NegationState.DROPPED if exhausted else VHCase.NegationState.PENDING
             )
-            case.save(update_fields=["negation_state", "negation_error"])
-            return negation
-        payload = _review_payload(case, negation)
-        queues.tasks_link(queue, [(negation, payload, f"vhx-negation-{negation.pk}")])
-        case.negation_state = VHCase.NegationState.REVIEW
+        else:
+            payload = _review_payload(case, negation)
+            queues.tasks_link(queue, [(negation, payload, f"vhx-negation-{negation.pk}")])
+            case.negation_state = VHCase.NegationState.REVIEW
         case.save(update_fields=["negation_state", "negation_error"])
     return negation
 
