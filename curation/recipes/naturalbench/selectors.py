@@ -27,7 +27,6 @@ def funnel(pipeline: NaturalBenchPipeline) -> dict:
     samples = captioned_samples(pipeline.corpus_id, pipeline.language)
     pairs = count_by(pipeline.pairs.all(), "state", ConfoundingPair.State.values)
     pairs["all"] = sum(pairs.values())
-    pairs["decided"] = pairs["verified"] + pairs["discarded"]
 
     questions = count_by(pipeline.question_sets.all(), "state", PairQuestionSet.State.values)
     questions["sets"] = sum(questions.values())
@@ -36,17 +35,13 @@ def funnel(pipeline: NaturalBenchPipeline) -> dict:
     drafts = QuestionDraft.objects.filter(question_set__pipeline=pipeline).aggregate(
         all=Count("id"),
         invalid=Count("id", filter=Q(status=QuestionDraft.Status.INVALID)),
-        rejected=Count("id", filter=Q(status=QuestionDraft.Status.REJECTED)),
-        checked=Count("id", filter=~Q(status=QuestionDraft.Status.INVALID)),
         regenerations=Count("id", filter=Q(attempt__gt=1)),
         to_assemble=Count("id", filter=Q(status=QuestionDraft.Status.KEPT, sample__isnull=True)),
         existing=Count("question_set", distinct=True, filter=Q(question_set__in=existing)),
     )
     questions["to_create"] = max(0, wanted - existing.count())
     questions["drafted"] = drafts["existing"]
-    questions.update(
-        {k: drafts[k] for k in ("invalid", "rejected", "checked", "regenerations", "to_assemble")}
-    )
+    questions.update({k: drafts[k] for k in ("invalid", "regenerations", "to_assemble")})
     questions["drafts"] = drafts["all"]
     items = VQAItem.objects.filter(draft__question_set__pipeline=pipeline)
     items = count_by(items, "state", VQAItem.State.values)
@@ -71,7 +66,6 @@ def funnel(pipeline: NaturalBenchPipeline) -> dict:
         "items": items,
         "samples": built,
         "versions": versions,
-        "kept_questions": 2 * questions["kept"],
     }
 
 
