@@ -65,8 +65,6 @@ def funnel(case_set: VHCaseSet) -> dict:
         "reviewed": decided,
         "acceptance_rate": negations[VHNegation.Status.ACCEPTED] / decided if decided else None,
         "perturbations": rows,
-        "common_done": sum(r["cases"] for r in rows if r["kind"] == "common"),
-        "adversarial_done": sum(r["cases"] for r in rows if r["kind"] == "adversarial"),
         "pairs": accepted + sum(r["paired"] for r in rows),
     }
 
