@@ -50,9 +50,7 @@ RETRIEVAL_NAME = "naturalbench_retrieval.jsonl"
 CARD_NAME = "card.json"
 README_NAME = "README.md"
 PARQUET_ROWS = 64
-CHUNK = archive.CHUNK
-EXTRA_FIELDS = ("Language", "Skills")
-FIELDS = (*nb.RECORD_FIELDS, *EXTRA_FIELDS)
+FIELDS = (*nb.RECORD_FIELDS, "Language", "Skills")
 IMAGE_FIELDS = ("Image_0", "Image_1")
 
 README = """NaturalBench dataset version (made with Blindspot).
@@ -95,10 +93,10 @@ def sample_row(sample: NaturalBenchSample) -> dict[str, Any]:
 
 
 def _write_records(pipeline, fh: IO[bytes], images: set[int]) -> tuple[str, int]:
-    """Samples in Index order, read ``CHUNK`` at a time (memory stays flat)."""
+    """Samples in Index order, read ``archive.CHUNK`` at a time (memory stays flat)."""
     digest = hashlib.sha256()
     n = 0
-    for sample in _assembled(pipeline).order_by("index").iterator(chunk_size=CHUNK):
+    for sample in _assembled(pipeline).order_by("index").iterator(chunk_size=archive.CHUNK):
         sample.pipeline = pipeline
         line = json_line(sample_row(sample))
         digest.update(line)
