@@ -14,10 +14,6 @@ from evaluation.families.naturalbench import layout as nb
 from .models import NaturalBenchPipeline, NaturalBenchSample, QuestionDraft, VQAItem
 
 
-def image_ref(image) -> str:
-    return f"sha256:{image.sha256}"
-
-
 def sample_record(draft: QuestionDraft, items: Sequence[VQAItem], *, index: int) -> dict:
     """The published record of a kept draft; LayoutError names every way it breaks the layout
     (including items that disagree with the pair's images or the draft's questions)."""
@@ -41,8 +37,8 @@ def sample_record(draft: QuestionDraft, items: Sequence[VQAItem], *, index: int)
         if item.state != VQAItem.State.CORRECT:
             problems.append(f"item {key} was not answered as intended")
     record = nb.sample_build(
-        image_0=image_ref(images[0]),
-        image_1=image_ref(images[1]),
+        image_0=f"sha256:{images[0].sha256}",
+        image_1=f"sha256:{images[1].sha256}",
         question_0=draft.question_0,
         question_1=draft.question_1,
         question_type=qset.question_type,
