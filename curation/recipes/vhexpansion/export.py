@@ -67,8 +67,9 @@ number of new successful VH test cases per perturbation.
 
 
 ORIGINAL = "original"
-# Column order of Tables 4-5: the four common perturbations (App. C), then I-FGSM and PGD.
+# Column order of Tables 4-5: the original, the four common perturbations (App. C), I-FGSM, PGD.
 PERTURBATION_ORDER = (
+    ORIGINAL,
     "gaussian_noise",
     "brightness",
     "defocus_blur",
@@ -76,7 +77,7 @@ PERTURBATION_ORDER = (
     "ifgsm",
     "pgd",
 )
-# The labels "_" → " " and a capital (Original, Gaussian noise, Brightness …) would misspell.
+# Only the labels the default spelling ("_" → " ", a capital: Gaussian noise …) gets wrong.
 PERTURBATION_LABELS = {"jpeg_compression": "JPEG compression", "ifgsm": "I-FGSM", "pgd": "PGD"}
 
 
@@ -85,8 +86,6 @@ def perturbation_label(name: str) -> str:
 
 
 def perturbation_sort_key(name: str) -> tuple[int, str]:
-    if name == ORIGINAL:
-        return (-1, "")
     if name in PERTURBATION_ORDER:
         return (PERTURBATION_ORDER.index(name), "")
     return (len(PERTURBATION_ORDER), name)
