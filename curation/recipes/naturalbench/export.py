@@ -182,22 +182,16 @@ def _files(pipeline, tmp: str, *, card: dict, images: set[int], label, sha256, j
         _write_zip(fh, tmp, card=card, images=images)
     _step(job_id, 2, "Writing Parquet")
     parquet_path = os.path.join(tmp, "export.parquet")
-    try:
-        with open(os.path.join(tmp, JSONL_NAME), "rb") as records:
-            archive.parquet_write(
-                parquet_path,
-                records,
-                schema=parquet_schema(),
-                image_fields=IMAGE_FIELDS,
-                rows=PARQUET_ROWS,
-            )
-    except ImportError:
-        parquet_path = ""
-        card["parquet"] = "not written: install pyarrow"
+    with open(os.path.join(tmp, JSONL_NAME), "rb") as records:
+        archive.parquet_write(
+            parquet_path,
+            records,
+            schema=parquet_schema(),
+            image_fields=IMAGE_FIELDS,
+            rows=PARQUET_ROWS,
+        )
     stem = f"naturalbench-{pipeline.pk}-{label}-{sha256[:12]}"
-    files = {"archive": (zip_path, f"{stem}.zip")}
-    if parquet_path:
-        files["parquet"] = (parquet_path, f"{stem}.parquet")
+    files = {"archive": (zip_path, f"{stem}.zip"), "parquet": (parquet_path, f"{stem}.parquet")}
     hashes = {field: archive.file_sha256(path) for field, (path, _name) in files.items()}
     _step(job_id, 3, "Storing the files and the evaluation version")
     stored = {
@@ -252,8 +246,8 @@ def version_export(
                 card=card,
                 archive=stored["archive"],
                 archive_sha256=hashes["archive"],
-                parquet=stored.get("parquet", ""),
-                parquet_sha256=hashes.get("parquet", ""),
+                parquet=stored["parquet"],
+                parquet_sha256=hashes["parquet"],
                 benchmark_version_id=benchmark_version.pk,
                 job_id=job_id,
                 created_by=created_by,
