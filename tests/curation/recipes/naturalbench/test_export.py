@@ -178,7 +178,6 @@ def test_the_same_content_is_the_same_version_and_a_new_one_gets_the_next_label(
 
 
 def test_parquet_schema_carries_the_hugging_face_features_exactly():
-    pytest.importorskip("pyarrow")
     value = {"dtype": "string", "_type": "Value"}
     features = {field: value for field in export.FIELDS}
     features["Index"] = {"dtype": "int64", "_type": "Value"}
