@@ -25,10 +25,9 @@ def funnel(case_set: VHCaseSet) -> dict:
     perturbation → adversarial done. Five aggregate queries whatever the set's size."""
     states, cases = case_states(case_set)
     yes = case_set.cases.filter(answer=VHCase.Answer.YES).count()
-    negations = count_by(VHNegation.objects.filter(case__case_set=case_set), "status")
-    drafted_cases = (
-        VHNegation.objects.filter(case__case_set=case_set).values("case_id").distinct().count()
-    )
+    drafted = VHNegation.objects.filter(case__case_set=case_set)
+    negations = count_by(drafted, "status")
+    drafted_cases = drafted.values("case_id").distinct().count()
     per_perturbation = {
         name: {"cases": total, "paired": paired}
         for name, paired, total in (
