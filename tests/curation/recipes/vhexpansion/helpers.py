@@ -10,13 +10,11 @@ import io
 import json
 import zipfile
 
-import numpy as np
 import pytest
 
 from annotator import services as annotator_services
 from annotator.models import Task
 from annotator.platform import roles
-from curation import assets
 from curation.corpora import MemorySource
 from curation.recipes.framework.publish import publish_object
 from curation.recipes.framework.registry import recipe_of
@@ -127,10 +125,6 @@ def review(queue, people, verdicts: dict[str, str]) -> None:
 
 def open_tasks(queue) -> int:
     return Task.objects.filter(queue=queue, state=Task.State.OPEN).count()
-
-
-def stored_array(image) -> np.ndarray:
-    return assets.image_as_array(image)
 
 
 def publish(case_set, label: str, created_by=None):
