@@ -4,8 +4,6 @@ SHA-256; the annotators' agreement at every stage."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import Q
 
 from annotator.quality import queue_agreement
@@ -19,13 +17,6 @@ from .mining import SHORTEN_PURPOSE
 from .models import ConfoundingPair, NaturalBenchPipeline, NaturalBenchSample
 
 TYPE_LABELS = {nb.YES_NO: "Yes-or-No", nb.MULTIPLE_CHOICE: "Multiple-Choice"}
-
-
-def _generations(pipeline) -> Any:
-    return Generation.objects.filter(
-        Q(pk__in=pipeline.question_sets.values("drafts__generation"))
-        | Q(purpose=SHORTEN_PURPOSE, project=pipeline.project)
-    )
 
 
 def models_used(pipeline) -> list[str]:
@@ -80,6 +71,10 @@ def card_build(pipeline: NaturalBenchPipeline, *, sha256: str, samples: int, pai
             "verified_pairs": None,
         }
     )
+    # The prompts of every draft and caption shortening.
+    drafted = Q(pk__in=pipeline.question_sets.values("drafts__generation"))
+    shortened = Q(purpose=SHORTEN_PURPOSE, project=pipeline.project)
+    generations = Generation.objects.filter(drafted | shortened)
     tag_tasks = [
         *assembled.exclude(tag_task_0=None).values_list("tag_task_0", flat=True),
         *assembled.exclude(tag_task_1=None).values_list("tag_task_1", flat=True),
@@ -106,7 +101,7 @@ def card_build(pipeline: NaturalBenchPipeline, *, sha256: str, samples: int, pai
             "taggers_per_question": pipeline.taggers_per_item,
             "max_regenerations": pipeline.max_regenerations,
         },
-        "prompts": gateway.templates_used(_generations(pipeline)),
+        "prompts": gateway.templates_used(generations),
         "agreement": {
             "pair_verification": queue_agreement(pipeline.pair_queue),
             "answer_verification": queue_agreement(pipeline.answer_queue),
