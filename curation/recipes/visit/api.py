@@ -114,13 +114,13 @@ class SubmissionsApi(ApiView):
 
     @extend_schema(responses={200: SubmissionOut(many=True), **ERRORS})
     def get(self, request, pipeline_id: int):
-        pipeline = selectors.pipeline_or_404(request.user, pipeline_id, manage=False)
+        pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
         rows = VisitSubmission.objects.filter(pipeline=pipeline).select_related("judge_job")
         return Response(_out(pipeline, rows, many=True))
 
     @extend_schema(request=SubmissionIn, responses={201: SubmissionOut, **ERRORS})
     def post(self, request, pipeline_id: int):
-        pipeline = selectors.pipeline_or_404(request.user, pipeline_id, manage=False)
+        pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
         data = self.valid(SubmissionIn).validated_data
         upload = data.get("file")
         if upload is not None:
@@ -149,7 +149,7 @@ class SubmissionDetailApi(ApiView):
 
     @extend_schema(responses={200: SubmissionOut, **ERRORS})
     def get(self, request, pipeline_id: int, submission_id: int):
-        pipeline = selectors.pipeline_or_404(request.user, pipeline_id, manage=False)
+        pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
         submissions = VisitSubmission.objects.select_related("judge_job")
         submission = get_or_404(submissions, pipeline=pipeline, pk=submission_id)
         return Response(_out(pipeline, submission))
@@ -164,7 +164,7 @@ class LeaderboardApi(ApiView):
 
     @extend_schema(responses={200: LeaderboardOut, **ERRORS})
     def get(self, request, pipeline_id: int):
-        pipeline = selectors.pipeline_or_404(request.user, pipeline_id, manage=False)
+        pipeline = selectors.pipeline_or_404(request.user, pipeline_id)
         board = selectors.leaderboard(pipeline)
         return Response(leaderboard_out(board, pipeline.version_id))
 

@@ -30,10 +30,9 @@ INSTANCE_COUNTS = {
 }
 
 
-def pipeline_or_404(user, pk: int, *, manage: bool = True) -> VisitPipeline:
-    """A pipeline of the user's projects: managed by its curators, or (``manage=False``) read by
-    its researchers too."""
-    return object_or_404(recipe_of("visit"), user, pk, readers=not manage)
+def pipeline_or_404(user, pk: int) -> VisitPipeline:
+    """A pipeline of the user's projects, for its curators and its researchers (the API)."""
+    return object_or_404(recipe_of("visit"), user, pk, readers=True)
 
 
 def funnel(pipeline: VisitPipeline) -> dict:
