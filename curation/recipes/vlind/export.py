@@ -39,11 +39,13 @@ class Instance:
     best: VLindImage
 
 
-def instances(bench: VLindBench) -> list[Instance]:
+def instances(bench: VLindBench, triples: list[VLindTriple] | None = None) -> list[Instance]:
     """The assembled instances (``selectors``' stage "assembled"), in concept order then context
-    id (three queries)."""
+    id (three queries), among ``triples`` when given (the bench's ``triples_page``, read once)."""
     out = []
-    for triple in triples_page(bench, stage="assembled"):
+    for triple in triples_page(bench, stage="assembled") if triples is None else triples:
+        if triple.stage != "assembled":
+            continue
         images = triple.image_list
         reviewed = [i for i in images if i.status != VLindImage.Status.REVIEW]
         good = [i for i in images if i.status == VLindImage.Status.GOOD]

@@ -52,7 +52,7 @@ def stage_of(triple: VLindTriple, images: list[VLindImage]) -> str:
     return _stage(t.status, statuses, t.factual_image_id, t.existent_noun, t.non_existent_noun)
 
 
-def _stage_counts(bench: VLindBench) -> tuple[Counter, dict]:
+def stage_counts(bench: VLindBench) -> tuple[Counter, dict]:
     """Stages of every triple from two grouped queries (no per-triple query)."""
     by_triple: dict[int, Counter] = defaultdict(Counter)
     for triple_id, status, n in (
@@ -87,7 +87,7 @@ def _stage_counts(bench: VLindBench) -> tuple[Counter, dict]:
 def funnel(bench: VLindBench) -> dict:
     """Counts of the funnel: concepts → triples drafted → kept → images → good images →
     factual + VP nouns → assembled → exported. A handful of aggregate queries."""
-    stages, per_concept = _stage_counts(bench)
+    stages, per_concept = stage_counts(bench)
     triples = sum(stages[s] for s, _ in STAGES)
     kept = triples - stages["review"] - stages["rejected"]
     of_bench = VLindImage.objects.filter(triple__bench=bench)
@@ -147,9 +147,10 @@ def triples_page(
     return out
 
 
-def sample_triples(bench: VLindBench, *, limit: int = 4) -> list[VLindTriple]:
-    """A few triples furthest along, for the thumbnails on the funnel page."""
+def sample_triples(rows: list[VLindTriple], *, limit: int = 4) -> list[VLindTriple]:
+    """A few of a bench's triples (its ``triples_page``) furthest along, for the thumbnails on
+    the funnel page."""
     order = {s: k for k, (s, _l) in enumerate(reversed(STAGES))}
-    triples = [t for t in triples_page(bench) if t.stage not in ("rejected",)]
+    triples = [t for t in rows if t.stage not in ("rejected",)]
     triples.sort(key=lambda t: (order[t.stage], t.concept.position, t.context_id))
     return triples[:limit]

@@ -42,11 +42,12 @@ def detail_context(request: HttpRequest, bench, base: dict) -> dict:
     """What the bench page shows besides the generic funnel, buttons, jobs and forms."""
     # Idempotent: seeds the four prompts where they are missing (a curator's edit stays current).
     gateway.templates_ensure(prompts.TEMPLATES)
-    found = export.instances(bench)
+    triples = selectors.triples_page(bench)  # once: the assembled ones and the samples
+    found = export.instances(bench, triples)
     return {
         "concept_rows": selectors.concept_rows(bench, base["funnel"]),
         "table1": export.table1(bench, found),
-        "samples": selectors.sample_triples(bench),
+        "samples": selectors.sample_triples(triples),
         "image_problem": generation.image_endpoint(bench)[2],
         "provider": gateway.provider_for(bench.project),
         "template": gateway.template_current(prompts.TRIPLES_TEMPLATE),
@@ -130,13 +131,13 @@ def triples(request: HttpRequest, bench) -> HttpResponse:
     concept_id = request.GET.get("concept") or None
     concept_id = int(concept_id) if concept_id and concept_id.isdigit() else None
     rows = selectors.triples_page(bench, stage=stage, concept_id=concept_id)
-    funnel = selectors.funnel(bench)
+    stages, _per_concept = selectors.stage_counts(bench)  # the funnel's two queries, not all
     context = {
         "bench": bench,
         "rows": rows[:500],
         "truncated": len(rows) > 500,
         "stage": stage,
-        "chips": state_chips(funnel["stages"], selectors.STAGES),
+        "chips": state_chips(stages, selectors.STAGES),
         "concepts": bench.concepts.order_by("position", "name"),
         "concept_id": concept_id,
     }
