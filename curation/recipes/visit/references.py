@@ -55,19 +55,14 @@ def reference_generate(
     )
 
 
-def _drafter_label(generation: Generation) -> str:
-    if generation.is_offline:
-        return "offline rule-based drafter (no LLM configured; demo only)"
-    return generation.model
-
-
-def _review_payload(instance: VisitInstance, reference: VisitReference, drafter: str) -> dict:
+def _review_payload(instance: VisitInstance, reference: VisitReference) -> dict:
+    offline = "offline rule-based drafter (no LLM configured; demo only)"
     fields = {
         "Family": instance.family.name,
         "Instruction": instance.instruction,
         "Instruction-conditioned caption": instance.caption,
         "Response": reference.text,
-        "Drafted by": drafter,
+        "Drafted by": offline if reference.offline else reference.generation.model,
     }
     links = remote_links(instance)
     if links:
@@ -109,7 +104,7 @@ def reference_record(
                 "verdict": VisitReference.Verdict.PENDING,
             },
         )
-        payload = _review_payload(instance, reference, _drafter_label(generation))
+        payload = _review_payload(instance, reference)
         tasks_link(queue, [(reference, payload, f"visit-ref-{reference.pk}")])
         instance.state = VisitInstance.State.VERIFYING
         instance.draft_error = ""

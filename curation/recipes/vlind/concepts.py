@@ -24,10 +24,6 @@ def _specs() -> dict[str, dict]:
     return {spec["name"]: spec for spec in json.loads(DATA.read_text(encoding="utf-8"))}
 
 
-def names() -> tuple[str, ...]:
-    return tuple(_specs())
-
-
 def default_concepts() -> list[dict]:
     """The 11 concepts as rows for a new bench (name, description, image hint, examples)."""
     return [

@@ -55,9 +55,8 @@ class SettingsForm(RecipeForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        project = self.project or (self.obj.project if self.obj is not None else None)
         # The OpenAI-compatible providers a bench of the project may generate images with.
-        openai = providers_of(project).filter(kind=LLMProvider.Kind.OPENAI)
+        openai = providers_of(self.project).filter(kind=LLMProvider.Kind.OPENAI)
         self.fields["image_provider"].queryset = openai
 
 
