@@ -15,7 +15,7 @@ from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
 
 from ... import gateway
-from ...models import Generation, LLMProvider
+from ...models import Generation
 from ..framework.queues import queue_ensure, task_row, tasks_link
 from . import prompts
 from .captions import caption_tasks_create
@@ -33,10 +33,9 @@ def reference_template(*, multi: bool):
     return gateway.templates_ensure(prompts.TEMPLATES)[name]
 
 
-def reference_generate(
-    *, instance: VisitInstance, provider: LLMProvider | None = None, job_id=None, created_by=None
-) -> Generation:
-    """One reference draft through the gateway (provenance in the Generation)."""
+def reference_generate(*, instance: VisitInstance, job_id=None, created_by=None) -> Generation:
+    """One reference draft through the gateway by the pipeline's drafter (provenance in the
+    Generation)."""
     images = instance.images.count()
     multi = images > 1
     variables = {"caption": instance.caption, "instruction": instance.instruction}
@@ -46,7 +45,7 @@ def reference_generate(
         template=reference_template(multi=multi),
         variables=variables,
         project=instance.pipeline.project,
-        provider=provider or instance.pipeline.provider,
+        provider=instance.pipeline.provider,
         purpose=prompts.REFERENCE_PURPOSE,
         seed=instance.caption_round,
         job=job_id,
@@ -113,11 +112,7 @@ def reference_record(
 
 
 def references_draft(
-    pipeline: VisitPipeline,
-    *,
-    provider: LLMProvider | None = None,
-    job_id: int | None = None,
-    created_by=None,
+    pipeline: VisitPipeline, *, job_id: int | None = None, created_by=None
 ) -> dict:
     """Draft the reference of every instance waiting for one and send it to review. LLM calls
     happen outside any transaction. Idempotent: instances already in review are skipped."""
@@ -131,9 +126,7 @@ def references_draft(
     job_progress(job_id=job_id, done=0, total=len(instances), message="Drafting")
     counts = {"drafted": 0, "failed": 0, "offline": 0}
     for done, instance in enumerate(instances, start=1):
-        generation = reference_generate(
-            instance=instance, provider=provider, job_id=job_id, created_by=created_by
-        )
+        generation = reference_generate(instance=instance, job_id=job_id, created_by=created_by)
         reference = reference_record(instance=instance, generation=generation, queue=queue)
         if reference is not None:
             counts["drafted"] += 1

@@ -4,8 +4,6 @@ Generation; the images go to review like uploaded ones."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
 
@@ -52,14 +50,7 @@ def _image_prompt(triple: VLindTriple, slot: int | None) -> dict:
     return {"template": template, "variables": variables, "item_key": key}
 
 
-def images_generate(
-    bench: VLindBench,
-    *,
-    triple_ids: Sequence[int] | None = None,
-    factual: bool = True,
-    job_id: int | None = None,
-    created_by=None,
-) -> dict:
+def images_generate(bench: VLindBench, *, job_id: int | None = None, created_by=None) -> dict:
     """Fill every kept triple's free slots (``images_per_style`` per style) with generated
     images, and its factual image when missing (from the factual context, Sec. 4). Stops after
     three failed calls in a row. Idempotent: filled slots are skipped."""
@@ -69,14 +60,12 @@ def images_generate(
     gateway.templates_ensure(prompts.TEMPLATES)
     queue = queue_ensure(bench, IMAGE_QUEUE)
     triples = bench.triples.filter(status=VLindTriple.Status.KEPT).select_related("concept")
-    if triple_ids is not None:
-        triples = triples.filter(pk__in=list(triple_ids))
     triples = list(triples.order_by("concept__position", "context_id"))
     todo = []
     for triple in triples:
         for style in prompts.STYLES:
             todo += [(triple, slot) for slot in free_slots(triple, style, bench.images_per_style)]
-        if factual and triple.factual_image_id is None:
+        if triple.factual_image_id is None:
             todo.append((triple, None))
     result = {"images": 0, "factual": 0, "failed": 0, "errors": []}
     job_progress(job_id=job_id, done=0, total=len(todo), message="Generating images")

@@ -4,7 +4,6 @@ kept triple from the LLM, and the person's pick of one of each (s_exist, s_nil).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
@@ -29,7 +28,6 @@ def _noun_list(value, limit: int = 2) -> list[str]:
 def nouns_draft(
     bench: VLindBench,
     *,
-    triple_ids: Sequence[int] | None = None,
     provider: LLMProvider | None = None,
     job_id: int | None = None,
     created_by=None,
@@ -38,8 +36,6 @@ def nouns_draft(
     one of each. Triples that have candidates are skipped; failed ones are tried again."""
     gateway.templates_ensure(prompts.TEMPLATES)
     triples = bench.triples.filter(status=VLindTriple.Status.KEPT)
-    if triple_ids is not None:
-        triples = triples.filter(pk__in=list(triple_ids))
     todo = [t for t in triples.order_by("pk") if not t.noun_candidates.get("nouns")]
     result = {"drafted": 0, "failed": 0, "errors": []}
     job_progress(job_id=job_id, done=0, total=len(todo), message="Drafting nouns")

@@ -84,10 +84,9 @@ def triples_draft(
     provider: LLMProvider | None = None,
     job_id: int | None = None,
     created_by=None,
-    batch: int = BATCH,
 ) -> dict:
     """Draft triples until each active concept has ``count`` (default: the bench's number),
-    ``batch`` per call, and send them to review. Calls run outside any transaction; a failed or
+    ``BATCH`` per call, and send them to review. Calls run outside any transaction; a failed or
     empty call ends that concept (its error is reported). Idempotent: full concepts are skipped.
     """
     gateway.templates_ensure(prompts.TEMPLATES)
@@ -99,10 +98,10 @@ def triples_draft(
     job_progress(job_id=job_id, done=0, total=len(chosen), message="Drafting triples")
     for done, concept in enumerate(chosen, start=1):
         have = concept.triples.count()
-        calls, limit = 0, math.ceil(max(target - have, 0) / batch) + 2
+        calls, limit = 0, math.ceil(max(target - have, 0) / BATCH) + 2
         made = 0
         while have < target and calls < limit:
-            want = min(batch, target - have)
+            want = min(BATCH, target - have)
             variables = prompts.triple_variables(
                 concept=concept.name,
                 image_hint=concept.image_hint,
