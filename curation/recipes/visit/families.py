@@ -160,11 +160,6 @@ def family_example(family: VisitFamily) -> VisitInstance | None:
     return seed or base.filter(state=VisitInstance.State.VERIFIED).order_by("position").first()
 
 
-def _example_reference(instance: VisitInstance) -> str:
-    ref = instance.references.order_by("-round").first()
-    return ref.text if ref else ""
-
-
 def _instruction_payload(family: VisitFamily, example: VisitInstance | None) -> dict:
     kind = "several images" if family.multi_image else "one image"
     payload: dict[str, Any] = {
@@ -179,9 +174,10 @@ def _instruction_payload(family: VisitFamily, example: VisitInstance | None) -> 
     if example is not None:
         payload["images"] = payload_images(example)
         links = remote_links(example)
+        reference = example.references.order_by("-round").first()
         payload["context"] = (
             f"Example instruction: {example.instruction}\n"
-            f"Example response: {_example_reference(example)}"
+            f"Example response: {reference.text if reference else ''}"
             + (f"\nExample image(s): {' '.join(links)}" if links else "")
         )
     return payload

@@ -8,13 +8,8 @@ from annotator.platform.jobs import job_progress
 
 from ... import assets
 from ..framework.remote import FetchFailed, fetch_remote, remote_name
-from .models import VisitImage, VisitInstance, VisitPipeline
+from .models import VisitImage, VisitPipeline
 from .pipelines import FETCH_GIVE_UP_AFTER
-
-
-def _licence_of(instance: VisitInstance) -> tuple[str, str]:
-    meta = (instance.metadata or {}).get("public_images_metadata") or {}
-    return str(meta.get("License", "") or ""), str(meta.get("Author", "") or "")
 
 
 def images_fetch(
@@ -39,14 +34,14 @@ def images_fetch(
     for done, visit_image in enumerate(todo, start=1):
         try:
             data = fetch_remote(visit_image.url)
-            licence, author = _licence_of(visit_image.instance)
+            meta = (visit_image.instance.metadata or {}).get("public_images_metadata") or {}
             image, _new = assets.image_ingest(
                 data=data,
                 # The content decides the format: a URL's suffix is often wrong.
                 name=remote_name(visit_image.url),
                 source=visit_image.url,
-                licence=licence,
-                attribution=author,
+                licence=str(meta.get("License", "") or ""),
+                attribution=str(meta.get("Author", "") or ""),
             )
         except (FetchFailed, assets.ImageRejected) as exc:
             reason = exc.reason if isinstance(exc, FetchFailed) else str(exc)
