@@ -171,6 +171,9 @@ class Family:
     specs: tuple[MetricSpec, ...]
     primary: str  # the metric a leaderboard sorts by
     reference_rows: tuple[ReferenceRow, ...] = ()
+    # Reference rows that depend on the version's items (chance under its label balance);
+    # when set, the leaderboard shows these instead of ``reference_rows``.
+    reference_rows_of: Callable[[Items], tuple[ReferenceRow, ...]] | None = None
     version_rows: VersionRowsFn | None = None
     parse_answer: Callable[[ItemData, Any], Any] | None = None  # import: raw -> parsed answer
     prediction_option: PredictionOption | None = None
@@ -199,9 +202,9 @@ def declare(
 ) -> Family:
     """A family from its package's modules, by the convention of ``evaluation/families/<key>/``:
     ``parse`` (parse_items, parse_predictions, FORMATS, optional parse_answer), ``rows`` (rows,
-    SPECS, PRIMARY, optional REFERENCE_ROWS and version_rows), ``demo`` (DEMO), ``runner``
-    (RUNNER), ``plots`` (plots, TEMPLATES). ``fields`` sets the rest (prediction_option,
-    pairwise)."""
+    SPECS, PRIMARY, optional REFERENCE_ROWS, reference_rows_of and version_rows), ``demo``
+    (DEMO), ``runner`` (RUNNER), ``plots`` (plots, TEMPLATES). ``fields`` sets the rest
+    (prediction_option, pairwise)."""
     return Family(
         key=key,
         label=label,
@@ -214,6 +217,7 @@ def declare(
         specs=rows.SPECS,
         primary=rows.PRIMARY,
         reference_rows=getattr(rows, "REFERENCE_ROWS", ()),
+        reference_rows_of=getattr(rows, "reference_rows_of", None),
         version_rows=getattr(rows, "version_rows", None),
         demo=getattr(demo, "DEMO", None),
         runner=getattr(runner, "RUNNER", None),

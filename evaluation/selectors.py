@@ -16,7 +16,7 @@ so pages stay N+1 free.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
@@ -27,6 +27,7 @@ from annotator.platform.scoping import get_or_404, projects_for
 from curation.gateway.selectors import provider_choices_for
 from curation.models import LLMProvider
 
+from .compute import ItemData, ReferenceRow
 from .models import (
     Benchmark,
     BenchmarkItem,
@@ -36,7 +37,7 @@ from .models import (
     ModelRun,
 )
 from .rankings import Ranking
-from .registry import family_of
+from .registry import Family, family_of
 
 READ = (roles.CURATOR, roles.RESEARCHER)
 EVALUATE = (roles.CURATOR, roles.RESEARCHER)
@@ -130,6 +131,20 @@ def metric_results(run: ModelRun) -> QuerySet[MetricResult]:
     return MetricResult.objects.select_related("run__model", "run__version").filter(run=run)
 
 
+def _reference_rows(version: BenchmarkVersion, declared: Family) -> Sequence[ReferenceRow]:
+    """The family's reference rows, computed from the version's kept items when they depend
+    on them (e.g. chance under the version's label balance)."""
+    if declared.reference_rows_of is None:
+        return declared.reference_rows
+    items = [
+        ItemData(item_id, data, kept)
+        for item_id, data, kept in version.items.filter(kept=True)
+        .order_by("position")
+        .values_list("item_id", "data", "kept")
+    ]
+    return declared.reference_rows_of(items)
+
+
 def leaderboard(version: BenchmarkVersion, *, sort: str = "", descending: bool = True) -> dict:
     """Rows (one per run with metrics) and columns for a version's leaderboard."""
     family = version.benchmark.family
@@ -164,7 +179,7 @@ def leaderboard(version: BenchmarkVersion, *, sort: str = "", descending: bool =
                 (s, {"value": ref.values[s.key]} if s.key in ref.values else None) for s in specs
             ],
         }
-        for ref in declared.reference_rows
+        for ref in _reference_rows(version, declared)
     ]
     return {
         "family": family,

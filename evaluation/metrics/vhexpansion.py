@@ -1,6 +1,10 @@
 """VHExpansion metrics: accuracy, symmetric accuracy, # new successful VH test cases.
 
 Follows METRICS.md Sec. 3 and vhexpansion.txt Sec. 4 (Definitions 2-3, Theorems 1-2) and Sec. 5.
+Accuracy is Definition 2: the share of the test cases as given (each pair's un-negated case)
+answered correctly, so it keeps the label balance q of the cases and shows Theorem 1's bias.
+The share over both cases of every pair is a different number (its labels are always half
+"yes"): ``accuracy_all_cases``, labelled as such wherever it is shown.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class VHPair:
     negation_correct: bool
     perturbation: str = ORIGINAL
     source: str = ""
+    case_answer: str = ""  # the ground truth of the un-negated case, "yes" / "no" ("" unknown)
 
     @property
     def new_successful(self) -> int:
@@ -72,15 +77,26 @@ def random_guess_symmetric_accuracy(p_yes: float) -> float:
     return p_yes * (1.0 - p_yes)
 
 
+def yes_share(pairs: Sequence[VHPair]) -> float | None:
+    """q of Theorem 1: the share of "yes" among the un-negated cases (None: no pair, or a pair
+    whose answer is unknown)."""
+    if len(pairs) == 0 or any(p.case_answer not in ("yes", "no") for p in pairs):
+        return None
+    return float(np.mean([p.case_answer == "yes" for p in pairs]))
+
+
 @dataclass(frozen=True)
 class VHScores:
-    """Accuracy over all cases of the pairs, symmetric accuracy, new successful cases."""
+    """Accuracy (Def. 2, the un-negated cases), symmetric accuracy (Def. 3), new successful
+    cases (Sec. 5), and accuracy over both cases of every pair (not the paper's accuracy)."""
 
     n_pairs: int
     accuracy: float | None
     symmetric_accuracy: float | None
     new_successful: int
     intervals: dict[str, Interval] = field(default_factory=dict)
+    accuracy_all_cases: float | None = None
+    yes_share: float | None = None  # q of Theorem 1 over these pairs' un-negated cases
 
 
 def vh_scores(
@@ -93,24 +109,30 @@ def vh_scores(
     """Headline VH metrics of vhexpansion.txt Table 3; intervals resample pairs (METRICS Sec. 6)."""
     if len(pairs) == 0:
         return VHScores(0, None, None, 0)
-    per_pair_accuracy = [(p.case_correct + p.negation_correct) / 2.0 for p in pairs]
-    per_pair_symmetric = [float(p.case_correct and p.negation_correct) for p in pairs]
+    per_pair = {
+        # Definition 2: the un-negated case of each pair (one test case per pair).
+        "accuracy": [float(p.case_correct) for p in pairs],
+        # Definition 3: both the case and its negation right.
+        "symmetric_accuracy": [float(p.case_correct and p.negation_correct) for p in pairs],
+        # Not the paper's accuracy: both cases of every pair, so labels are always half "yes".
+        "accuracy_all_cases": [(p.case_correct + p.negation_correct) / 2.0 for p in pairs],
+    }
     intervals = (
         {
-            "accuracy": bootstrap_mean_interval(per_pair_accuracy, seed=seed, rounds=rounds),
-            "symmetric_accuracy": bootstrap_mean_interval(
-                per_pair_symmetric, seed=seed, rounds=rounds
-            ),
+            name: bootstrap_mean_interval(values, seed=seed, rounds=rounds)
+            for name, values in per_pair.items()
         }
         if with_intervals
         else {}
     )
     return VHScores(
         n_pairs=len(pairs),
-        accuracy=float(np.mean(per_pair_accuracy)),
-        symmetric_accuracy=float(np.mean(per_pair_symmetric)),
+        accuracy=float(np.mean(per_pair["accuracy"])),
+        symmetric_accuracy=float(np.mean(per_pair["symmetric_accuracy"])),
         new_successful=new_successful_cases(pairs),
         intervals=intervals,
+        accuracy_all_cases=float(np.mean(per_pair["accuracy_all_cases"])),
+        yes_share=yes_share(pairs),
     )
 
 

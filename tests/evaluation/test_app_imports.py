@@ -1,11 +1,13 @@
 """Imports: good files store everything; bad files store nothing and name the line."""
 
+import importlib
 import json
 
 import pytest
+from django.apps import apps as django_apps
 
 from annotator.platform.errors import Conflict, Invalid
-from evaluation import importers, services
+from evaluation import compute, importers, selectors, services
 from evaluation.families.naturalbench import demo as nb_demo
 from evaluation.families.naturalbench import parse as nb_parse
 from evaluation.families.retrieval import demo as retrieval_demo
@@ -96,7 +98,12 @@ def test_vh_cases_import_pairs_and_score():
     assert version.item_count == 20
     run = import_run(version, vh_demo.vh_predictions(10, accuracy=1.0))
     values = services.metrics_compute(run=run, rounds=50)
-    assert values == {"accuracy": 1.0, "symmetric_accuracy": 1.0, "new_successful": 0.0}
+    assert values == {
+        "accuracy": 1.0,
+        "symmetric_accuracy": 1.0,
+        "accuracy_all_cases": 1.0,
+        "new_successful": 0.0,
+    }
     breakdown = MetricResult.objects.get(run=run, metric="symmetric_accuracy").breakdown
     assert set(breakdown) == {"perturbation", "source"}
     assert breakdown["perturbation"]["original"]["n"] == 2
@@ -122,11 +129,66 @@ def test_vh_csv_import():
     version = make_version("vhexpansion", csv_text, filename="cases.csv")
     rows = importers.parse_predictions("vhexpansion", "id,output\n1a,Yes\n1b,Yes\n", "p.csv")
     run = services.run_import(version=version, model_name="yes-man", rows=rows)
+    # The issue's minimal case: one pair, truths yes / no, "Yes" to both. Definition 2 counts the
+    # case as given only (1.0); over both cases it is 0.5, shown under its own name.
     assert services.metrics_compute(run=run, rounds=20) == {
-        "accuracy": 0.5,
+        "accuracy": 1.0,
         "symmetric_accuracy": 0.0,
+        "accuracy_all_cases": 0.5,
         "new_successful": 1.0,
     }
+
+
+@pytest.mark.django_db
+def test_vh_leaderboard_chance_rows_follow_the_version_labels():
+    # 3 of 4 cases as given are "yes" (q = 0.75): an always-"yes" guesser scores q (Theorem 1)
+    lines = ["id,pair_id,question,answer,negated"]
+    for k, answer in enumerate(("yes", "yes", "yes", "no")):
+        flipped = "no" if answer == "yes" else "yes"
+        lines += [f"{k}a,{k},Q{k}?,{answer},false", f"{k}b,{k},Not Q{k}?,{flipped},true"]
+    version = make_version("vhexpansion", "\n".join(lines) + "\n", filename="cases.csv")
+    board = selectors.leaderboard(version)
+    refs = {
+        ref["label"]: {spec.key: cell["value"] for spec, cell in ref["cells"] if cell}
+        for ref in board["references"]
+    }
+    assert refs["Random guess, P(yes) = 0.5"] == {
+        "accuracy": 0.5,
+        "symmetric_accuracy": 0.25,
+    }
+    assert refs["Always “yes”, P(yes) = 1"] == {"accuracy": 0.75, "symmetric_accuracy": 0.0}
+    assert refs["Always “no”, P(yes) = 0"]["accuracy"] == pytest.approx(0.25)
+    # and an always-"yes" run lands exactly on its chance row
+    outputs = "id,output\n" + "".join(f"{k}{s},Yes\n" for k in range(4) for s in "ab")
+    rows = importers.parse_predictions("vhexpansion", outputs, "p.csv")
+    run = services.run_import(version=version, model_name="yes-man", rows=rows)
+    values = services.metrics_compute(run=run, rounds=20)
+    assert (values["accuracy"], values["symmetric_accuracy"]) == (0.75, 0.0)
+    assert MetricResult.objects.get(run=run, metric="accuracy").details["yes_share"] == 0.75
+
+
+@pytest.mark.django_db
+def test_vh_upgrade_recomputes_runs_stored_before_definition_2():
+    # given a run whose results were stored by the old code: "accuracy" over both cases
+    version = make_version("vhexpansion", vh_demo.vh_items(10))
+    run = import_run(version, vh_demo.vh_predictions(10, accuracy=0.6, p_yes=0.9, seed=5))
+    fresh = services.metrics_compute(run=run, rounds=30)
+    assert fresh["accuracy"] != fresh["accuracy_all_cases"]
+    MetricResult.objects.filter(run=run, metric="accuracy").update(
+        value=fresh["accuracy_all_cases"], code_version="old", details={"rounds": 30}
+    )
+    MetricResult.objects.filter(run=run, metric="accuracy_all_cases").delete()
+    # when the data migration runs
+    migration = importlib.import_module(
+        "evaluation.migrations.0006_vhexpansion_accuracy_definition_2"
+    )
+    migration.recompute(django_apps, None)
+    # then the run reads Definition 2 again, the old number under its own name
+    stored = {m.metric: m for m in MetricResult.objects.filter(run=run)}
+    assert stored["accuracy"].value == fresh["accuracy"]
+    assert stored["accuracy"].code_version == compute.CODE_VERSION
+    assert stored["accuracy_all_cases"].value == fresh["accuracy_all_cases"]
+    assert stored["accuracy"].details["rounds"] == 30
 
 
 @pytest.mark.django_db

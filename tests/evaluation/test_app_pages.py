@@ -132,6 +132,12 @@ def test_import_form_runs_the_job_and_the_run_import_computes(
     run = ModelRun.objects.get()
     assert run.seed == 3 and run.prediction_count == 12 and run.metrics_computed_at
     assert MetricResult.objects.get(run=run, metric="accuracy").details["seed"] == 3
+    # The leaderboard explains the two accuracies (Definitions 2-3) and shows the chance rows
+    page = client.get(reverse("eval-leaderboard", args=[version.pk])).content.decode()
+    assert "the share of the test cases as given (not their negations)" in page
+    assert "together with their negated counterpart" in page
+    assert "Always “yes”, P(yes) = 1" in page
+    assert "Accuracy over cases and their negations" in page  # "More metrics", own label
     # And recomputing goes through its own job
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(reverse("eval-run-compute", args=[run.pk]))

@@ -8,7 +8,10 @@ from django.utils.translation import gettext as _
 from evaluation import plots as svg
 from evaluation.registry import FamilyTemplates
 
-TEMPLATES = FamilyTemplates(item="evaluation/families/vhexpansion/_item.html")
+TEMPLATES = FamilyTemplates(
+    item="evaluation/families/vhexpansion/_item.html",
+    leaderboard_note="evaluation/families/vhexpansion/_leaderboard_note.html",
+)
 
 
 def plots(board: dict) -> list[dict]:

@@ -128,9 +128,12 @@ def test_export_round_trip_through_the_evaluation_importer(expanded, curator):
         }
     )
     metrics = {m.metric: m for m in MetricResult.objects.filter(run_id=run_result["run_id"])}
-    # then accuracy is 1/2 and symmetric accuracy 0 on every image, as Theorems 1-2 predict
+    # then accuracy (Def. 2) is the share of "yes" among the cases as given (c1 yes, c2 no:
+    # q = 1/2) and symmetric accuracy 0 on every image, as Theorems 1-2 predict at p = 1
     acc, sym, new = metrics["accuracy"], metrics["symmetric_accuracy"], metrics["new_successful"]
     assert (acc.value, sym.value, acc.n) == (0.5, 0.0, 4)
+    assert acc.details["yes_share"] == 0.5
+    assert metrics["accuracy_all_cases"].value == 0.5
     assert {k: v["value"] for k, v in acc.breakdown["perturbation"].items()} == {
         "brightness": 0.5,
         "original": 0.5,
