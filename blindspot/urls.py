@@ -10,6 +10,7 @@ from drf_spectacular.views import (
 )
 
 from annotator.platform.files import media
+from annotator.platform.language import language_set
 from annotator.platform.login import token_obtain
 from curation.recipes.framework.registry import recipes
 
@@ -36,7 +37,7 @@ urlpatterns = [
     *(path(f"api/{r.slug}/", include(r.api_urls)) for r in recipes() if r.api_urls),
     path("api/", include("annotator.api_urls")),
     path("eval/", include("evaluation.urls")),
-    path("i18n/", include("django.conf.urls.i18n")),
+    path("i18n/setlang/", language_set, name="set_language"),
     path("", include("curation.urls")),
     path("", include("annotator.urls")),
 ]

@@ -136,3 +136,13 @@ class JobStamp(CreatedStamp):
 
     class Meta:
         abstract = True
+
+
+class Profile(models.Model):
+    """What a person chose for themselves, kept with the account rather than in one browser."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="+"
+    )
+    # The interface language (a code of settings.LANGUAGES); empty: the browser's choice.
+    language = models.CharField(max_length=16, blank=True)

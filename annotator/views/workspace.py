@@ -29,6 +29,7 @@ from ..models import Annotation, Assignment, TaskQueue
 from ..platform import roles
 from ..platform.errors import Invalid, NotFound, ServiceError
 from ..platform.files import media_url
+from ..platform.language import language_cookie_set, profile_language
 from ..platform.roles import roles_required
 from ..platform.scoping import get_or_404
 
@@ -349,6 +350,12 @@ def work_heartbeat(request: HttpRequest, task_id: int) -> HttpResponse:
 class LoginView(auth_views.LoginView):
     template_name = "registration/login.html"
     redirect_authenticated_user = True
+
+    def form_valid(self, form):
+        # The language chosen when last signed in, whatever this browser's cookie says.
+        response = super().form_valid(form)
+        language_cookie_set(response, profile_language(form.get_user()))
+        return response
 
 
 login_view = LoginView.as_view()

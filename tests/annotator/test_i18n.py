@@ -2,11 +2,13 @@
 
 import pytest
 from django.conf import settings
+from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
 from annotator import kinds, services
-from tests.factories import TaskFactory, pair_payload
+from annotator.models import Profile
+from tests.factories import PASSWORD, TaskFactory, pair_payload
 
 
 @pytest.fixture
@@ -110,3 +112,28 @@ def test_kind_labels_and_placeholders():
             % {"s": 5}
             == "हर 5 सेकंड में फिर से जाँच की जा रही है।"
         )
+
+
+@pytest.mark.django_db
+def test_language_is_kept_on_the_profile_and_restored_at_login(worker_client, crowdworker):
+    # Given a signed-in worker who picks Hindi
+    set_language(worker_client, "hi")
+    assert Profile.objects.get(user=crowdworker).language == "hi"
+    # When they log in from a fresh browser (no language cookie)
+    fresh = Client()
+    resp = fresh.post(reverse("login"), {"username": crowdworker.username, "password": PASSWORD})
+    # Then the interface is in Hindi at once
+    assert resp.status_code == 302
+    assert fresh.cookies[settings.LANGUAGE_COOKIE_NAME].value == "hi"
+    assert '<html lang="hi"' in fresh.get(reverse("home")).content.decode()
+
+
+@pytest.mark.django_db
+def test_language_chosen_signed_out_or_unknown_touches_no_profile(client, crowdworker):
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    client.force_login(crowdworker)
+    client.post(reverse("set_language"), {"language": "xx", "next": "/"})
+    assert not Profile.objects.filter(user=crowdworker).exists()
+    # A login with no profile language leaves the browser's own choice alone.
+    resp = Client().post(reverse("login"), {"username": crowdworker.username, "password": PASSWORD})
+    assert settings.LANGUAGE_COOKIE_NAME not in resp.cookies
