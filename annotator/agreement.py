@@ -27,6 +27,19 @@ Definitions (also shown to curators):
 - tasks per hour: annotations per hour *on task*: ``count / (sum of durations in hours)``. It is
   a working speed, not a throughput: pauses between tasks do not count. Durations of 0 mean
   "not reported" and are left out of both speed figures.
+
+Multi-label kinds (skill tags: each vote is a set of tags) get figures that fit sets, because the
+coefficients above treat two tag sets that share all but one tag as wholly different:
+
+- per tag: each tag as a binary label ("chosen" / "not chosen") on every item with ≥ 2 votes,
+  then percent agreement, mean pairwise Cohen's κ and nominal Krippendorff's α as above.
+- set α: Krippendorff's α with a set distance (Passonneau 2006): MASI, or Jaccard distance.
+  ``krippendorff.alpha`` takes the distance as a callable over the distinct tag sets; the
+  distance matrix is computed with numpy from a membership matrix because a queue can hold
+  thousands of distinct sets (the tests hold it equal to nltk's ``masi_distance`` and
+  ``jaccard_distance``).
+- per annotator: Cohen's κ against each other person on their shared (item, tag) decisions —
+  every tag of the queue as a yes/no on every shared item — averaged over the others.
 """
 
 from __future__ import annotations
@@ -206,6 +219,142 @@ def krippendorff_alpha(ratings: Ratings) -> float | None:
         for label in by_rater.values():
             counts[i, codes[label]] += 1
     return _finite(krippendorff.alpha(value_counts=counts, level_of_measurement="nominal"))
+
+
+# --- multi-label: tag sets -------------------------------------------------------------------
+SetRatings = Mapping[Hashable, Mapping[Hashable, frozenset]]
+SET_DISTANCES = ("masi", "jaccard")
+
+
+def set_distance_matrix(sets: Sequence[frozenset], distance: str = "masi") -> np.ndarray:
+    """Pairwise distances between tag sets: MASI (Passonneau 2006) or Jaccard distance.
+
+    MASI = 1 − J·M with J the Jaccard similarity and M 1 (equal), 2/3 (one contains the other),
+    1/3 (they overlap), 0 (disjoint) — nltk.metrics.distance.masi_distance's definition.
+    Two empty sets are equal (distance 0).
+    """
+    if distance not in SET_DISTANCES:
+        raise ValueError(f"unknown set distance {distance!r}")
+    tags = sorted({t for s in sets for t in s})
+    index = {t: i for i, t in enumerate(tags)}
+    member = np.zeros((len(sets), len(tags)), dtype=float)
+    for row, s in enumerate(sets):
+        for t in s:
+            member[row, index[t]] = 1.0
+    inter = member @ member.T
+    size = member.sum(axis=1)
+    union = size[:, None] + size[None, :] - inter
+    with np.errstate(divide="ignore", invalid="ignore"):
+        jaccard = np.where(union > 0, inter / np.where(union > 0, union, 1), 1.0)
+    if distance == "jaccard":
+        return 1.0 - jaccard
+    smaller = np.minimum(size[:, None], size[None, :])
+    equal = (inter == size[:, None]) & (inter == size[None, :])
+    monotone = np.where(
+        equal, 1.0, np.where(inter == smaller, 2 / 3, np.where(inter > 0, 1 / 3, 0.0))
+    )
+    return 1.0 - jaccard * monotone
+
+
+def set_alpha(ratings: SetRatings, distance: str = "masi") -> float | None:
+    """Krippendorff's α of tag-set votes with a set distance (``krippendorff`` package)."""
+    units = list(_pairable(ratings).values())
+    if len(units) < MIN_ITEMS:
+        return None
+    codes: dict[frozenset, int] = {}
+    for by_rater in units:
+        for tags in by_rater.values():
+            codes.setdefault(frozenset(tags), len(codes))
+    if len(codes) < 2:
+        return None
+    counts = np.zeros((len(units), len(codes)), dtype=int)
+    for i, by_rater in enumerate(units):
+        for tags in by_rater.values():
+            counts[i, codes[frozenset(tags)]] += 1
+    matrix = set_distance_matrix(list(codes), distance)
+
+    def metric(v1, v2, i1, i2, n_v, dtype=np.float64):
+        return matrix[i1, i2].astype(dtype)
+
+    return _finite(krippendorff.alpha(value_counts=counts, level_of_measurement=metric))
+
+
+def mean_set_similarity(ratings: SetRatings) -> float | None:
+    """Mean over items (≥ 2 votes) of the mean pairwise Jaccard similarity of the votes."""
+    shares = []
+    for by_rater in _pairable(ratings).values():
+        sets = list(by_rater.values())
+        sims = [len(a & b) / len(a | b) if (a | b) else 1.0 for a, b in combinations(sets, 2)]
+        shares.append(sum(sims) / len(sims))
+    return sum(shares) / len(shares) if shares else None
+
+
+def tags_in_use(ratings: SetRatings) -> list[Hashable]:
+    return sorted(
+        {t for by_rater in ratings.values() for s in by_rater.values() for t in s}, key=str
+    )
+
+
+def tag_ratings(ratings: SetRatings, tag: Hashable) -> dict[Hashable, dict[Hashable, bool]]:
+    """One tag as a binary label: item -> {rater: chose it}, on items with ≥ 2 votes."""
+    return {
+        item: {rater: tag in tags for rater, tags in by_rater.items()}
+        for item, by_rater in _pairable(ratings).items()
+    }
+
+
+def per_tag_agreement(ratings: SetRatings) -> list[dict]:
+    """For every tag anyone chose: percent agreement, mean pairwise κ and α on chosen / not."""
+    out = []
+    for tag in tags_in_use(ratings):
+        binary = tag_ratings(ratings, tag)
+        out.append(
+            {
+                "tag": tag,
+                "n_items": len(binary),
+                "n_votes": sum(v for by_rater in binary.values() for v in by_rater.values()),
+                "percent_agreement": percent_agreement(binary),
+                "cohen_kappa": mean_kappa(cohen_kappa_pairs(binary)),
+                "krippendorff_alpha": krippendorff_alpha(binary),
+            }
+        )
+    return out
+
+
+def tag_decision_kappa_pairs(ratings: SetRatings) -> list[PairKappa]:
+    """Pairwise κ on (item, tag) yes/no decisions over every tag in use (``n_shared`` counts
+    the shared items, not the decisions)."""
+    tags = tags_in_use(ratings)
+    decisions: dict[Hashable, dict[Hashable, bool]] = {}
+    for item, by_rater in _pairable(ratings).items():
+        for tag in tags:
+            decisions[(item, tag)] = {rater: tag in s for rater, s in by_rater.items()}
+    pairs = cohen_kappa_pairs(decisions, min_shared=MIN_ITEMS * max(len(tags), 1))
+    n_tags = max(len(tags), 1)
+    return [PairKappa(p.rater_a, p.rater_b, p.n_shared // n_tags, p.kappa) for p in pairs]
+
+
+def rater_kappa(pairs: Iterable[PairKappa]) -> dict[Hashable, float | None]:
+    """Each rater's κ against the others: the mean of the defined pair κ they are part of."""
+    values: dict[Hashable, list[float]] = defaultdict(list)
+    raters: set[Hashable] = set()
+    for p in pairs:
+        raters.update((p.rater_a, p.rater_b))
+        if p.kappa is not None:
+            values[p.rater_a].append(p.kappa)
+            values[p.rater_b].append(p.kappa)
+    return {r: (sum(values[r]) / len(values[r]) if values[r] else None) for r in raters}
+
+
+def set_agreement_summary(ratings: SetRatings) -> dict:
+    """The multi-label figures of one set of tag-set ratings, ready for a page or JSON."""
+    return {
+        "n_items": len(_pairable(ratings)),
+        "set_alpha_masi": set_alpha(ratings, "masi"),
+        "set_alpha_jaccard": set_alpha(ratings, "jaccard"),
+        "mean_set_similarity": mean_set_similarity(ratings),
+        "per_tag": per_tag_agreement(ratings),
+    }
 
 
 # --- gold and speed -------------------------------------------------------------------------

@@ -15,6 +15,11 @@ urlpatterns = [
         api.QueueTasksCancelApi.as_view(),
         name="api-queue-tasks-cancel",
     ),
+    path(
+        "queues/<int:queue_id>/agreement/",
+        api.QueueAgreementApi.as_view(),
+        name="api-queue-agreement",
+    ),
     path("queues/<int:queue_id>/next/", api.NextApi.as_view(), name="api-next"),
     path(
         "queues/<int:queue_id>/outcomes/",

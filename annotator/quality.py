@@ -19,7 +19,8 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
-from django.db.models import Q, QuerySet
+from django.core.cache import cache
+from django.db.models import Count, Max, Q, QuerySet
 
 from . import agreement
 from .kinds import Kind, get_kind
@@ -36,6 +37,23 @@ def label_of(kind: Kind, response: object) -> Hashable:
         return agreement.canonical_label(kind.vote(response))  # type: ignore[arg-type]
     except (KeyError, TypeError, AttributeError):
         return NO_LABEL
+
+
+def tags_of(kind: Kind, response: object) -> frozenset | None:
+    """A multi-label kind's vote as a set of tags (None for other kinds and odd data)."""
+    if not kind.multilabel:
+        return None
+    try:
+        return frozenset(str(t) for t in kind.vote(response))  # type: ignore[arg-type]
+    except (KeyError, TypeError, AttributeError):
+        return None
+
+
+def multilabel_figures(sets: dict) -> dict:
+    """Set α, mean set similarity and per-tag figures, plus each rater's κ on tag decisions."""
+    summary = agreement.set_agreement_summary(sets)
+    summary["rater_kappa"] = agreement.rater_kappa(agreement.tag_decision_kappa_pairs(sets))
+    return summary
 
 
 def outcome_label(kind: Kind, label: object) -> Hashable:
@@ -82,12 +100,16 @@ class _Pool:
     """Annotations of one queue or one kind, accumulated row by row."""
 
     collect_only: bool = False
+    multilabel: bool = False
     ratings: dict = field(default_factory=lambda: defaultdict(dict))
+    sets: dict = field(default_factory=lambda: defaultdict(dict))
     everyone: _Person = field(default_factory=_Person)
     people: dict = field(default_factory=lambda: defaultdict(_Person))
     decided_tasks: int = 0
 
-    def add(self, *, task_id, annotator_id, label, duration_ms, is_gold, gold_correct, decided):
+    def add(
+        self, *, task_id, annotator_id, label, duration_ms, is_gold, gold_correct, decided, tags
+    ):
         row = {
             "label": label,
             "duration_ms": duration_ms,
@@ -99,6 +121,8 @@ class _Pool:
         self.people[annotator_id].add(**row)
         if not is_gold and label is not NO_LABEL:
             self.ratings[task_id][annotator_id] = label
+        if not is_gold and tags is not None:
+            self.sets[task_id][annotator_id] = tags
 
     def figures(self) -> dict:
         everyone = self.everyone.figures()
@@ -132,6 +156,9 @@ class _Pool:
                     "n_items_compared": summary["n_items"],
                 }
             )
+        out["multilabel"] = self.multilabel
+        if self.multilabel:
+            out.update(multilabel_figures(self.sets))
         out.update(
             {
                 "gold_accuracy": everyone["gold_accuracy"],
@@ -183,6 +210,7 @@ def _add_row(
         is_gold=is_gold,
         gold_correct=gold_correct,
         decided=decided.get(task_id, NO_LABEL),
+        tags=tags_of(kind, response) if not is_gold else None,
     )
 
 
@@ -190,7 +218,11 @@ def queue_quality(queue: TaskQueue) -> dict:
     """Every quality figure of one queue, with a row per annotator (4 queries)."""
     kind = get_kind(queue.kind)
     decided, per_queue = _decided_labels({queue.pk: kind})
-    pool = _Pool(collect_only=kind.collect_only, decided_tasks=per_queue.get(queue.pk, 0))
+    pool = _Pool(
+        collect_only=kind.collect_only,
+        multilabel=kind.multilabel,
+        decided_tasks=per_queue.get(queue.pk, 0),
+    )
     rows = Annotation.objects.filter(queue=queue).order_by().values_list(*_ROW)
     for row in rows.iterator(chunk_size=5000):
         _add_row(pool, kind, decided, *row)
@@ -213,7 +245,11 @@ def queue_quality(queue: TaskQueue) -> dict:
                 "annotator_id": annotator_id,
                 "username": names.get(annotator_id, ""),
                 **person.figures(),
-                "cohen_kappa": _mean_pair_kappa(out["cohen_kappa_pairs"], annotator_id),
+                "cohen_kappa": (
+                    out["rater_kappa"].get(annotator_id)
+                    if kind.multilabel
+                    else _mean_pair_kappa(out["cohen_kappa_pairs"], annotator_id)
+                ),
                 "enrollment_state": state,
                 "enrollment_id": enrollment_id,
                 "enrollment_reason": reason,
@@ -221,7 +257,25 @@ def queue_quality(queue: TaskQueue) -> dict:
         )
     per_annotator.sort(key=lambda r: (r["username"], r["annotator_id"]))
     out["per_annotator"] = per_annotator
+    out.pop("rater_kappa", None)
     return out
+
+
+def cached_queue_quality(queue: TaskQueue) -> dict:
+    """``queue_quality``, cached until the queue gets a new annotation or enrollment change.
+
+    It reads every annotation of the queue (seconds on 100k); the key changes with the newest
+    annotation, the annotation count and the newest enrollment and task change, so a cached
+    value is never stale.
+    """
+    latest = Annotation.objects.filter(queue=queue).aggregate(n=Count("id"), last=Max("id"))
+    enrolled = Enrollment.objects.filter(queue=queue).aggregate(last=Max("updated_at"))
+    changed = enrolled["last"].timestamp() if enrolled["last"] else 0
+    key = (
+        f"queue-quality:{queue.pk}:{queue.created_at.timestamp()}:"
+        f"{latest['n']}:{latest['last']}:{changed}"
+    )
+    return cache.get_or_set(key, lambda: queue_quality(queue), timeout=3600)
 
 
 def kind_quality(queues: QuerySet[TaskQueue] | Iterable[TaskQueue]) -> dict[str, dict]:
@@ -242,7 +296,7 @@ def kind_quality(queues: QuerySet[TaskQueue] | Iterable[TaskQueue]) -> dict[str,
     queue_counts: dict[str, int] = defaultdict(int)
     for qid, kind in queue_kinds.items():
         if kind.name not in pools:
-            pools[kind.name] = _Pool(collect_only=kind.collect_only)
+            pools[kind.name] = _Pool(collect_only=kind.collect_only, multilabel=kind.multilabel)
         pools[kind.name].decided_tasks += per_queue.get(qid, 0)
         queue_counts[kind.name] += 1
     rows = (
@@ -253,10 +307,13 @@ def kind_quality(queues: QuerySet[TaskQueue] | Iterable[TaskQueue]) -> dict[str,
     for queue_id, *row in rows.iterator(chunk_size=5000):
         kind = queue_kinds[queue_id]
         _add_row(pools[kind.name], kind, decided, *row)
-    return {
+    out = {
         name: {"kind": name, "n_queues": queue_counts[name], **pool.figures()}
         for name, pool in sorted(pools.items())
     }
+    for figures in out.values():
+        figures.pop("rater_kappa", None)
+    return out
 
 
 def annotator_quality(user, queues: QuerySet[TaskQueue] | None = None) -> dict:
@@ -334,7 +391,9 @@ def annotator_quality(user, queues: QuerySet[TaskQueue] | None = None) -> dict:
 def queue_agreement(queue: TaskQueue | None, task_ids: Iterable[int] | None = None) -> dict | None:
     """Agreement of the people on one queue (non-gold answers; only ``task_ids`` when given) as
     ``agreement.agreement_summary`` gives it, without the pairwise kappas, plus ``answers``: how
-    many answers it counted. None without a queue. One query."""
+    many answers it counted; multi-label kinds add the set figures (``multilabel_figures``) and
+    each person's κ against the others, people numbered A1, A2, … (the card is published).
+    None without a queue. One query."""
     if queue is None:
         return None
     kind = get_kind(queue.kind)
@@ -342,10 +401,23 @@ def queue_agreement(queue: TaskQueue | None, task_ids: Iterable[int] | None = No
     answers = Annotation.objects.filter(queue=queue, is_gold=False)
     if task_ids is not None:
         answers = answers.filter(task_id__in=task_ids)
+    sets: dict[int, dict[int, frozenset]] = defaultdict(dict)
     rows = answers.values_list("task_id", "annotator_id", "response")
     for task_id, annotator_id, response in rows.iterator(chunk_size=2000):
         ratings[task_id][annotator_id] = agreement.canonical_label(label_of(kind, response))
+        tags = tags_of(kind, response)
+        if tags is not None:
+            sets[task_id][annotator_id] = tags
     summary = agreement.agreement_summary(ratings)
     summary.pop("cohen_kappa_pairs", None)
     summary["answers"] = sum(len(r) for r in ratings.values())
+    summary["multilabel"] = kind.multilabel
+    if kind.multilabel:
+        summary.update(multilabel_figures(sets))
+        # The card is published with the dataset: people are numbered, never named.
+        kappas = summary.pop("rater_kappa")
+        summary["per_annotator"] = [
+            {"annotator": f"A{n}", "cohen_kappa": kappas[pk]}
+            for n, pk in enumerate(sorted(kappas), start=1)
+        ]
     return summary

@@ -362,3 +362,51 @@ class AnnotationRowOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
     is_gold = serializers.BooleanField()
     gold_correct = serializers.BooleanField(allow_null=True)
+
+
+class TagAgreementOut(serializers.Serializer):
+    tag = serializers.CharField()
+    n_items = serializers.IntegerField(help_text="Items with at least two answers.")
+    n_votes = serializers.IntegerField(help_text="Answers that chose this tag.")
+    percent_agreement = serializers.FloatField(allow_null=True)
+    cohen_kappa = serializers.FloatField(allow_null=True, help_text="Mean over rater pairs.")
+    krippendorff_alpha = serializers.FloatField(allow_null=True)
+
+
+class AnnotatorAgreementOut(serializers.Serializer):
+    annotator_id = serializers.IntegerField()
+    username = serializers.CharField()
+    n = serializers.IntegerField(help_text="Answers, gold included.")
+    cohen_kappa = serializers.FloatField(
+        allow_null=True,
+        help_text="Mean Cohen's κ against each other person; multi-label kinds: on (item, tag) "
+        "yes/no decisions.",
+    )
+    agreement_with_outcome = serializers.FloatField(allow_null=True)
+    gold_accuracy = serializers.FloatField(allow_null=True)
+
+
+class AgreementOut(serializers.Serializer):
+    """A queue's agreement: whole labels for every kind; multi-label kinds add set figures."""
+
+    queue_id = serializers.IntegerField()
+    kind = serializers.CharField()
+    multilabel = serializers.BooleanField()
+    n_items_compared = serializers.IntegerField()
+    percent_agreement = serializers.FloatField(
+        allow_null=True, help_text="Multi-label kinds: the share of pairs whose sets are equal."
+    )
+    cohen_kappa = serializers.FloatField(allow_null=True)
+    fleiss_kappa = serializers.FloatField(allow_null=True)
+    krippendorff_alpha = serializers.FloatField(allow_null=True)
+    set_alpha_masi = serializers.FloatField(
+        allow_null=True, required=False, help_text="Krippendorff's α with MASI distance."
+    )
+    set_alpha_jaccard = serializers.FloatField(
+        allow_null=True, required=False, help_text="Krippendorff's α with Jaccard distance."
+    )
+    mean_set_similarity = serializers.FloatField(
+        allow_null=True, required=False, help_text="Mean pairwise Jaccard similarity per item."
+    )
+    per_tag = TagAgreementOut(many=True, required=False)
+    per_annotator = AnnotatorAgreementOut(many=True)

@@ -217,6 +217,7 @@ TABLE: dict[str, Row] = {
     "api-queue-status": row(post(C, {"status": "paused"}), **queue),
     "api-queue-tasks": row(get(CR), post(C, [vqa_payload(9)]), **queue),
     "api-queue-tasks-cancel": row(post(C, {"ids": [Id("task")], "reason": "withdrawn"}), **queue),
+    "api-queue-agreement": row(get(CR), **every_queue),
     "api-next": row(post(W, ok=()), **every_queue),
     "api-queue-outcomes": row(get(CR, query="format=jsonl"), **every_queue),
     "api-queue-annotations": row(get(CR, query="format=csv"), **every_queue),

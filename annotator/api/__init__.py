@@ -23,6 +23,7 @@ from .exports import (
 from .queues import (
     ProjectMemberApi,
     ProjectMembersApi,
+    QueueAgreementApi,
     QueueDetailApi,
     QueueListCreateApi,
     QueueStatusApi,
@@ -47,6 +48,7 @@ __all__ = [
     "PlainTextParser",
     "ProjectMemberApi",
     "ProjectMembersApi",
+    "QueueAgreementApi",
     "QueueDetailApi",
     "QueueListCreateApi",
     "QueueStatusApi",

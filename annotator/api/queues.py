@@ -6,12 +6,13 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
-from .. import selectors, services
+from .. import quality, selectors, services
 from ..models import TaskQueue
 from ..platform.api import ERRORS
 from ..platform.roles import ALL_ROLES, CROWDWORKER, CURATOR, RESEARCHER
 from ..platform.scoping import curated_project_or_404, get_or_404, projects_for
 from ..serializers import (
+    AgreementOut,
     MemberOut,
     MemberRemovedOut,
     QueueCreateIn,
@@ -135,3 +136,21 @@ class ProjectMemberApi(EngineApiView):
         person = get_or_404(project.members.all(), pk=user_id)
         ended = services.project_member_remove(project=project, user=person, by=request.user)
         return Response({"project": project.pk, "user": person.pk, "leases_ended": ended})
+
+
+class QueueAgreementApi(EngineApiView):
+    """GET (curators, researchers): the queue's agreement figures, per tag and per annotator.
+
+    Single-label kinds: percent agreement, Cohen's κ, Fleiss' κ, Krippendorff's α. Multi-label
+    kinds (skill tags) add Krippendorff's α with MASI and Jaccard set distances, the mean set
+    similarity and, per tag (each tag as a yes/no label), percent agreement, κ and α.
+    """
+
+    roles = (CURATOR, RESEARCHER)
+    serializer_class = AgreementOut
+
+    @extend_schema(responses={200: AgreementOut, **ERRORS})
+    def get(self, request, queue_id: int):
+        queue = self.queue(queue_id)
+        figures = quality.cached_queue_quality(queue)
+        return Response(AgreementOut({"queue_id": queue.pk, "kind": queue.kind, **figures}).data)

@@ -4,12 +4,11 @@ answers 404 exactly like a missing object; curators change things, researchers o
 
 from __future__ import annotations
 
-from django.core.cache import cache
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Q
 from django.utils.translation import gettext as _
 
 from .. import quality, selectors
-from ..models import Annotation, Enrollment, Task, TaskQueue
+from ..models import Task, TaskQueue
 from ..platform import roles
 from ..platform.models import Job
 from ..platform.scoping import (
@@ -62,19 +61,7 @@ def _segments(p: dict) -> list[dict]:
 
 
 def _queue_quality(queue: TaskQueue) -> dict:
-    """Quality numbers, cached until the queue gets a new annotation or enrollment change.
-
-    They read every annotation of the queue (seconds on 100k); the key changes with the newest
-    annotation and enrollment so a cached value is never stale.
-    """
-    latest = Annotation.objects.filter(queue=queue).aggregate(n=Count("id"), last=Max("id"))
-    enrolled = Enrollment.objects.filter(queue=queue).aggregate(last=Max("updated_at"))
-    changed = enrolled["last"].timestamp() if enrolled["last"] else 0
-    key = (
-        f"queue-quality:{queue.pk}:{queue.created_at.timestamp()}:"
-        f"{latest['n']}:{latest['last']}:{changed}"
-    )
-    return cache.get_or_set(key, lambda: quality.queue_quality(queue), timeout=3600)
+    return quality.cached_queue_quality(queue)
 
 
 def _agreement_histogram(queue: TaskQueue) -> list[dict]:

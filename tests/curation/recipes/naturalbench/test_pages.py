@@ -166,6 +166,12 @@ def test_the_lists_behind_the_counts(client, curator, built):
     version = built.versions.get()
     card = client.get(reverse("curator-nb-version", args=[built.pk, version.pk]))
     assert "Yes-or-No, Multiple-Choice" in card.content.decode()
+    # the skill-tagging stage shows its tag-set figures (three taggers agree on every tag)
+    tagging = version.card["agreement"]["skill_tagging"]
+    assert tagging["multilabel"] is True
+    assert {t["percent_agreement"] for t in tagging["per_tag"]} == {1.0}
+    assert "Set α (MASI)" in card.content.decode()
+    assert f"<code>{tagging['per_tag'][0]['tag']}</code>" in card.content.decode()
     download = client.get(reverse("curator-nb-download", args=[built.pk, version.pk, "zip"]))
     assert download["Content-Type"] == "application/zip"
     assert b"".join(download.streaming_content)[:2] == b"PK"
