@@ -64,14 +64,14 @@ def images_by_sha(ids: Iterable[int], size: int = CHUNK) -> Iterator[Image]:
         yield from Image.objects.filter(pk__in=chunk).order_by("sha256")
 
 
-def zip_images(zf: zipfile.ZipFile, ids: Iterable[int], progress=None) -> None:
-    """The image files under ``image_path``, in SHA-256 order, each once, stored as they are;
-    ``progress(done, total)`` before the first and after each."""
+def zip_images(zf: zipfile.ZipFile, ids: Iterable[int], progress=None, *, under: str = "") -> None:
+    """The image files under ``under + image_path``, in SHA-256 order, each once, stored as they
+    are; ``progress(done, total)`` before the first and after each."""
     ids, seen = set(ids), set()
     if progress:
         progress(0, len(ids))
     for image in images_by_sha(ids):
-        path = image_path(image)
+        path = under + image_path(image)
         if path in seen:
             continue
         seen.add(path)

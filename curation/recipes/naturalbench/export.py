@@ -5,9 +5,13 @@ One version = the pipeline's assembled samples at that moment, written once and 
 - a zip with ``naturalbench.jsonl`` (NaturalBench's published record layout, METRICS.md Sec. 1:
   Index, Image_0, Image_1, Question_0, Image_0_Question_0, Image_1_Question_0, Question_1,
   Image_0_Question_1, Image_1_Question_1, Question_Type, Source — plus Language and Skills
-  [[q0 tags], [q1 tags]]), ``naturalbench_retrieval.jsonl`` (NaturalBench-Retrieval, App. B: the
-  verified pairs in Winoground's layout id, image_0, image_1, caption_0, caption_1), the image
-  files under ``images/<sha256>.<ext>``, ``card.json`` and a README;
+  [[q0 tags], [q1 tags]]), the image files under ``images/<sha256>.<ext>``, ``card.json``, a
+  README, and NaturalBench-Retrieval (App. B) exactly as the official ``NaturalBench_Retrieval``
+  dataset class (Baiqi-Li/NaturalBench, naturalbench_retrieval.py) reads it:
+  ``NaturalBench-Retrieval/metadata.json``, one JSON array whose item i has integer ``index`` = i,
+  ``image_0``, ``image_1`` (file names under ``NaturalBench-Retrieval/images/``), ``caption_0``,
+  ``caption_1`` — the verified pairs in position order — and those images under
+  ``NaturalBench-Retrieval/images/``;
 - a Parquet file with the images embedded (Hugging Face ``Image`` features in the schema
   metadata), readable by ``datasets.load_dataset("parquet", data_files=...)``;
 - a published evaluation BenchmarkVersion (family naturalbench) made from the same JSONL through
@@ -46,7 +50,10 @@ from .card import card_build
 from .models import ConfoundingPair, NaturalBenchPipeline, NaturalBenchSample, NaturalBenchVersion
 
 JSONL_NAME = "naturalbench.jsonl"
-RETRIEVAL_NAME = "naturalbench_retrieval.jsonl"
+# NaturalBench-Retrieval's published folder (naturalbench_retrieval.py: <root>/<RETRIEVAL_DIR>/).
+RETRIEVAL_DIR = "NaturalBench-Retrieval/"
+RETRIEVAL_NAME = RETRIEVAL_DIR + "metadata.json"
+RETRIEVAL_IMAGES = RETRIEVAL_DIR + "images/"
 CARD_NAME = "card.json"
 README_NAME = "README.md"
 PARQUET_ROWS = 64
@@ -67,9 +74,14 @@ naturalbench.jsonl          one sample per line, NaturalBench's published layout
   Language                  the questions' language
   Skills                    [[skills of question 0], [skills of question 1]] (App. C taxonomy;
                             an empty list: not tagged)
-naturalbench_retrieval.jsonl  the human-verified pairs as an image-text retrieval benchmark
-                            (NaturalBench-Retrieval, Winoground layout: id, image_0, image_1,
-                            caption_0, caption_1; caption_k describes image_k)
+NaturalBench-Retrieval/     the human-verified pairs as an image-text retrieval benchmark, as
+                            the official NaturalBench_Retrieval loader reads it
+                            (root_dir = the folder holding NaturalBench-Retrieval/):
+  metadata.json             one JSON array; item i: index (= i), image_0, image_1 (file names
+                            under NaturalBench-Retrieval/images/), caption_0, caption_1
+                            (caption_k describes image_k). Score tensors are
+                            scores[i][image][caption], as the official get_retrieval_scores reads
+  images/                   the pairs' images
 card.json                   the dataset card: source, question types, language, samples, models
                             used, mismatched and verified pairs, prompts with their SHA-256,
                             annotator agreement per stage
@@ -106,39 +118,54 @@ def _write_records(pipeline, fh: IO[bytes], images: set[int]) -> tuple[str, int]
     return digest.hexdigest(), n
 
 
+def retrieval_record(index: int, pair: ConfoundingPair) -> dict[str, Any]:
+    """Item ``index`` of NaturalBench-Retrieval's metadata.json (naturalbench_retrieval.py reads
+    index, image_0, image_1, caption_0, caption_1; images relative to its images/ folder)."""
+    return {
+        "index": index,
+        "image_0": image_path(pair.sample_0.image).removeprefix("images/"),
+        "image_1": image_path(pair.sample_1.image).removeprefix("images/"),
+        "caption_0": pair.caption_0.text,
+        "caption_1": pair.caption_1.text,
+    }
+
+
 def _write_retrieval(pipeline, fh: IO[bytes], images: set[int]) -> int:
-    pairs = pipeline.pairs.filter(state=ConfoundingPair.State.VERIFIED).select_related(
-        "sample_0__image", "sample_1__image", "caption_0", "caption_1"
+    """metadata.json: the verified pairs in position order, one JSON array, streamed."""
+    pairs = (
+        pipeline.pairs.filter(state=ConfoundingPair.State.VERIFIED)
+        .select_related("sample_0__image", "sample_1__image", "caption_0", "caption_1")
+        .order_by("position", "pk")
     )
     n = 0
-    for batch in archive.chunks(pairs):
-        for pair in batch:
-            row = {
-                "id": f"pair-{pair.position}",
-                "image_0": image_path(pair.sample_0.image),
-                "image_1": image_path(pair.sample_1.image),
-                "caption_0": pair.caption_0.text,
-                "caption_1": pair.caption_1.text,
-            }
-            fh.write(json_line(row))
-            images.update((pair.sample_0.image_id, pair.sample_1.image_id))
-            n += 1
+    fh.write(b"[")
+    for pair in pairs.iterator(chunk_size=archive.CHUNK):
+        fh.write(b",\n" if n else b"\n")
+        fh.write(json.dumps(retrieval_record(n, pair), ensure_ascii=False).encode("utf-8"))
+        images.update((pair.sample_0.image_id, pair.sample_1.image_id))
+        n += 1
+    fh.write(b"\n]\n")
     return n
 
 
 # --------------------------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------------------------
-def _write_zip(fh: IO[bytes], tmp: str, *, card: dict, images: set[int]) -> None:
-    """The README, the card, the two JSONL files written in ``tmp`` and the images."""
+def _write_zip(
+    fh: IO[bytes], tmp: str, *, card: dict, images: set[int], retrieval_images: set[int]
+) -> None:
+    """The README, the card, the records and metadata.json written in ``tmp``, the samples'
+    images, and the retrieval pairs' images again under NaturalBench-Retrieval/images/ (the
+    official loader reads them there)."""
     with zipfile.ZipFile(fh, "w") as zf:
         archive.zip_member(zf, README_NAME, io.BytesIO(README.encode("utf-8")))
         text = json.dumps(card, ensure_ascii=False, indent=2).encode("utf-8")
         archive.zip_member(zf, CARD_NAME, io.BytesIO(text))
         for name in (JSONL_NAME, RETRIEVAL_NAME):
-            with open(os.path.join(tmp, name), "rb") as source:
+            with open(os.path.join(tmp, os.path.basename(name)), "rb") as source:
                 archive.zip_member(zf, name, source)
         archive.zip_images(zf, images)
+        archive.zip_images(zf, retrieval_images, under=RETRIEVAL_DIR)
 
 
 def _hf_features() -> dict:
@@ -173,13 +200,16 @@ def _step(job_id, done: int, message: str) -> None:
     job_progress(job_id=job_id, done=done, total=4, message=message)
 
 
-def _files(pipeline, tmp: str, *, card: dict, images: set[int], label, sha256, job_id):
+def _files(
+    pipeline, tmp: str, *, card: dict, images: tuple[set[int], set[int]], label, sha256, job_id
+):
     """The zip and the Parquet file, written in ``tmp`` from its records and stored:
-    ({field: storage name}, {field: SHA-256 of the file})."""
-    _step(job_id, 1, f"Writing the archive ({len(images)} images)")
+    ({field: storage name}, {field: SHA-256 of the file}). ``images``: the samples' and the
+    retrieval pairs' image ids."""
+    _step(job_id, 1, f"Writing the archive ({len(images[0] | images[1])} images)")
     zip_path = os.path.join(tmp, "export.zip")
     with open(zip_path, "wb") as fh:
-        _write_zip(fh, tmp, card=card, images=images)
+        _write_zip(fh, tmp, card=card, images=images[0], retrieval_images=images[1])
     _step(job_id, 2, "Writing Parquet")
     parquet_path = os.path.join(tmp, "export.parquet")
     with open(os.path.join(tmp, JSONL_NAME), "rb") as records:
@@ -213,8 +243,9 @@ def version_export(
         raise Invalid(f"This pipeline already has a version {label!r}.")
     with tempfile.TemporaryDirectory(prefix="nb-export-") as tmp:
         records_path = os.path.join(tmp, JSONL_NAME)
-        retrieval_path = os.path.join(tmp, RETRIEVAL_NAME)
+        retrieval_path = os.path.join(tmp, os.path.basename(RETRIEVAL_NAME))
         images: set[int] = set()
+        retrieval_images: set[int] = set()
         _step(job_id, 0, "Writing the records")
         with open(records_path, "w+b") as records:
             sha256, n = _write_records(pipeline, records, images)
@@ -224,10 +255,16 @@ def version_export(
         if existing is not None:
             return existing
         with open(retrieval_path, "w+b") as retrieval:
-            n_pairs = _write_retrieval(pipeline, retrieval, images)
+            n_pairs = _write_retrieval(pipeline, retrieval, retrieval_images)
         card = card_build(pipeline, sha256=sha256, samples=n, pairs=n_pairs)
         stored, hashes = _files(
-            pipeline, tmp, card=card, images=images, label=label, sha256=sha256, job_id=job_id
+            pipeline,
+            tmp,
+            card=card,
+            images=(images, retrieval_images),
+            label=label,
+            sha256=sha256,
+            job_id=job_id,
         )
         with open(records_path, encoding="utf-8") as fh:
             jsonl_text = fh.read()

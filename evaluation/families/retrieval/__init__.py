@@ -1,6 +1,6 @@
 """NaturalBench-Retrieval (naturalbench.txt App. B): Winoground text, image and group scores."""
 
-from evaluation.registry import declare, register
+from evaluation.registry import PredictionOption, declare, register
 
 from . import demo, parse, plots, rows, runner
 
@@ -14,5 +14,11 @@ FAMILY = register(
         demo=demo,
         runner=runner,
         plots=plots,
+        prediction_option=PredictionOption(
+            label="Score orientation",
+            help=parse.OPTION_HELP,
+            setting="score_orientation",
+            detect=lambda content: parse.IMAGE_CAPTION,
+        ),
     )
 )

@@ -35,6 +35,7 @@ def retrieval_predictions(n: int = 20, *, seed: int = 3) -> str:
     rng = np.random.default_rng(seed)
     lines = []
     for k in range(n):
+        # scores[image][caption], the official orientation (matching pairs on the diagonal)
         s = rng.normal(0.25, 0.05, size=(2, 2)) + np.eye(2) * 0.04
         lines.append(json.dumps({"id": f"p{k}", "scores": np.round(s, 4).tolist()}))
     return "\n".join(lines) + "\n"

@@ -56,13 +56,16 @@ def test_export_round_trips_through_the_evaluation_importers(project):
     # Then the archive holds the records, the retrieval pairs, the images, the card and a README
     data, archive = read_zip(version)
     images = {s.image_0 for s in samples} | {s.image_1 for s in samples}
+    pairs = list(pipeline.pairs.filter(state="verified").order_by("position"))
+    pair_images = {p.sample_0.image for p in pairs} | {p.sample_1.image for p in pairs}
     assert sorted(archive.namelist()) == sorted(
         [
             "README.md",
             "card.json",
             "naturalbench.jsonl",
-            "naturalbench_retrieval.jsonl",
+            "NaturalBench-Retrieval/metadata.json",
             *{export.image_path(i) for i in images},
+            *{"NaturalBench-Retrieval/" + export.image_path(i) for i in pair_images},
         ]
     )
     for image in images:
@@ -110,22 +113,36 @@ def test_export_round_trips_through_the_evaluation_importers(project):
         for i in BenchmarkItem.objects.filter(version=benchmark_version).order_by("position")
     ] == [(r.item_id, r.data) for r in rows]
 
-    # and NaturalBench-Retrieval holds the verified pairs in Winoground's layout
+    # and NaturalBench-Retrieval is the folder the official loader reads: metadata.json, one JSON
+    # array whose item i has integer index i, image file names under its images/, two captions
+    metadata = json.loads(archive.read("NaturalBench-Retrieval/metadata.json"))
+    assert isinstance(metadata, list) and len(metadata) == len(pairs) > 0
+    assert metadata == [
+        {
+            "index": i,
+            "image_0": export.image_path(p.sample_0.image).removeprefix("images/"),
+            "image_1": export.image_path(p.sample_1.image).removeprefix("images/"),
+            "caption_0": p.caption_0.text,
+            "caption_1": p.caption_1.text,
+        }
+        for i, p in enumerate(pairs)
+    ]
+    for i, entry in enumerate(metadata):
+        assert type(entry["index"]) is int and entry["index"] == i
+        for key, pair_image in (
+            ("image_0", pairs[i].sample_0.image),
+            ("image_1", pairs[i].sample_1.image),
+        ):
+            member = archive.read("NaturalBench-Retrieval/images/" + entry[key])
+            assert hashlib.sha256(member).hexdigest() == pair_image.sha256
+
+    # and it imports back as a NaturalBench-Retrieval version, field for field
     retrieval = retrieval_parse.parse_items(
-        archive.read("naturalbench_retrieval.jsonl").decode(), "r.jsonl"
+        archive.read("NaturalBench-Retrieval/metadata.json").decode(), "metadata.json"
     )
-    pairs = list(pipeline.pairs.filter(state="verified").order_by("position"))
     assert [(r.item_id, r.data) for r in retrieval] == [
-        (
-            f"pair-{p.position}",
-            {
-                "image_0": export.image_path(p.sample_0.image),
-                "image_1": export.image_path(p.sample_1.image),
-                "caption_0": p.caption_0.text,
-                "caption_1": p.caption_1.text,
-            },
-        )
-        for p in pairs
+        (str(m["index"]), {k: m[k] for k in ("image_0", "image_1", "caption_0", "caption_1")})
+        for m in metadata
     ]
 
 
