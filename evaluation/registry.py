@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from annotator.platform.errors import Invalid
@@ -183,6 +184,9 @@ class Family:
     plots: Callable[[dict], list[dict]] | None = None  # leaderboard -> plot dicts
     runner: LLMRunner | ScorerRunner | None = None
     pairwise: Pairwise | None = None
+    # The paper's published release from a local folder or file (Path) -> releases.ReleaseFile:
+    # the family's importable text, its images ingested (``evaluate import-version``).
+    release: Callable[[Path], Any] | None = None
 
     def spec_map(self) -> dict[str, MetricSpec]:
         return {s.key: s for s in self.specs}

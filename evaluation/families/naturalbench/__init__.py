@@ -3,7 +3,7 @@
 from evaluation.registry import declare, register
 
 # prompts registers the family's templates and their offline rules on import.
-from . import demo, parse, plots, prompts, rows, runner  # noqa: F401
+from . import demo, parse, plots, prompts, release, rows, runner  # noqa: F401
 
 FAMILY = register(
     declare(
@@ -15,5 +15,6 @@ FAMILY = register(
         demo=demo,
         runner=runner,
         plots=plots,
+        release=release.read_release,
     )
 )

@@ -2,7 +2,7 @@
 
 from evaluation.registry import PredictionOption, declare, register
 
-from . import demo, parse, plots, rows, runner
+from . import demo, parse, plots, release, rows, runner
 
 FAMILY = register(
     declare(
@@ -14,6 +14,7 @@ FAMILY = register(
         demo=demo,
         runner=runner,
         plots=plots,
+        release=release.read_release,
         prediction_option=PredictionOption(
             label="Score orientation",
             help=parse.OPTION_HELP,

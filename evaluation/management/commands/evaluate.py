@@ -2,6 +2,9 @@
 
 manage.py evaluate import-version FAMILY dataset.csv \
         --project my-project --benchmark NAME --label v1
+manage.py evaluate import-version FAMILY ./release-folder --project P --benchmark NAME
+        # a family's published release (its ``release`` reader): a folder of Hugging Face Parquet
+        # shards, one .parquet, or a metadata folder; images are ingested, nothing downloaded
 manage.py evaluate import-run 3 model_output.csv --model MODEL [--option COLUMN-OR-ID]
 manage.py evaluate compute 7
 manage.py evaluate leaderboard 3 [--sort METRIC] [--format csv|json]
@@ -148,16 +151,36 @@ class Command(BaseCommand):
         everything = ModelRun.objects.select_related("version__benchmark")
         return self._find("run", pk, everything, selectors.run_for_user_or_404, allowed)
 
+    def _release(self, family: str, path: Path) -> tuple[str, str]:
+        """A published release (a folder, or a Parquet file) as the family's importable text,
+        its images ingested; ``(filename, content)``."""
+        reader = family_of(family).release
+        if reader is None:
+            raise CommandError(
+                f"{family_of(family).label} reads one file, not a folder or Parquet release: "
+                f"give its file. Families with a published release: "
+                + ", ".join(f.key for f in families() if f.release is not None)
+            )
+        release = reader(path)
+        self.stdout.write(f"release {path}: {release.images} images ingested")
+        return release.filename, release.content
+
     def do_import_version(self, o):
+        project = self._project(o["project"])
+        path = Path(o["file"])
+        if path.is_dir() or path.suffix.lower() == ".parquet":
+            filename, content = self._release(o["family"], path)
+        else:
+            filename, content = path.name, self._read(o["file"])
         params = {
             "target": "items",
-            "project_id": self._project(o["project"]).pk,
+            "project_id": project.pk,
             "family": o["family"],
             "benchmark": o["benchmark"],
             "label": o["label"],
             "publish": not o["draft"],
-            "filename": Path(o["file"]).name,
-            "content": self._read(o["file"]),
+            "filename": filename,
+            "content": content,
         }
         result = services.import_run(params, created_by=self.user)
         self.stdout.write(
