@@ -306,10 +306,23 @@ def keep_first(rows: list[JudgmentRow]) -> tuple[list[JudgmentRow], int]:
 # --- Dispatch through the family registry -------------------------------------------------------
 
 
+def empty_file(what: str, content: str, example: str = "") -> Invalid:
+    """The error for a file that parsed to no rows, saying why (line 0: the file as a whole)."""
+    if not content.strip():
+        why = "the file is empty"
+    elif content.lstrip().startswith("["):
+        why = "the JSON array has no entries"
+    else:
+        why = "the file has no data rows (only a header or blank lines)"
+    hint = f"; expected one {what[:-1]} per row, e.g. {example}" if example else ""
+    return Invalid(f"The file holds no {what}: {why}.", [{"line": 0, "error": why + hint}])
+
+
 def parse_items(family: str, content: str, filename: str = "") -> list[ItemRow]:
-    rows = family_of(family).parse_items(content, filename)
+    declared = family_of(family)
+    rows = declared.parse_items(content, filename)
     if not rows:
-        raise Invalid("The file holds no items.", [{"line": 0, "error": "no items"}])
+        raise empty_file("items", content, declared.formats.get("items", ""))
     return rows
 
 
@@ -317,9 +330,10 @@ def parse_predictions(
     family: str, content: str, filename: str = "", *, option: str = ""
 ) -> list[PredictionRow]:
     """`option` is the family's prediction option (a column, a model identifier), else detected."""
-    rows = family_of(family).parse_predictions(content, filename, option)
+    declared = family_of(family)
+    rows = declared.parse_predictions(content, filename, option)
     if not rows:
-        raise Invalid("The file holds no predictions.", [{"line": 0, "error": "no predictions"}])
+        raise empty_file("predictions", content, declared.formats.get("predictions", ""))
     return rows
 
 
@@ -333,5 +347,5 @@ def parse_judgments(
 ) -> JudgmentFile:
     parsed = pairwise_of(family).parse(kind, content, filename, aliases=aliases)
     if not parsed.rows:
-        raise Invalid("The file holds no judgments.", [{"line": 0, "error": "no judgments"}])
+        raise empty_file("judgments", content)
     return parsed

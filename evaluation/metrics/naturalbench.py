@@ -200,6 +200,9 @@ def _aggregate(
 # (tests/evaluation/test_metrics_vectorised.py checks them against the first implementation).
 
 CODE_A0, CODE_A1, CODE_UNPARSEABLE, CODE_OTHER = 0, 1, 2, 3
+# The answer of a sample the run has no prediction for: wrong, but not "unparseable" (there was
+# no output to parse); it is counted as missing instead.
+NO_PREDICTION = "no prediction"
 _CODES = {A0: CODE_A0, A1: CODE_A1, None: CODE_UNPARSEABLE}
 GROUND_TRUTH_CODES = np.array([_CODES[a] for a in GROUND_TRUTH], dtype=np.int8)
 
@@ -473,12 +476,20 @@ def sample_optimal_scores(
     return _aggregate(arrays, with_intervals=with_intervals, seed=seed, rounds=rounds)
 
 
+TAU_RULE = (
+    "the τ with the highest G-Acc; among equally good τ the one closest to 0 (the default "
+    "threshold), then the smaller"
+)
+
+
 def global_optimal_tau(d: Sequence[Sequence[float]] | np.ndarray) -> tuple[float, int]:
     """Exact search of the single τ maximising G-Acc over all samples (App. D, Table 11).
 
     Candidates are −∞, +∞ and every midpoint between consecutive distinct d values, which covers
-    every distinct prediction pattern of "a0 iff d > τ". Among equally good τ the one closest to
-    0 (the default threshold) wins, then the smaller one. Returns (τ, number of group points).
+    every distinct prediction pattern of "a0 iff d > τ". Tie rule (TAU_RULE; no official code):
+    among τ with the same, maximal G-Acc — whose Acc / Q-Acc / I-Acc can differ — the one closest
+    to 0 wins (the least departure from the paper's default threshold τ = 0, Eq. 2), then the
+    smaller one. Returns (τ, number of group points).
     """
     d = _as_samples(d)
     if d.shape[0] == 0:

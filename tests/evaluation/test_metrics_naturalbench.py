@@ -158,6 +158,28 @@ def test_global_optimal_tau_breaks_ties_towards_zero():
     assert tau == pytest.approx(-0.05)
 
 
+def test_global_optimal_tau_tie_rule_is_stated_and_picks_closest_to_zero():
+    # S1 is group-correct for τ in [0.1, 0.2), S2 for τ in [-0.6, -0.5), S3 never: the
+    # candidates 0.15 and -0.55 tie on G-Acc (one group point each) but not on Acc: at 0.15
+    # S1 4 right, S2 all a1 -> 2, S3 a1,a1,a0,a1 -> 1 (7/12); at -0.55 S1 all a0 -> 2, S2 4,
+    # S3 a0,a1,a0,a0 -> 3 (9/12). The stated rule takes the one closest to 0.
+    d = np.array([[0.3, 0.1, 0.05, 0.2], [-0.4, -0.7, -0.6, -0.5], [0.0, -1.0, 0.5, -0.2]])
+    tau, points = nb.global_optimal_tau(d)
+    assert (tau, points) == (pytest.approx(0.15), 1)
+    at_tau = nb.deterministic_scores(d, np.zeros_like(d), tau=0.15, with_intervals=False)
+    other = nb.deterministic_scores(d, np.zeros_like(d), tau=-0.55, with_intervals=False)
+    assert at_tau.g_acc == other.g_acc == pytest.approx(1 / 3)
+    assert (at_tau.acc, other.acc) == (pytest.approx(7 / 12), pytest.approx(9 / 12))
+    result = nb.global_optimal_scores(d, np.zeros_like(d), with_intervals=False)
+    assert (result.tau, result.acc, result.q_acc, result.i_acc) == (
+        pytest.approx(0.15),
+        pytest.approx(7 / 12),
+        pytest.approx(2 / 6),
+        pytest.approx(2 / 6),
+    )
+    assert "closest to 0" in nb.TAU_RULE
+
+
 def test_global_optimal_tau_matches_brute_force():
     rng = np.random.default_rng(3)
     d = rng.normal(size=(40, 4)).round(1)  # rounding creates repeated values

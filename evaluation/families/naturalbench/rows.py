@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from evaluation.compute import (
@@ -55,8 +57,9 @@ def rows(
     for item in kept:
         prediction = predictions.get(item.item_id)
         if prediction is None:
+            # Wrong everywhere, counted once as missing, not as four unparseable answers.
             missing += 1
-            samples.append([None] * 4)
+            samples.append([nb.NO_PREDICTION] * 4)
         else:
             samples.append(list(prediction.parsed_answer or [None] * 4))
     options = {"seed": seed, "rounds": rounds}
@@ -91,7 +94,16 @@ def rows(
         out[1].breakdown["skill"] = {
             name: cell(s.q_acc, s.interval, s.n_questions) for name, s in skills.items()
         }
-    out.append(metric_row("unparseable", float(overall.unparseable), None, 4 * len(kept)))
+    # Out of the answers the run gave (a missing sample has no output to parse).
+    out.append(
+        metric_row(
+            "unparseable",
+            float(overall.unparseable),
+            None,
+            4 * (len(kept) - missing),
+            details={"missing_predictions": missing},
+        )
+    )
     out.extend(_debiased(kept, predictions, options))
     return out
 
@@ -118,7 +130,9 @@ def _debiased(kept: Items, predictions: Predictions, options: dict) -> list[Metr
             global_tau.intervals.get("g_acc"),
             n,
             details={
-                "tau": global_tau.tau,
+                # ±∞ (every sample's d equal) is stored as text: JSON has no infinity.
+                "tau": global_tau.tau if math.isfinite(global_tau.tau) else str(global_tau.tau),
+                "tau_rule": nb.TAU_RULE,
                 "acc": global_tau.acc,
                 "q_acc": global_tau.q_acc,
                 "i_acc": global_tau.i_acc,

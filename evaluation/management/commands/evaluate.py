@@ -220,6 +220,12 @@ class Command(BaseCommand):
     def do_leaderboard(self, o):
         # A table is read on screen; CSV and JSON are downloads.
         version = self._version(o["version"], READ if o["format"] == "table" else EVALUATE)
+        sortable = [s.key for s in family_of(version.benchmark.family).specs if s.headline]
+        if o["sort"] and o["sort"] not in sortable:
+            raise CommandError(
+                f"Unknown --sort {o['sort']!r}: {version.benchmark.name} sorts by "
+                + ", ".join(sortable)
+            )
         if o["format"] == "table":
             print_board(self.stdout.write, version, o["sort"])
             return
