@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from . import kinds, outcomes
 from .models import TaskQueue
 from .platform import roles
-from .platform.forms import FileOrTextForm
+from .platform.forms import FileOrTextForm, json_text, model_bounds
 from .platform.models import Project
 
 # A sensible starting config for each kind, shown when a curator picks the kind.
@@ -116,10 +116,6 @@ def example_lines(kind: str) -> list[str]:
     return lines
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not allowed")
-
-
 class ProjectForm(forms.Form):
     name = forms.CharField(label=_("Name"), max_length=200)
     slug = forms.SlugField(
@@ -168,7 +164,9 @@ class QueueForm(forms.Form):
         label=_("Lease time (minutes)"), min_value=1, max_value=24 * 60, initial=10,
         help_text=_("A task comes back to the pool if its page is closed this long."),
     )  # fmt: skip
-    priority = forms.IntegerField(label=_("Priority"), initial=0)
+    priority = forms.IntegerField(
+        label=_("Priority"), initial=0, **model_bounds(TaskQueue, "priority")
+    )
     gold_rate = forms.FloatField(
         label=_("Gold rate"), min_value=0, max_value=1, initial=0.0,
         help_text=_("Share of served items that are gold checks (0–1)."),
@@ -185,7 +183,9 @@ class QueueForm(forms.Form):
         help_text=_("Empty: never pause automatically."),
     )  # fmt: skip
     gold_pause_min_answers = forms.IntegerField(
-        label=_("…after at least this many gold answers"), min_value=1, initial=5
+        label=_("…after at least this many gold answers"),
+        initial=5,
+        **model_bounds(TaskQueue, "gold_pause_min_answers", low=1),
     )
     outcome_handler = forms.ChoiceField(label=_("Outcome handler"), required=False)
 
@@ -228,16 +228,7 @@ class QueueForm(forms.Form):
             if self.fields["kind"].disabled:
                 return {}
             return DEFAULT_CONFIGS.get(self.data.get("kind", ""), {})
-        try:
-            # NaN and Infinity are not JSON and PostgreSQL's jsonb refuses them.
-            value = json.loads(raw, parse_constant=_reject_constant)
-        except ValueError as exc:
-            if not isinstance(exc, json.JSONDecodeError):
-                raise forms.ValidationError(_("Not valid JSON: %(msg)s.") % {"msg": exc}) from exc
-            raise forms.ValidationError(
-                _("Not valid JSON: %(msg)s (line %(line)d, column %(col)d).")
-                % {"msg": exc.msg, "line": exc.lineno, "col": exc.colno}
-            ) from exc
+        value = json_text(raw)
         if not isinstance(value, dict):
             raise forms.ValidationError(_("The configuration must be a JSON object {…}."))
         return value

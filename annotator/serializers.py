@@ -17,6 +17,7 @@ from rest_framework import serializers
 
 from .kinds import REGISTRY, report_reasons
 from .models import Task, TaskQueue
+from .platform.forms import ID_MAX
 from .services import QUEUE_FIELDS
 
 SMALLINT_MAX = 32767
@@ -101,7 +102,9 @@ class QueueFieldsIn(serializers.Serializer):
 
 
 class QueueCreateIn(QueueFieldsIn):
-    project = serializers.IntegerField(min_value=1, help_text="Id of a project you belong to.")
+    project = serializers.IntegerField(
+        min_value=1, max_value=ID_MAX, help_text="Id of a project you belong to."
+    )
     kind = serializers.ChoiceField(choices=sorted(REGISTRY))
     title = serializers.CharField(max_length=200)
 

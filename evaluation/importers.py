@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotator.platform import edge
+from annotator.platform import edge, structured
 from annotator.platform.errors import Invalid, LineErrors
 from evaluation.registry import family_of, pairwise_of
 
@@ -48,9 +47,9 @@ def read_jsonl(content: str, errors: LineErrors) -> list[tuple[int, dict]]:
     stripped = content.lstrip()
     if stripped.startswith("["):
         try:
-            array = json.loads(content)
-        except json.JSONDecodeError as exc:
-            errors.add(exc.lineno, f"not valid JSON: {exc.msg}")
+            array = structured.loads(content)
+        except structured.StructuredTextError as exc:
+            errors.add(exc.line or 1, exc.message)
             return []
         rows = []
         for index, obj in enumerate(array, start=1):
@@ -66,9 +65,9 @@ def read_jsonl(content: str, errors: LineErrors) -> list[tuple[int, dict]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.add(number, f"not valid JSON: {exc.msg}")
+            obj = structured.loads(line)
+        except structured.StructuredTextError as exc:
+            errors.add(number, exc.message)
             continue
         if not isinstance(obj, dict):
             errors.add(number, "each line must be a JSON object")

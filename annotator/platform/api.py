@@ -24,7 +24,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from .errors import SchemaError, ServiceError
+from .errors import MAX_ERRORS, SchemaError, ServiceError, clip
 from .models import Job, Project
 from .roles import CURATOR, RESEARCHER, RolePermission, has_role
 from .scoping import get_or_404, jobs_for
@@ -86,7 +86,9 @@ def _flatten(detail: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
 
 
 def _validation_body(detail: Any) -> dict:
-    errors = [{"field": field, "error": error} for field, error in _flatten(detail)]
+    errors = [
+        {"field": clip(field, 200), "error": clip(error)} for field, error in _flatten(detail)
+    ]
     parts = [f"{e['field']}: {e['error']}" if e["field"] else e["error"] for e in errors]
     message = "Invalid input: " + "; ".join(parts[:5]) + (" …" if len(parts) > 5 else "")
     return {"message": message, "errors": errors}
@@ -97,10 +99,10 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, ServiceError):
         body: dict[str, Any] = {"message": exc.message}
         if getattr(exc, "errors", None):
-            body["errors"] = exc.errors
+            body["errors"] = exc.errors[:MAX_ERRORS]
         return Response(body, status=exc.status)
     if isinstance(exc, SchemaError):
-        return Response({"message": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response({"message": clip(str(exc))}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, RecursionError):
         return Response(
             {"message": "The request body is nested too deeply."},
@@ -118,7 +120,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     elif isinstance(exc, exceptions.ParseError):
         response.data = {"message": f"Malformed request body: {exc.detail}"}
     elif isinstance(exc, exceptions.APIException):
-        response.data = {"message": str(exc.detail)}
+        response.data = {"message": clip(str(exc.detail))}
     return response
 
 

@@ -32,6 +32,9 @@ from django.utils.translation import gettext as _
 from rest_framework import exceptions, parsers
 from rest_framework.parsers import DataAndFiles
 
+from . import structured
+from .structured import size_text
+
 NUL = "contains a NUL character"
 SURROGATE = "contains an unpaired surrogate (text that is not valid Unicode)"
 _BAD = re.compile("[\x00\ud800-\udfff]")
@@ -115,14 +118,6 @@ def max_line_bytes() -> int:
     return int(getattr(settings, "BLINDSPOT_MAX_LINE_BYTES", 4 * 1024**2))
 
 
-def size_text(size: int) -> str:
-    """4194304 → "4 MB", 1536 → "1.5 KB"."""
-    for unit, scale in (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
-        if size >= scale:
-            return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
-    return f"{size} bytes"
-
-
 def line_problem(line: str, number: int, limit: int | None = None) -> str | None:
     """ "line N is longer than X MB" for a line over the limit (in UTF-8 bytes), else None."""
     limit = max_line_bytes() if limit is None else limit
@@ -195,6 +190,8 @@ class _Checked:
         if isinstance(data, QueryDict):
             found = querydict_problem(data)
         else:
+            if structured.too_deep(data):
+                raise exceptions.ParseError(structured.nested_message())
             found = find_bad_text(data)
         if found:
             where, problem = found

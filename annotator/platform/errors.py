@@ -8,6 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 MAX_ERRORS = 200  # line errors listed in one refusal; the count covers them all
+MAX_ECHO = 300  # characters of one message: a message quoting a 1 MB value is not 1 MB long
+
+
+def clip(text: str, limit: int = MAX_ECHO) -> str:
+    """``text`` cut to ``limit`` characters, with "…" when it was longer."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class ServiceError(Exception):
@@ -16,6 +23,7 @@ class ServiceError(Exception):
     status = 400
 
     def __init__(self, message: str):
+        message = clip(message, 4 * MAX_ECHO)
         super().__init__(message)
         self.message = message
 
@@ -52,7 +60,7 @@ class LineErrors:
     def add(self, line: Any, error: str) -> None:
         self.count += 1
         if len(self.rows) < self.limit:
-            self.rows.append({"line": line, "error": error})
+            self.rows.append({"line": line, "error": clip(error)})
 
     @property
     def more(self) -> str:

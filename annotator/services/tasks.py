@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +14,7 @@ from django.utils.translation import ngettext
 
 from ..kinds import get_kind
 from ..models import Assignment, Task, TaskQueue
-from ..platform import edge
+from ..platform import edge, structured
 from ..platform.errors import Invalid, SchemaError
 
 
@@ -25,22 +24,6 @@ class TaskRow:
     gold: Any = None
     external_id: str = ""
     line: int = 0
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError(f"number {text[:20]} is out of range")
-    return value
-
-
-def _strict_json_loads(text: str) -> Any:
-    """json.loads without NaN/Infinity, which PostgreSQL's jsonb cannot store."""
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def parse_task_rows(data: bytes | str | list) -> list[TaskRow]:
@@ -70,11 +53,9 @@ def parse_task_rows(data: bytes | str | list) -> list[TaskRow]:
                 errors.append({"line": number, "error": too_long})
                 continue
             try:
-                items.append((number, _strict_json_loads(line)))
-            except (ValueError, RecursionError) as exc:
-                # ValueError covers JSONDecodeError, NaN/Infinity and over-long integers.
-                message = getattr(exc, "msg", None) or str(exc)
-                errors.append({"line": number, "error": f"not valid JSON: {message}"})
+                items.append((number, structured.loads(line)))
+            except structured.StructuredTextError as exc:
+                errors.append({"line": number, "error": exc.message})
     for number, item in items:
         if not isinstance(item, dict):
             errors.append({"line": number, "error": "each line must be a JSON object"})

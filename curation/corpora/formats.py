@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from pathlib import PurePosixPath
 from typing import Any
 
-from annotator.platform import edge
+from annotator.platform import edge, structured
 from annotator.platform.errors import Invalid, LineErrors
 
 from .rows import (
@@ -52,10 +51,9 @@ def parse_jsonl(text: str, *, language: str, licence: str, errors: LineErrors) -
         if not raw.strip() or too_long(raw, n, errors):
             continue
         try:
-            obj = json.loads(raw)
-        except ValueError as exc:
-            msg = getattr(exc, "msg", str(exc))
-            errors.add(n, f"not valid JSON ({msg}, column {getattr(exc, 'colno', '?')})")
+            obj = structured.loads(raw)
+        except structured.StructuredTextError as exc:
+            errors.add(n, exc.message)
             continue
         if not isinstance(obj, dict):
             errors.add(n, 'expected a JSON object such as {"file": "a.jpg", "caption": "…"}')
@@ -197,9 +195,9 @@ def parse_coco(
     text: str, *, language: str, licence: str, errors: LineErrors
 ) -> tuple[list[ManifestRow], int]:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        errors.add(exc.lineno, f"not valid JSON ({exc.msg}, column {exc.colno})")
+        data = structured.loads(text)
+    except structured.StructuredTextError as exc:
+        errors.add(exc.line or 1, exc.message)
         return [], 0
     if (
         not isinstance(data, dict)
@@ -263,8 +261,8 @@ def detect_format(text: str, filename: str) -> str:
         return "jsonl"
     if ext == ".json" or (not ext and first.startswith("{")):
         try:
-            json.loads(first)
-        except ValueError:
+            structured.loads(first)
+        except structured.StructuredTextError:
             return "coco"  # a pretty-printed or single-object file
         return "coco" if '"images"' in first and '"annotations"' in first else "jsonl"
     if _FLICKR_TOKEN.match(first) or _FLICKR_CSV.match(first):

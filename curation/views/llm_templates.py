@@ -23,6 +23,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from annotator.platform import roles
+from annotator.platform.forms import json_text
 from annotator.platform.scoping import get_or_404
 
 from .. import gateway
@@ -77,13 +78,7 @@ class TemplateForm(forms.Form):
         raw = (self.cleaned_data.get("output_schema") or "").strip()
         if not raw:
             return None
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(
-                _("Not valid JSON (line %(line)d, column %(col)d): %(msg)s")
-                % {"line": exc.lineno, "col": exc.colno, "msg": exc.msg}
-            ) from exc
+        return json_text(raw)
 
 
 class NewTemplateForm(TemplateForm):

@@ -9,6 +9,7 @@ from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
 from annotator.platform.api import ErrorOut
+from annotator.platform.forms import ID_MAX, INT_MAX, model_bounds
 
 from .. import runners, selectors
 from ..models import Benchmark, BenchmarkVersion, JudgmentSet, MetricResult, ModelRun
@@ -95,7 +96,9 @@ class EvalRunOut(serializers.ModelSerializer):
 
 class VersionImportIn(serializers.Serializer):
     project = serializers.IntegerField(
-        help_text="id of a project you curate; the benchmark is found or made in it"
+        min_value=1,
+        max_value=ID_MAX,
+        help_text="id of a project you curate; the benchmark is found or made in it",
     )
     family = serializers.ChoiceField(choices=choices())
     benchmark = serializers.CharField(
@@ -123,7 +126,9 @@ class RunImportIn(serializers.Serializer):
     model = serializers.CharField(max_length=200)
     label = serializers.CharField(max_length=120, required=False, default="", allow_blank=True)
     option = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
-    seed = serializers.IntegerField(required=False, default=0)
+    seed = serializers.IntegerField(
+        required=False, default=0, **model_bounds(ModelRun, "seed", low=0)
+    )
     content = serializers.CharField(required=False, trim_whitespace=False)
     file = serializers.FileField(required=False)
 
@@ -218,6 +223,8 @@ def _run_model_in() -> type[serializers.Serializer]:
         "provider_id": serializers.IntegerField(
             required=False,
             allow_null=True,
+            min_value=1,
+            max_value=ID_MAX,
             help_text="LLM provider (a VLM); omitted: the project's default, else the offline "
             "blind baseline, which answers from the question text alone",
         ),
@@ -230,8 +237,12 @@ def _run_model_in() -> type[serializers.Serializer]:
         "label": serializers.CharField(
             max_length=120, required=False, default="", allow_blank=True
         ),
-        "limit": serializers.IntegerField(required=False, allow_null=True, min_value=1),
-        "seed": serializers.IntegerField(required=False, default=0),
+        "limit": serializers.IntegerField(
+            required=False, allow_null=True, min_value=1, max_value=INT_MAX
+        ),
+        "seed": serializers.IntegerField(
+            required=False, default=0, **model_bounds(ModelRun, "seed", low=0)
+        ),
     }
     for family in runners.option_owners():
         for option in family.runner.options.fields:
@@ -263,7 +274,9 @@ class PairIn(serializers.Serializer):
 
 
 class JudgeIn(serializers.Serializer):
-    provider_id = serializers.IntegerField(required=False, allow_null=True)
+    provider_id = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=ID_MAX
+    )
     label = serializers.CharField(max_length=120)
     model = serializers.CharField(
         max_length=200,
@@ -276,7 +289,9 @@ class JudgeIn(serializers.Serializer):
     instances = serializers.IntegerField(
         required=False, min_value=1, max_value=5000, **_judge_instances()
     )
-    seed = serializers.IntegerField(required=False, default=0)
+    seed = serializers.IntegerField(
+        required=False, default=0, **model_bounds(JudgmentSet, "seed", low=0)
+    )
     opponents = serializers.BooleanField(required=False, default=True)
     with_reference = serializers.BooleanField(required=False, default=False)
 

@@ -9,13 +9,13 @@ from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from annotator.platform.forms import FileOrTextForm
+from annotator.platform.forms import INT_MAX, FileOrTextForm, model_bounds
 from annotator.platform.models import Project
 from curation.gateway.providers import provider_offline
 from curation.models import LLMProvider, Scorer
 
 from .. import selectors
-from ..models import BenchmarkVersion
+from ..models import BenchmarkVersion, JudgmentSet, ModelRun
 from ..registry import PairJudge, PredictionOption, choices, family_of
 from ..runners import provider_is_blind, provider_label
 
@@ -86,7 +86,9 @@ class RunImportForm(ImportForm):
         max_length=200,
         required=False,
     )
-    seed = forms.IntegerField(label=gettext_lazy("Bootstrap seed"), initial=0)
+    seed = forms.IntegerField(
+        label=gettext_lazy("Bootstrap seed"), initial=0, **model_bounds(ModelRun, "seed", low=0)
+    )
     field_order = ["model", "label", "file", "text", "option", "seed"]
 
     def __init__(self, *args, option: PredictionOption | None = None, **kwargs):
@@ -214,10 +216,15 @@ class RunModelForm(forms.Form):
     limit = forms.IntegerField(
         label=gettext_lazy("Only the first N items"),
         min_value=1,
+        max_value=INT_MAX,
         required=False,
         help_text=gettext_lazy("For a quick check; unanswered items count as missing."),
     )
-    seed = forms.IntegerField(label=gettext_lazy("Seed (calls and bootstrap)"), initial=0)
+    seed = forms.IntegerField(
+        label=gettext_lazy("Seed (calls and bootstrap)"),
+        initial=0,
+        **model_bounds(ModelRun, "seed", low=0),
+    )
 
     def __init__(self, *args, user, version: BenchmarkVersion, **kwargs):
         super().__init__(*args, **kwargs)
@@ -273,7 +280,9 @@ class JudgeForm(forms.Form):
         max_value=5000,
         help_text=gettext_lazy("Drawn with the seed among the instances the model answered."),
     )
-    seed = forms.IntegerField(label=gettext_lazy("Seed"), initial=0)
+    seed = forms.IntegerField(
+        label=gettext_lazy("Seed"), initial=0, **model_bounds(JudgmentSet, "seed", low=0)
+    )
     opponents = forms.BooleanField(
         label=gettext_lazy("Also against one random other model per instance"),
         required=False,

@@ -74,7 +74,7 @@ def test_create_queue_empty_config_takes_the_kinds_default(curator_client, proje
     [
         ("{not json", "Not valid JSON"),
         ("[1, 2]", "must be a JSON object"),
-        ('{"min_length": NaN}', "NaN is not allowed"),
+        ('{"min_length": NaN}', "NaN is not a number JSON can store"),
         ('{"taxonomy": []}', "config.taxonomy"),
         ('{"taxonomy": [{"group": "A", "tags": [{"id": "x", "label": "X", "key": "s"}]}]}',
          "shortcut keys"),

@@ -253,7 +253,7 @@ def test_bad_jsonl_lines_are_all_reported_with_line_numbers(project, media):
     assert info.value.errors == [
         {
             "line": 2,
-            "error": "not valid JSON (Expecting property name enclosed in double quotes, column 2)",
+            "error": "not valid JSON: Expecting property name enclosed in double quotes (column 2)",
         },
         {"line": 3, "error": "no caption: give “caption” (text) or “captions” (a list)"},
         {

@@ -14,6 +14,7 @@ from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from annotator.platform.forms import INT_MAX
 from annotator.platform.views import first_error
 
 from .settings import settings_of
@@ -46,10 +47,11 @@ class RecipeForm(forms.Form):
 
 
 def count_field(
-    label, help_text="", *, low: int = 1, high: int | None = None, **kwargs: Any
+    label, help_text="", *, low: int = 1, high: int = INT_MAX, **kwargs: Any
 ) -> forms.IntegerField:
-    """A whole number from ``low`` to ``high`` (None: no upper bound): people per item, attempts,
-    votes; required unless ``kwargs`` say otherwise (``required=False``, ``initial=`` …)."""
+    """A whole number from ``low`` to ``high`` (by default the largest an integer column holds):
+    people per item, attempts, votes, seeds; required unless ``kwargs`` say otherwise
+    (``required=False``, ``initial=`` …)."""
     return forms.IntegerField(
         min_value=low, max_value=high, label=label, help_text=help_text, **kwargs
     )

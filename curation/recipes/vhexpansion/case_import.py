@@ -16,6 +16,7 @@ from django.db.models import Q
 
 from annotator.platform import roles
 from annotator.platform.errors import Invalid, LineErrors
+from annotator.platform.forms import ID_MAX
 from annotator.platform.jobs import job_progress
 from annotator.platform.models import Job, Project, taken_refused
 from annotator.platform.scoping import projects_for
@@ -94,6 +95,10 @@ def parse_case_rows(content: str, filename: str = "") -> list[CaseRow]:
                 row.image_id = int(str(image_id).strip())
             except ValueError:
                 errors.add(line, f"'image_id' must be a whole number, got {image_id!r}")
+            else:
+                if not 1 <= row.image_id <= ID_MAX:
+                    errors.add(line, "'image_id' is not the id of a stored image")
+                    row.image_id = None
         elif image is not None:
             ref = str(image).strip()
             sha = SHA.match(ref)

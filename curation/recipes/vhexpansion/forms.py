@@ -78,7 +78,7 @@ class PerturbForm(StageForm):
         widget=forms.CheckboxSelectMultiple,
         label=gettext_lazy("Perturbations"),
     )
-    seed = forms.IntegerField(initial=0, min_value=0, label=gettext_lazy("Seed (noise)"))
+    seed = count_field(gettext_lazy("Seed (noise)"), low=0, initial=0)
 
     def job_params(self) -> dict:
         return {**super().job_params(), "params": {}}
@@ -116,7 +116,7 @@ class AdversarialForm(StageForm):
     steps = count_field(
         gettext_lazy("Steps (empty: the paper's 500 / 100)"), high=5000, required=False
     )
-    seed = forms.IntegerField(initial=0, min_value=0, label=gettext_lazy("Seed"))
+    seed = count_field(gettext_lazy("Seed"), low=0, initial=0)
 
     def __init__(self, *args, obj=None, **kwargs):
         super().__init__(*args, obj=obj, **kwargs)

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from annotator.platform.api import ERRORS as PLATFORM_ERRORS
 from annotator.platform.api import STAFF, ApiView, ErrorOut
 from annotator.platform.edge import FormParser, JSONParser, MultiPartParser
+from annotator.platform.forms import INT_MAX
 from annotator.platform.scoping import get_or_404
 from evaluation.families.visit.api import LeaderboardOut, leaderboard_out
 
@@ -39,7 +40,7 @@ class SubmissionIn(serializers.Serializer):
     filename = serializers.CharField(
         required=False, default="", allow_blank=True, help_text="e.g. responses.jsonl"
     )
-    seed = serializers.IntegerField(required=False, default=0, min_value=0)
+    seed = serializers.IntegerField(required=False, default=0, min_value=0, max_value=INT_MAX)
     reference_pairs = serializers.IntegerField(
         required=False, default=150, min_value=1, max_value=10000
     )

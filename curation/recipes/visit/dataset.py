@@ -4,7 +4,6 @@ with its human rating; and captioned instances from elsewhere that wait for thei
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
@@ -15,7 +14,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.platform import edge
+from annotator.platform import edge, structured
 from annotator.platform.errors import Invalid, LineErrors
 from annotator.platform.jobs import job_enqueue, job_progress
 from annotator.platform.models import Job
@@ -42,8 +41,10 @@ def _image_cell(cell: str) -> list[str]:
     cell = (cell or "").strip()
     if cell.startswith("["):
         try:
-            urls = json.loads(cell)
-        except json.JSONDecodeError:
+            urls = structured.loads(cell)
+        except structured.StructuredTextError:
+            return []
+        if not isinstance(urls, list):
             return []
         return [u.strip() for u in urls if isinstance(u, str) and u.strip()]
     return [cell] if cell else []
@@ -88,9 +89,9 @@ def _dataset_row(item, record: dict, errors: LineErrors) -> DatasetRow | None:
     try:
         # NaN / Infinity (pandas' missing values in the published file) become null:
         # PostgreSQL's jsonb cannot store them.
-        meta = json.loads(meta_text, parse_constant=lambda _c: None) if meta_text.strip() else {}
-    except json.JSONDecodeError:
-        return errors.add(item.line, "public_images_metadata is not valid JSON")
+        meta = structured.loads(meta_text, nonfinite="null") if meta_text.strip() else {}
+    except structured.StructuredTextError as exc:
+        return errors.add(item.line, f"public_images_metadata: {exc.message}")
     problem = edge.row_problem({"public_images_metadata": meta, "image": urls})
     if problem:
         return errors.add(item.line, problem)

@@ -88,9 +88,7 @@ class ProviderChoice(forms.ModelChoiceField):
 
 class GenerateForm(forms.Form):
     provider = ProviderChoice(queryset=LLMProvider.objects.none(), label=_("Model"))
-    limit = forms.IntegerField(
-        required=False, min_value=1, label=_("Instances (empty: all verified)")
-    )
+    limit = count_field(_("Instances (empty: all verified)"), required=False)
 
     def __init__(self, *args, providers=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -100,12 +98,12 @@ class GenerateForm(forms.Form):
 class PairsForm(forms.Form):
     n = count_field(_("Tuples"), high=pipelines.MAX_PAIRS_PER_CALL, initial=20)
     votes = count_field(_("Votes each"), high=pipelines.MAX_VOTES, initial=5)
-    seed = forms.IntegerField(min_value=0, initial=0, label=_("Seed"))
+    seed = count_field(_("Seed"), low=0, initial=0)
 
 
 class JudgeForm(forms.Form):
     reference_pairs = count_field(_("Instances per model"), high=10000, initial=150)
-    seed = forms.IntegerField(min_value=0, initial=0, label=_("Seed"))
+    seed = count_field(_("Seed"), low=0, initial=0)
 
 
 class SubmissionForm(forms.Form):
@@ -114,4 +112,4 @@ class SubmissionForm(forms.Form):
     reference_pairs = count_field(
         _("Instances judged against the reference"), high=10000, initial=150
     )
-    seed = forms.IntegerField(min_value=0, initial=0, label=_("Seed (pairing)"))
+    seed = count_field(_("Seed (pairing)"), low=0, initial=0)

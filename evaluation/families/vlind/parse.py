@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from annotator.platform import structured
 from annotator.platform.errors import Invalid, LineErrors
 from evaluation.importers import (
     ItemRow,
@@ -79,8 +79,8 @@ def parse_items(content: str, filename: str = "") -> list[ItemRow]:
 def model_identifiers(content: str) -> list[str]:
     """Model identifiers that have predictions in a data.json ("{mid}_pred_a1_image" keys)."""
     try:
-        data = json.loads(content)
-    except json.JSONDecodeError:
+        data = structured.loads(content)
+    except structured.StructuredTextError:
         return []
     found: set[str] = set()
     for obj in data if isinstance(data, list) else []:

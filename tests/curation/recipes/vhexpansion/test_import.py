@@ -87,7 +87,7 @@ def test_bad_rows_are_reported_by_line_and_nothing_is_written(project, curator, 
     with pytest.raises(Invalid) as exc:
         _import(project, curator, content, {"img/a.png": png_bytes(0)})
     assert exc.value.errors == [
-        {"line": 4, "error": "not valid JSON: Expecting value"},
+        {"line": 4, "error": "not valid JSON: Expecting value (column 1)"},
         {"line": 2, "error": "missing field 'question'"},
         {"line": 2, "error": "'answer' must be yes or no, got 'maybe'"},
         {"line": 3, "error": "'image' '../x.png' is not a safe relative file name"},
