@@ -3,6 +3,7 @@
 from django.urls import path
 
 from . import api
+from .api import webhooks
 from .platform.api import JobDetailApi, JobListApi
 
 urlpatterns = [
@@ -45,6 +46,27 @@ urlpatterns = [
     path("tasks/<int:task_id>/skip/", api.SkipApi.as_view(), name="api-skip"),
     path("tasks/<int:task_id>/report/", api.ReportApi.as_view(), name="api-report"),
     path("tasks/<int:task_id>/heartbeat/", api.HeartbeatApi.as_view(), name="api-heartbeat"),
+    path(
+        "projects/<int:project_id>/webhooks/",
+        webhooks.WebhookListCreateApi.as_view(),
+        name="api-webhooks",
+    ),
+    path("webhooks/<int:webhook_id>/", webhooks.WebhookDetailApi.as_view(), name="api-webhook"),
+    path(
+        "webhooks/<int:webhook_id>/test/",
+        webhooks.WebhookTestApi.as_view(),
+        name="api-webhook-test",
+    ),
+    path(
+        "webhooks/<int:webhook_id>/secret/",
+        webhooks.WebhookSecretApi.as_view(),
+        name="api-webhook-secret",
+    ),
+    path(
+        "webhooks/<int:webhook_id>/deliveries/",
+        webhooks.WebhookDeliveriesApi.as_view(),
+        name="api-webhook-deliveries",
+    ),
     path("jobs/", JobListApi.as_view(), name="api-jobs"),
     path("jobs/<int:job_id>/", JobDetailApi.as_view(), name="api-job"),
 ]

@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from . import kinds, outcomes
 from .models import TaskQueue
-from .platform import roles
+from .platform import roles, webhooks
 from .platform.forms import FileOrTextForm, json_text, model_bounds
 from .platform.models import Project
 
@@ -130,6 +130,23 @@ class ProjectForm(forms.Form):
         if Project.objects.filter(slug=slug).exists():
             raise forms.ValidationError(_("A project with this short name exists already."))
         return slug
+
+
+class WebhookForm(forms.Form):
+    """A webhook's URL, note and events (the service checks the address)."""
+
+    url = forms.URLField(
+        label=_("Payload URL"),
+        max_length=500,
+        assume_scheme="https",
+        help_text=_("Blindspot POSTs each event here as JSON, signed with the hook's secret."),
+    )
+    description = forms.CharField(label=_("Note"), max_length=200, required=False)
+    events = forms.MultipleChoiceField(
+        label=_("Events"),
+        choices=[(name, f"{name} — {label}") for name, label in webhooks.EVENTS.items()],
+        widget=forms.CheckboxSelectMultiple,
+    )
 
 
 class QueueForm(forms.Form):

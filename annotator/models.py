@@ -20,7 +20,14 @@ from django.utils.translation import gettext_lazy as _
 from .kinds import REGISTRY
 
 # The platform's models belong to this app: importing them here registers them.
-from .platform.models import Invitation, Job, Profile, Project  # noqa: F401
+from .platform.models import (  # noqa: F401
+    Invitation,
+    Job,
+    Profile,
+    Project,
+    Webhook,
+    WebhookDelivery,
+)
 
 
 class TaskQueue(models.Model):

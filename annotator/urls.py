@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import invites, jobs, projects, queues, tasks, workspace
+from .views import invites, jobs, projects, queues, tasks, webhooks, workspace
 
 workspace_urlpatterns = [
     path("", workspace.home, name="home"),
@@ -29,6 +29,32 @@ curator_urlpatterns = [
         "curate/projects/<int:project_id>/people/<int:user_id>/remove/",
         projects.project_member_remove,
         name="curator-project-member-remove",
+    ),
+    path(
+        "curate/projects/<int:project_id>/webhooks/",
+        webhooks.webhook_list,
+        name="curator-webhooks",
+    ),
+    path("curate/webhooks/<int:webhook_id>/", webhooks.webhook_detail, name="curator-webhook"),
+    path(
+        "curate/webhooks/<int:webhook_id>/test/",
+        webhooks.webhook_test,
+        name="curator-webhook-test",
+    ),
+    path(
+        "curate/webhooks/<int:webhook_id>/active/",
+        webhooks.webhook_active,
+        name="curator-webhook-active",
+    ),
+    path(
+        "curate/webhooks/<int:webhook_id>/secret/",
+        webhooks.webhook_secret,
+        name="curator-webhook-secret",
+    ),
+    path(
+        "curate/webhooks/<int:webhook_id>/delete/",
+        webhooks.webhook_delete,
+        name="curator-webhook-delete",
     ),
     path("curate/queues/<int:queue_id>/", queues.queue_detail, name="curator-queue"),
     path("curate/queues/<int:queue_id>/edit/", queues.queue_edit, name="curator-queue-edit"),

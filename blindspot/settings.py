@@ -264,6 +264,18 @@ BLINDSPOT_JOB_HEARTBEAT_S = env.float("BLINDSPOT_JOB_HEARTBEAT_S", default=10.0)
 BLINDSPOT_JOB_LOST_AFTER_S = env.float("BLINDSPOT_JOB_LOST_AFTER_S", default=60.0)
 BLINDSPOT_JOB_SWEEP_S = env.float("BLINDSPOT_JOB_SWEEP_S", default=30.0)
 BLINDSPOT_JOB_MAX_ATTEMPTS = env.int("BLINDSPOT_JOB_MAX_ATTEMPTS", default=3)
+# Webhooks (``annotator.platform.webhooks``): a delivery waits at most TIMEOUT seconds for an
+# answer, is tried up to MAX_ATTEMPTS times with exponential backoff (BACKOFF_S, then doubling,
+# at most BACKOFF_MAX_S), and a hook whose last DISABLE_AFTER attempts all failed is disabled
+# until a curator enables it again. URLs resolving to private, loopback, link-local or other
+# non-public addresses are refused unless ALLOW_PRIVATE is set (a receiver inside your network).
+BLINDSPOT_WEBHOOK_TIMEOUT_S = env.float("BLINDSPOT_WEBHOOK_TIMEOUT_S", default=5.0)
+BLINDSPOT_WEBHOOK_MAX_ATTEMPTS = env.int("BLINDSPOT_WEBHOOK_MAX_ATTEMPTS", default=6)
+BLINDSPOT_WEBHOOK_BACKOFF_S = env.float("BLINDSPOT_WEBHOOK_BACKOFF_S", default=30.0)
+BLINDSPOT_WEBHOOK_BACKOFF_MAX_S = env.float("BLINDSPOT_WEBHOOK_BACKOFF_MAX_S", default=1800.0)
+BLINDSPOT_WEBHOOK_DISABLE_AFTER = env.int("BLINDSPOT_WEBHOOK_DISABLE_AFTER", default=10)
+BLINDSPOT_WEBHOOK_ALLOW_PRIVATE = env.bool("BLINDSPOT_WEBHOOK_ALLOW_PRIVATE", default=False)
+BLINDSPOT_WEBHOOK_LOG_DAYS = env.int("BLINDSPOT_WEBHOOK_LOG_DAYS", default=30)
 CELERY_BEAT_SCHEDULE = {
     "expire-leases": {"task": "annotator.expire_leases", "schedule": timedelta(seconds=30)},
     "sweep-lost-jobs": {

@@ -24,7 +24,7 @@ from django.test import TestCase, override_settings
 from annotator import kinds, services
 from annotator.models import Enrollment, Task, TaskQueue
 from annotator.platform import roles
-from annotator.platform.models import Job, Project
+from annotator.platform.models import Job, Project, Webhook
 from curation.recipes.framework.publish import published_versions
 from curation.recipes.framework.registry import recipe_of
 from evaluation.families.naturalbench import demo as nb_demo
@@ -262,6 +262,13 @@ def _build() -> World:
     ids["invite_token"] = services.invitation_create(
         created_by=curator, role=roles.CROWDWORKER, project=p1
     ).token
+    ids["webhook"] = Webhook.objects.create(
+        project=p1,
+        url="https://p1secret.example.org/hook",
+        description=f"{MARKER} receiver",
+        events=["queue.finished"],
+        secret="whsec_matrix",
+    ).pk
 
     # Curation assets of project 1.
     from curation.models import Corpus, Generation, LLMProvider, PromptTemplate, Sample, Scorer

@@ -134,6 +134,7 @@ task = {"task_id": Id("task")}
 job = {"job_id": Id("job", removed="removed_job")}  # the removed member's: one they started
 held = {"task_id": HELD}
 project = {"project_id": Id("project")}
+webhook = {"webhook_id": Id("webhook")}
 nb = {"pipeline_id": Id("nb")}
 vhx = {"set_id": Id("vhx")}
 vlind = {"bench_id": Id("vlind")}
@@ -205,6 +206,16 @@ TABLE: dict[str, Row] = {
     ),
     "invite-accept": row(get(ALL, scope=PUBLIC), token=Id("invite_token")),
     "token": row(get(ALL, scope=OWN), post(ALL, scope=OWN)),
+    "curator-webhooks": row(
+        get(C), post(C, {"url": "https://example.org/x", "events": ["job.failed"]}), **project
+    ),
+    "curator-webhook": row(
+        get(C), post(C, {"url": "https://example.org/x", "events": ["job.failed"]}), **webhook
+    ),
+    "curator-webhook-test": row(post(C), **webhook),
+    "curator-webhook-active": row(post(C, {"active": "0"}), **webhook),
+    "curator-webhook-secret": row(post(C), **webhook),
+    "curator-webhook-delete": row(post(C), **webhook),
     "curator-jobs": row(get(CR, scope=OWN)),
     "curator-job": row(get(CR), **job),
     "curator-job-retry": row(post(C), **job),
@@ -228,6 +239,18 @@ TABLE: dict[str, Row] = {
     "api-project-members": row(get(C), **project),
     "api-project-member": row(Call("delete", C), user_id=Id("member"), **project),
     "api-jobs": row(get(CR, scope=OWN)),
+    "api-webhooks": row(
+        get(C), post(C, {"url": "https://example.org/x", "events": ["job.failed"]}), **project
+    ),
+    "api-webhook": row(
+        get(C),
+        Call("patch", C, {"description": "changed"}, ok=(400,)),
+        Call("delete", C),
+        **webhook,
+    ),
+    "api-webhook-test": row(post(C), **webhook),
+    "api-webhook-secret": row(post(C), **webhook),
+    "api-webhook-deliveries": row(get(C), **webhook),
     "api-job": row(get(CR), **job),
     # --- curation: corpora and images ---
     # The recipes' working pages (corpora, pipelines, sets, benches) are their curators'; a

@@ -146,3 +146,57 @@ class Profile(models.Model):
     )
     # The interface language (a code of settings.LANGUAGES); empty: the browser's choice.
     language = models.CharField(max_length=16, blank=True)
+
+
+class Webhook(CreatedStamp):
+    """A URL told about a project's events (``annotator.platform.webhooks``): each delivery is
+    signed with the hook's secret; repeated failures disable it until a curator enables it."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="webhooks")
+    url = models.URLField(max_length=500)
+    description = models.CharField(max_length=200, blank=True)
+    events = models.JSONField(default=list, blank=True, help_text=_("Event names it receives."))
+    # Signing key (HMAC-SHA256). Shown once, when the hook is made; kept in clear because every
+    # delivery needs it.
+    secret = models.CharField(max_length=100)
+    is_active = models.BooleanField(default=True)
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    disabled_at = models.DateTimeField(null=True, blank=True)
+    disabled_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.url
+
+
+class WebhookDelivery(models.Model):
+    """One event sent (or being sent) to one hook: its latest attempt's outcome."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")
+        RETRYING = "retrying", _("Retrying")
+        SUCCEEDED = "succeeded", _("Delivered")
+        FAILED = "failed", _("Failed")
+
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    event = models.CharField(max_length=60)
+    event_id = models.UUIDField()
+    payload = models.JSONField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    response_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.CharField(max_length=1000, blank=True)  # a prefix only
+    error = models.CharField(max_length=500, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    attempted_at = models.DateTimeField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["webhook", "event_id"], name="delivery_once_per_event")
+        ]
+        indexes = [models.Index(fields=["webhook", "-created_at"], name="delivery_hook_recent_idx")]

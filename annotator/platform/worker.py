@@ -37,6 +37,7 @@ from django.utils import timezone
 from .errors import Invalid
 from .jobs import job_send, job_task
 from .models import Job
+from .webhooks import job_event_emit
 
 log = logging.getLogger(__name__)
 TRANSIENT = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
@@ -88,15 +89,19 @@ def run_job(celery_task, job_id: int, work: Callable[[Job], Any]) -> None:
         log.exception("job %s failed", job_id)
         _fail(mine, f"{type(exc).__name__}: {exc}")
         return
-    mine.update(
+    if mine.update(
         status=Job.Status.SUCCEEDED, finished_at=timezone.now(), result=result, heartbeat_at=None
-    )
+    ):
+        job_event_emit(job_id=job_id)
 
 
 def _fail(jobs, error: str) -> None:
-    jobs.update(
+    ids = list(jobs.values_list("pk", flat=True))
+    if jobs.update(
         status=Job.Status.FAILED, finished_at=timezone.now(), error=error, heartbeat_at=None
-    )
+    ):
+        for job_id in ids:
+            job_event_emit(job_id=job_id)
 
 
 def commit_once(job_id: int, write: Callable[[], dict]) -> dict:

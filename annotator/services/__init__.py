@@ -7,7 +7,7 @@ write ``from annotator import services`` and ``services.assignment_claim(...)``.
 """
 
 from .claiming import ClaimResult, assignment_claim
-from .decisions import enrollment_resume, task_decide
+from .decisions import enrollment_resume, task_decide, task_event_emit
 from .invitations import invitation_accept, invitation_create
 from .leases import (
     annotator_leases_revoke,
@@ -63,6 +63,7 @@ __all__ = [
     "queue_update",
     "report_reason_check",
     "task_decide",
+    "task_event_emit",
     "tasks_bulk_create",
     "tasks_cancel",
     "tasks_settle",

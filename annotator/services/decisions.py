@@ -3,12 +3,15 @@ settle, enrollments."""
 
 from __future__ import annotations
 
+from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..kinds import get_kind
 from ..models import Annotation, Enrollment, Task, TaskQueue
 from ..outcomes import run_outcome_handler
+from ..platform.webhooks import webhook_emit
 
 
 def _enrollment(queue: TaskQueue, annotator) -> Enrollment:
@@ -91,12 +94,54 @@ def task_decide(*, task: Task, now=None) -> None:
         task.required += 1
         task.escalations += 1
         task.save(update_fields=["required", "escalations", "agreement"])
+        task_event_emit(task=task, event="task.escalated")
         return
     task.state = Task.State.DECIDED if decision.decided else Task.State.UNDECIDED
     task.outcome = kind.outcome(decision, responses)
     task.decided_at = now
     task.save(update_fields=["state", "outcome", "agreement", "decided_at"])
     run_outcome_handler(task, decision)
+    task_event_emit(task=task, event="task.decided")
+    queue_id, project_id = queue.pk, queue.project_id
+    # Checked after the commit: two last decisions committing together then both see the queue
+    # finished (it may be told twice), where a check inside each would see the other open.
+    transaction.on_commit(lambda: _queue_finished_check(queue_id, project_id))
+
+
+def task_event_emit(*, task: Task, event: str) -> None:
+    """Tell the project's webhooks (after commit) about a task: ``task.decided``,
+    ``task.escalated`` or ``task.settled`` (a curator's settlement calls this too)."""
+    webhook_emit(
+        project=task.queue.project_id,
+        event=event,
+        data={
+            "task": task.pk,
+            "queue": task.queue_id,
+            "external_id": task.external_id,
+            "state": task.state,
+            "outcome": task.outcome,
+            "agreement": task.agreement,
+            "required": task.required,
+            "escalations": task.escalations,
+        },
+    )
+
+
+def _queue_finished_check(queue_id: int, project_id: int) -> None:
+    """Emit ``queue.finished`` when the queue has no open regular task left."""
+    if Task.objects.filter(queue_id=queue_id, state=Task.State.OPEN, is_gold=False).exists():
+        return
+    counts = dict(
+        Task.objects.filter(queue_id=queue_id, is_gold=False)
+        .values_list("state")
+        .annotate(n=Count("id"))
+        .values_list("state", "n")
+    )
+    webhook_emit(
+        project=project_id,
+        event="queue.finished",
+        data={"queue": queue_id, "tasks": counts},
+    )
 
 
 def enrollment_resume(*, enrollment: Enrollment) -> Enrollment:

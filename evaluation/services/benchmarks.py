@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from annotator.platform.errors import Conflict, Invalid
 from annotator.platform.models import Project
+from annotator.platform.webhooks import webhook_emit
 from evaluation.importers import ItemRow
 from evaluation.models import Benchmark, BenchmarkItem, BenchmarkVersion
 from evaluation.registry import family_of
@@ -136,7 +137,30 @@ def version_publish(*, version: BenchmarkVersion) -> BenchmarkVersion:
         version.frozen = True
         version.published_at = timezone.now()
         version.save(update_fields=["frozen", "published_at"])
+        benchmark = version.benchmark
+        webhook_emit(
+            project=benchmark.project_id,
+            event="version.published",
+            data={
+                "version": version.pk,
+                "label": version.label,
+                "benchmark": benchmark.pk,
+                "benchmark_name": benchmark.name,
+                "family": benchmark.family,
+                "items": version.item_count,
+            },
+        )
     return version
+
+
+def leaderboard_changed(*, version: BenchmarkVersion, why: str, run: int | None = None) -> None:
+    """Tell the project's webhooks (after commit) that the version's leaderboard changed:
+    ``why`` is "metrics" (a run's metrics were computed) or "judgments" (ratings recomputed)."""
+    webhook_emit(
+        project=version.benchmark.project_id,
+        event="leaderboard.changed",
+        data={"version": version.pk, "benchmark": version.benchmark_id, "why": why, "run": run},
+    )
 
 
 def item_delete(*, item: BenchmarkItem) -> None:

@@ -15,7 +15,7 @@ from evaluation.importers import JudgmentFile, JudgmentRow, pair_key
 from evaluation.models import BenchmarkItem, BenchmarkVersion, JudgmentSet, ModelRun, PairJudgment
 from evaluation.registry import PairJudge, Pairwise, pairwise_of
 
-from .benchmarks import clean_name
+from .benchmarks import clean_name, leaderboard_changed
 
 JUDGMENTS_JOB = "evaluation.compute_judgments"
 
@@ -367,6 +367,7 @@ def judgments_compute(
                 results_computed_at=now,
                 code_version=pairwise.compute.CODE_VERSION,
             )
+        leaderboard_changed(version=version, why="judgments")
     if progress:
         progress(len(sets), len(sets), "Stored")
     return out

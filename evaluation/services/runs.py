@@ -21,7 +21,7 @@ from evaluation.models import (
 )
 from evaluation.registry import Family, family_of
 
-from .benchmarks import clean_name
+from .benchmarks import clean_name, leaderboard_changed
 
 COMPUTE_JOB = "evaluation.compute_metrics"
 
@@ -195,6 +195,7 @@ def metrics_compute(
         for key, extra in version_rows.items():
             _store(others[key], extra)
         ModelRun.objects.filter(pk=run.pk).update(metrics_computed_at=timezone.now())
+        leaderboard_changed(version=version, why="metrics", run=run.pk)
     if progress:
         progress(3, 3, "Stored")
     return {row.metric: row.value for row in rows}

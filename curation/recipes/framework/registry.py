@@ -9,6 +9,7 @@ Nothing here imports a recipe: recipes import this.
 from __future__ import annotations
 
 from annotator.outcomes import HANDLERS, outcome_handler
+from annotator.platform.webhooks import JOB_SUCCESS_EVENTS
 
 from .declare import Export, Recipe, Stage
 from .jobs import kind_forget, kind_register, kind_taken, step_of
@@ -30,6 +31,8 @@ def register(recipe: Recipe) -> Recipe:
         outcome_handler(name)(handler)
     for step in steps:
         kind_register(recipe, step)
+    for export in recipe.exports:  # its webhooks hear "export.ready" when the job succeeds
+        JOB_SUCCESS_EVENTS.add(export.job_kind, "export.ready")
     _RECIPES[recipe.key] = recipe
     return recipe
 
@@ -44,6 +47,7 @@ def unregister(key: str) -> None:
         HANDLERS.pop(name, None)
     for kind in recipe.job_kinds:
         kind_forget(kind)
+        JOB_SUCCESS_EVENTS.pop(kind, None)
 
 
 def recipes() -> list[Recipe]:
