@@ -33,10 +33,12 @@ class RowsFn(Protocol):
 
 
 class VersionRowsFn(Protocol):
-    """Rows that rate every run of a version together (stored on each run), keyed like `runs`."""
+    """Rows that rate every run of a version together (stored on each run), keyed like `runs`
+    (each run's player name: its model's name). Any seed comes from the data, never a database
+    id, so the same data gives the same ratings in any database."""
 
     def __call__(
-        self, items: Items, runs: Mapping[str, Predictions], *, seed: int, rounds: int
+        self, items: Items, runs: Mapping[str, Predictions], *, rounds: int
     ) -> dict[str, list[MetricRow]]: ...
 
 
@@ -187,6 +189,8 @@ class Family:
     # The paper's published release from a local folder or file (Path) -> releases.ReleaseFile:
     # the family's importable text, its images ingested (``evaluate import-version``).
     release: Callable[[Path], Any] | None = None
+    # Extra context for the family's templates on the version page: version -> dict.
+    version_context: Callable[[Any], dict] | None = None
 
     def spec_map(self) -> dict[str, MetricSpec]:
         return {s.key: s for s in self.specs}

@@ -65,13 +65,15 @@ def print_judgments(write: Callable[[str], object], version: BenchmarkVersion) -
         write(
             f"\n{judgment_set.label} [{judgment_set.kind}] — {judgment_set.pair_count} pairs, "
             f"{results.get('battles', 0)} battles (bootstrap {results.get('rounds', 0)} rounds,"
-            f" seed {judgment_set.bootstrap_seed}; online seed {judgment_set.seed})"
+            f" seed {results.get('bootstrap_seed', judgment_set.bootstrap_seed)} from the battles;"
+            f" online seed {judgment_set.seed}; ranked by online Elo)"
         )
         for k, p in enumerate(results.get("players", []), start=1):
             win = (p.get("win_rate") or {}).get("text", "—")
             write(
-                f"{k:3}  {p['model'][:32]:32}  Elo {p['elo']:5d} [{p['low']:.0f}, "
-                f"{p['high']:.0f}]  matches {p['matches']:5d}  vs reference {win}"
+                f"{k:3}  {p['model'][:32]:32}  online Elo {p['online'] or 0:6.0f}  "
+                f"bootstrap {p['elo']:5d} [{p['low']:.0f}, {p['high']:.0f}]  "
+                f"matches {p['matches']:5d}  vs reference {win}"
             )
         agreement = results.get("agreement")
         if agreement:

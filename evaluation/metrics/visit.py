@@ -6,6 +6,8 @@ elo_analysis.py) and App. F (judge prompts and answer extraction, Fig. 18).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Sequence
@@ -147,6 +149,20 @@ def deduplicate_battles(battles: Sequence[Battle]) -> list[Battle]:
             seen.add(key)
             kept.append(battle)
     return kept
+
+
+def battles_seed(battles: Sequence[Battle], *, salt: int = 0) -> int:
+    """A bootstrap seed derived from the battles themselves: the first 32 bits of the SHA-256 of
+    their (model_a, model_b, winner, image, instruction) in order, plus ``salt``. The same battles
+    give the same seed in any database (never a database id); App. E records the seed."""
+    digest = hashlib.sha256(
+        json.dumps(
+            [[b.model_a, b.model_b, b.winner, b.image, b.instruction] for b in battles],
+            ensure_ascii=False,
+            separators=(",", ":"),
+        ).encode()
+    ).digest()
+    return (int.from_bytes(digest[:4], "big") + salt) % 2**32
 
 
 def elo_expected(rating_a: float, rating_b: float) -> float:

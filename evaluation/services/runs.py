@@ -159,6 +159,19 @@ def _store(run: ModelRun, rows: Sequence[compute.MetricRow]) -> None:
         )
 
 
+def _players(runs) -> dict[str, ModelRun]:
+    """Player name → run: the model's name; a model's later runs get " (2)", " (3)" in the
+    order they were made, so names never carry a database id."""
+    out: dict[str, ModelRun] = {}
+    for run in runs:
+        name, k = run.model.name, 1
+        while name in out:
+            k += 1
+            name = f"{run.model.name} ({k})"
+        out[name] = run
+    return out
+
+
 def metrics_compute(
     *, run: ModelRun, rounds: int = 1000, text_metrics: bool = True, progress=None
 ) -> dict:
@@ -180,15 +193,13 @@ def metrics_compute(
     if declared.version_rows is not None:
         if progress:
             progress(2, 3, "Rating all runs of the version")
-        others = {
-            str(r.pk): r
-            for r in ModelRun.objects.filter(version=version, status=ModelRun.Status.SUCCEEDED)
-        }
+        others = _players(
+            ModelRun.objects.filter(version=version, status=ModelRun.Status.SUCCEEDED)
+            .select_related("model")
+            .order_by("id")
+        )
         version_rows = declared.version_rows(
-            items,
-            {key: _prediction_data(r) for key, r in others.items()},
-            seed=version.pk,
-            rounds=rounds,
+            items, {key: _prediction_data(r) for key, r in others.items()}, rounds=rounds
         )
     with transaction.atomic():
         _store(run, rows)

@@ -72,6 +72,7 @@ def version_page(
             "run_error": error,
             "active_runs": active,
             "blind_label": prompts.BLIND_BASELINE_LABEL,
+            "family_context": family.version_context(version) if family.version_context else {},
             **abilities(request),
         },
         status=status,

@@ -4,7 +4,7 @@ from evaluation.metrics import visit
 from evaluation.registry import Pairwise, PredictionOption, declare, register
 
 # prompts registers the family's templates and their offline rules on import.
-from . import judge, judgments, pairwise, parse, plots, prompts, rows, runner  # noqa: F401
+from . import board, judge, judgments, pairwise, parse, plots, prompts, rows, runner  # noqa: F401
 
 PAIRWISE = Pairwise(
     parse=judgments.parse,
@@ -37,5 +37,6 @@ FAMILY = register(
             detect=parse.prediction_column,
         ),
         pairwise=PAIRWISE,
+        version_context=board.version_context,
     )
 )

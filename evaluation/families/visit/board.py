@@ -9,9 +9,9 @@ from django.utils.translation import gettext as _
 
 from annotator.models import Annotation
 from evaluation import plots
-from evaluation.models import JudgmentSet
+from evaluation.models import BenchmarkItem, JudgmentSet
 
-from . import pairwise, stats
+from . import pairwise, rows, stats
 
 
 def judgment_set(version_id: int | None, *, pk: int | None = None, label: str = ""):
@@ -38,11 +38,55 @@ def board(version_id: int | None, *, judge_label: str, human_set_id: int | None)
     judge_set = judgment_set(version_id, label=judge_label)
     human_set = judgment_set(version_id, pk=human_set_id)
     return {
+        "reference_label": reference_label(version_id),
         "judge_set": judge_set,
         "players": ratings_table(judge_set),
         "human_set": human_set,
         "human_players": ratings_table(human_set),
         "running": bool(judge_set and judge_set.job_id and not judge_set.job.is_finished),
+    }
+
+
+def reference_label(version_id: int | None) -> str:
+    """How the version's reference player is named, from where its kept references came from
+    (``rows.reference_label``): a drafted or offline reference is not "GPT-4 reference"."""
+    sources = BenchmarkItem.objects.filter(version_id=version_id, kept=True).values_list(
+        "data__reference_source", flat=True
+    )
+    return rows.reference_label_of(str(s or "") for s in sources.distinct())
+
+
+def item_verdict(data: dict) -> str:
+    """An item's Table 2 verdict from its published flags (human_ratings_*, Sec. 2.2)."""
+    if data.get("gpt4_correct"):
+        return stats.CORRECT
+    if data.get("problem_in_caption"):
+        return stats.CAPTION
+    if data.get("problem_in_gpt4"):
+        return stats.RESPONSE
+    return stats.INCORRECT
+
+
+def version_context(version) -> dict:
+    """The version page's Table 2 (Sec. 2.2) from its items' rating flags — a version imported
+    from the published CSV as well as one a pipeline published — and its reference's origin."""
+    rows = version.items.values_list(
+        "data__gpt4_correct",
+        "data__problem_in_caption",
+        "data__problem_in_gpt4",
+        "data__multi_image",
+    )
+    table = stats.verification_table(
+        (
+            bool(multi),
+            item_verdict({"gpt4_correct": c, "problem_in_caption": cap, "problem_in_gpt4": resp}),
+        )
+        for c, cap, resp, multi in rows
+    )
+    return {
+        "table2": table,
+        "table2_rows": verification_rows(table),
+        "reference_label": reference_label(version.pk),
     }
 
 
@@ -53,7 +97,7 @@ def verification_rows(table: dict) -> list[dict]:
     for key, label in (
         ("correct_share", _("Reference correct (%)")),
         ("caption_share", _("Problem in caption (%)")),
-        ("response_share", _("Problem in response (%)")),
+        ("response_share", _("Problem in the reference response (%)")),
     ):
         values = [table[c][key] for c in stats.COLUMNS]
         rows.append({"label": label, "values": [None if v is None else 100 * v for v in values]})

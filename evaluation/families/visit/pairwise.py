@@ -87,6 +87,10 @@ def set_results(
     # A judge's repeated (pair, instance) battles are dropped as in elo_analysis.py; crowd votes
     # on one pair are separate matches.
     dedup = kind != HUMAN
+    # The bootstrap seed comes from the battles (plus the set's recorded offset), so the same
+    # judgments give the same intervals in any database.
+    salt = bootstrap_seed
+    bootstrap_seed = visit.battles_seed(battles, salt=salt)
     boot = visit.bootstrap_elo(battles, rounds=rounds, seed=bootstrap_seed, deduplicate=dedup)
     online = visit.online_elo(battles, seed=seed, deduplicate=dedup)
     bt = visit.bradley_terry(battles, deduplicate=dedup)
@@ -124,7 +128,9 @@ def set_results(
             }
             entry["p_beats_reference"] = visit.elo_win_probability(rating.median, reference_elo)
         players.append(entry)
-    players.sort(key=lambda e: (-e["elo"], e["player"]))
+    # Ranked by online Elo, as the sandbox's elo_analysis.py prints the leaderboard (App. E);
+    # the bootstrap median and its interval stand beside it.
+    players.sort(key=lambda e: (-(e["online"] or 0.0), e["player"]))
     outcomes = Counter("tie" if p.winner == visit.TIE else "decisive" for p in pairs)
     strata = Counter(
         visit.HumanPairVotes(p.votes_a, p.votes_b).stratum
@@ -142,6 +148,9 @@ def set_results(
         "reference_elo": reference_elo,
         "online_seed": seed,
         "bootstrap_seed": bootstrap_seed,
+        "bootstrap_seed_offset": salt,
+        "bootstrap_seed_rule": "sha256(battles)[:4] + offset",
+        "ranked_by": "online",
         "rounds": rounds,
         "deduplicated": dedup,
     }

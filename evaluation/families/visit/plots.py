@@ -21,27 +21,29 @@ TEMPLATES = FamilyTemplates(
 
 def _length_elo(rows: list[dict], names: list[str]) -> dict | None:
     rated = [
-        (names[k], r["results"]["elo_length"])
+        (names[k], r["results"]["elo_length_bootstrap"])
         for k, r in enumerate(rows)
-        if r["results"].get("elo_length")
+        if r["results"].get("elo_length_bootstrap")
     ]
     if not rated:
         return None
+    details = rated[0][1].details
     return {
         "svg": svg.whisker_chart(
             [n for n, _m in rated],
             [m.value for _n, m in rated],
             [m.interval_low for _n, m in rated],
             [m.interval_high for _n, m in rated],
-            title=_("Elo under the length baseline, bootstrap 95% interval"),
-            x_label=_("Elo (median of 1000 bootstrap rounds)"),
-            reference=rated[0][1].details.get("reference_elo"),
-            reference_label=_("GPT-4 reference"),
+            title=_("Elo under the length baseline: bootstrap median, 95% interval"),
+            x_label=_("Elo (median of %(n)s bootstrap rounds)") % {"n": details.get("rounds")},
+            reference=details.get("reference_bootstrap_elo"),
+            reference_label=details.get("reference") or _("reference"),
         ),
         "caption": _(
             "Battles where the longer response wins: a baseline, not a quality "
-            "judgment. Elo from judge or crowd battles is on the pairwise "
-            "judgments page."
+            "judgment. The ranking is the online Elo (one pass in the sandbox's seed-1 "
+            "shuffle); this chart shows the bootstrap median and interval beside it. Elo "
+            "from judge or crowd battles is on the pairwise judgments page."
         ),
     }
 
@@ -61,7 +63,7 @@ def plots(board: dict) -> list[dict]:
     chart = svg.bar_chart(
         ["BLEU-4", "ROUGE-L", "METEOR"],
         series,
-        title=_("Reference-based text metrics vs the GPT-4 reference"),
+        title=_("Reference-based text metrics vs the reference"),
     )
     out.append({"svg": chart, "caption": ""})
     return out

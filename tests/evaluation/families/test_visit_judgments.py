@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import csv
+import hashlib
 import io
 import json
 from collections import defaultdict
@@ -22,6 +23,7 @@ import pytest
 from annotator.platform.errors import Conflict, Invalid
 from evaluation import importers, services
 from evaluation.families.naturalbench import demo as nb_demo
+from evaluation.families.visit import parse as visit_parse
 from evaluation.metrics import textmetrics
 from evaluation.models import JudgmentSet, PairJudgment
 from tests.evaluation.helpers import eval_version
@@ -102,7 +104,26 @@ def test_judge_battles_import_and_reproduce_the_official_elo_and_win_rates(visit
     order = [p["player"] for p in judgment_set.results["players"]]
     assert order[0] == "human_verified_reference" and order[-1] == "panda_gpt_13b_output"
     assert all(p["low"] <= p["elo"] <= p["high"] for p in players.values())
-    assert judgment_set.results["bootstrap_seed"] == 0 and judgment_set.results["rounds"] == ROUNDS
+    # And the bootstrap seed is a hash of the battles (never a database id): the first 32 bits
+    # of SHA-256 over [A, B, winner, image, instruction] in file order, repeats dropped
+    unique, seen = [], set()
+    for r in records:
+        key = (tuple(sorted([r["A_model"], r["B_model"]])), r["image_url"], r["instruction"])
+        if key not in seen:
+            seen.add(key)
+            wins = [y for y in r["auto_evaluation_result"] if y != "tie"]
+            tie = not wins or len(wins) == len(set(wins))
+            winner = "tie" if tie else collections.Counter(wins).most_common(1)[0][0]
+            unique.append([r["A_model"], r["B_model"], winner, r["image_url"], r["instruction"]])
+    digest = hashlib.sha256(
+        json.dumps(unique, ensure_ascii=False, separators=(",", ":")).encode()
+    ).digest()
+    assert judgment_set.results["bootstrap_seed"] == int.from_bytes(digest[:4], "big")
+    assert judgment_set.results["rounds"] == ROUNDS
+    assert judgment_set.results["ranked_by"] == "online"
+    assert [p["online"] for p in judgment_set.results["players"]] == sorted(
+        expected.values(), reverse=True
+    )
     assert judgment_set.results["battles"] == len(battles)
 
 
@@ -410,3 +431,24 @@ def test_runner_records_pairs_from_raw_judge_outputs_idempotently(visit_version)
             response_b="",
             outputs=[{"shown_a": a, "shown_b": "panda_gpt_13b_output", "judge_output": ""}],
         )
+
+
+@pytest.mark.django_db
+def test_same_judgments_give_the_same_elo_whatever_the_database_ids(visit_version, files):
+    # Given the same head-to-head file imported on two versions of the same data, the second
+    # created after other rows took ids (as a second, fresh database would number them)
+    dataset, _models = files
+    first = import_llm(visit_version, llm_file(files))
+    for k in range(2):
+        eval_version("visit", f"Filler {k}", visit_parse.parse_items(dataset)[:3], label="x")
+    again = eval_version("visit", "VisIT again", visit_parse.parse_items(dataset), label="v")
+    second = import_llm(again, llm_file(files))
+    assert again.pk != visit_version.pk and first["judgment_set_id"] != second["judgment_set_id"]
+
+    # Then every player's online Elo, bootstrap median and interval, and the seed, are the same
+    def ratings(set_id):
+        results = JudgmentSet.objects.get(pk=set_id).results
+        keep = ("player", "online", "elo", "low", "high", "bt", "matches", "win_rate")
+        return results["bootstrap_seed"], [{k: p[k] for k in keep} for p in results["players"]]
+
+    assert ratings(first["judgment_set_id"]) == ratings(second["judgment_set_id"])
