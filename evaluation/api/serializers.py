@@ -129,6 +129,12 @@ class RunImportIn(serializers.Serializer):
     seed = serializers.IntegerField(
         required=False, default=0, **model_bounds(ModelRun, "seed", low=0)
     )
+    skip_unmatched = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="tolerant matching: skip rows that match no item (counted with their lines "
+        "in the job's result); off = all or nothing",
+    )
     content = serializers.CharField(required=False, trim_whitespace=False)
     file = serializers.FileField(required=False)
 

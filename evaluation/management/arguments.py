@@ -29,6 +29,12 @@ def _import_arguments(add) -> None:
     options = [f.prediction_option.label for f in families() if f.prediction_option]
     p.add_argument("--option", default="", help=" / ".join(options))
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--skip-unmatched",
+        action="store_true",
+        help="tolerant matching: skip rows that match no item and report them with their line "
+        "numbers (default: all or nothing)",
+    )
     p.add_argument("--no-compute", action="store_true")
     p.add_argument("--rounds", type=int, default=1000)
 

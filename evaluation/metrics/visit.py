@@ -152,17 +152,11 @@ def deduplicate_battles(battles: Sequence[Battle]) -> list[Battle]:
 
 
 def battles_seed(battles: Sequence[Battle], *, salt: int = 0) -> int:
-    """A bootstrap seed derived from the battles themselves: the first 32 bits of the SHA-256 of
-    their (model_a, model_b, winner, image, instruction) in order, plus ``salt``. The same battles
-    give the same seed in any database (never a database id); App. E records the seed."""
-    digest = hashlib.sha256(
-        json.dumps(
-            [[b.model_a, b.model_b, b.winner, b.image, b.instruction] for b in battles],
-            ensure_ascii=False,
-            separators=(",", ":"),
-        ).encode()
-    ).digest()
-    return (int.from_bytes(digest[:4], "big") + salt) % 2**32
+    """A bootstrap seed from the battles, never a database id (App. E records it): the first 32
+    bits of SHA-256 over their [model_a, model_b, winner, image, instruction] in order, + salt."""
+    rows = [[b.model_a, b.model_b, b.winner, b.image, b.instruction] for b in battles]
+    text = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+    return (int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") + salt) % 2**32
 
 
 def elo_expected(rating_a: float, rating_b: float) -> float:

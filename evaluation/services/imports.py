@@ -37,15 +37,16 @@ def import_validate(
     filename: str = "",
     version: BenchmarkVersion | None = None,
     option: str = "",
+    skip_unmatched: bool = False,
 ) -> int:
-    """Synchronous validation at the edge; raises Invalid with line errors. Returns row count."""
+    """Synchronous validation at the edge; raises Invalid with line errors. Returns the number
+    of rows that will be imported (with ``skip_unmatched``, those that match an item)."""
     if target == "items":
         return len(importers.parse_items(family, content, filename))
     if version is None:
         raise NotFound("Choose a benchmark version for the predictions.")
     rows = importers.parse_predictions(family, content, filename, option=option)
-    predictions_validate(version=version, rows=rows)
-    return len(rows)
+    return len(predictions_validate(version=version, rows=rows, skip_unmatched=skip_unmatched).rows)
 
 
 def import_enqueue(*, params: dict, content: str, created_by=None, project=None):
@@ -102,9 +103,11 @@ def run_import_start(
     seed: int | None,
     content: str,
     filename: str,
+    skip_unmatched: bool = False,
     created_by=None,
 ) -> tuple[Job, int]:
-    """Validate predictions against a version now, then import and score them in a job."""
+    """Validate predictions against a version now, then import and score them in a job.
+    ``skip_unmatched``: tolerant matching (rows that match no item skipped, counted)."""
     family = version.benchmark.family
     n = import_validate(
         target="predictions",
@@ -113,6 +116,7 @@ def run_import_start(
         filename=filename,
         version=version,
         option=option,
+        skip_unmatched=skip_unmatched,
     )
     params = {
         "target": "predictions",
@@ -123,6 +127,7 @@ def run_import_start(
         "option": option,
         "seed": seed or 0,
         "filename": filename,
+        "skip_unmatched": bool(skip_unmatched),
     }
     job = import_enqueue(
         params=params, content=content, created_by=created_by, project=version.benchmark.project
@@ -175,11 +180,14 @@ def import_run(params: dict, *, created_by=None, job=None) -> dict:
         label=params.get("label", ""),
         provider=params.get("provider", ""),
         seed=int(params.get("seed", 0)),
+        skip_unmatched=bool(params.get("skip_unmatched", False)),
         prompt_settings=prompt_settings,
         created_by=created_by,
         job=job,
     )
     result: dict[str, Any] = {"run_id": run.pk, "predictions": run.prediction_count}
+    if params.get("skip_unmatched"):
+        result.update(run.prompt_settings["unmatched"])
     if params.get("compute", True):
         metrics_compute(run=run, rounds=int(params.get("rounds", 1000)))
         result["metrics"] = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.utils import timezone
@@ -26,16 +27,38 @@ from .benchmarks import clean_name, leaderboard_changed
 COMPUTE_JOB = "evaluation.compute_metrics"
 
 
+@dataclass(frozen=True)
+class Matched:
+    """Rows matched to a version's items; with tolerant matching, the rows skipped (no item)."""
+
+    items: dict[str, BenchmarkItem]
+    rows: list[PredictionRow]
+    skipped: list[dict]  # {"line", "item_id"} of each row that matched no item
+
+    def report(self) -> dict:
+        """What a run records of the skipped rows: their count and (the first 200) lines."""
+        return {
+            "skipped_count": len(self.skipped),
+            "skipped_lines": [s["line"] for s in self.skipped[:200]],
+        }
+
+
 def _match_predictions(
-    version: BenchmarkVersion, rows: Sequence[PredictionRow]
-) -> dict[str, BenchmarkItem]:
-    """Map every row to an item of the version; unknown ids and duplicates are line errors."""
+    version: BenchmarkVersion, rows: Sequence[PredictionRow], *, skip_unmatched: bool = False
+) -> Matched:
+    """Map every row to an item of the version; unknown ids and duplicates are line errors.
+    ``skip_unmatched`` (tolerant matching, an explicit choice): a row that matches no item is
+    skipped and reported by line instead, as some papers' own code skips rows that match no
+    instance; duplicates stay errors."""
     items = {i.item_id: i for i in version.items.only("id", "item_id", "data", "kept")}
-    errors = []
+    errors, skipped, kept = [], [], []
     first: dict[str, int] = {}
     for row in rows:
         if row.item_id not in items:
-            errors.append({"line": row.line, "error": f"unknown item id {row.item_id!r}"})
+            if skip_unmatched:
+                skipped.append({"line": row.line, "item_id": row.item_id})
+            else:
+                errors.append({"line": row.line, "error": f"unknown item id {row.item_id!r}"})
         elif row.item_id in first:
             errors.append(
                 {
@@ -46,11 +69,20 @@ def _match_predictions(
             )
         else:
             first[row.item_id] = row.line
+            kept.append(row)
+    if not errors and rows and not kept:
+        errors.append({"line": 0, "error": "no row matches an item of this version"})
     if errors:
-        raise Invalid(
-            "The predictions do not match the version's items; nothing was imported.", errors[:200]
+        hint = (
+            ""
+            if skip_unmatched or not any(e["error"].startswith("unknown") for e in errors)
+            else " To skip rows that match no item, choose tolerant matching."
         )
-    return items
+        raise Invalid(
+            "The predictions do not match the version's items; nothing was imported." + hint,
+            errors[:200],
+        )
+    return Matched(items, kept, skipped)
 
 
 def _parsed_answer(declared: Family, item: BenchmarkItem, row: PredictionRow):
@@ -61,8 +93,10 @@ def _parsed_answer(declared: Family, item: BenchmarkItem, row: PredictionRow):
     )
 
 
-def predictions_validate(*, version: BenchmarkVersion, rows: Sequence[PredictionRow]) -> None:
-    _match_predictions(version, rows)
+def predictions_validate(
+    *, version: BenchmarkVersion, rows: Sequence[PredictionRow], skip_unmatched: bool = False
+) -> Matched:
+    return _match_predictions(version, rows, skip_unmatched=skip_unmatched)
 
 
 @transaction.atomic
@@ -75,12 +109,18 @@ def run_import(
     provider: str = "",
     prompt_settings: dict | None = None,
     seed: int = 0,
+    skip_unmatched: bool = False,
     created_by=None,
     job=None,
 ) -> ModelRun:
-    """A finished, imported run of `model_name` on `version` with one prediction per row."""
+    """A finished, imported run of `model_name` on `version` with one prediction per row (all or
+    nothing); with ``skip_unmatched``, rows that match no item are skipped and their count and
+    lines recorded in the run's ``prompt_settings["unmatched"]``."""
     model_name = clean_name(model_name, "model name", 200)
-    items = _match_predictions(version, rows)
+    matched = _match_predictions(version, rows, skip_unmatched=skip_unmatched)
+    items, rows = matched.items, matched.rows
+    if skip_unmatched:
+        prompt_settings = {**(prompt_settings or {}), "unmatched": matched.report()}
     model, _ = EvaluatedModel.objects.get_or_create(
         name=model_name, defaults={"provider": provider}
     )

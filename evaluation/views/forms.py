@@ -89,7 +89,17 @@ class RunImportForm(ImportForm):
     seed = forms.IntegerField(
         label=gettext_lazy("Bootstrap seed"), initial=0, **model_bounds(ModelRun, "seed", low=0)
     )
-    field_order = ["model", "label", "file", "text", "option", "seed"]
+
+    skip_unmatched = forms.BooleanField(
+        label=gettext_lazy("Tolerant matching: skip rows that match no item"),
+        required=False,
+        help_text=gettext_lazy(
+            "Off: the file imports all or nothing. On: rows that match no item of the version "
+            "are skipped, and their count and line numbers are reported (as a paper's own "
+            "code skips rows whose text was mangled in transit)."
+        ),
+    )
+    field_order = ["model", "label", "file", "text", "option", "seed", "skip_unmatched"]
 
     def __init__(self, *args, option: PredictionOption | None = None, **kwargs):
         super().__init__(*args, **kwargs)

@@ -87,10 +87,8 @@ def set_results(
     # A judge's repeated (pair, instance) battles are dropped as in elo_analysis.py; crowd votes
     # on one pair are separate matches.
     dedup = kind != HUMAN
-    # The bootstrap seed comes from the battles (plus the set's recorded offset), so the same
-    # judgments give the same intervals in any database.
-    salt = bootstrap_seed
-    bootstrap_seed = visit.battles_seed(battles, salt=salt)
+    # Seeded from the battles (+ the set's offset): the same judgments, the same intervals anywhere.
+    salt, bootstrap_seed = bootstrap_seed, visit.battles_seed(battles, salt=bootstrap_seed)
     boot = visit.bootstrap_elo(battles, rounds=rounds, seed=bootstrap_seed, deduplicate=dedup)
     online = visit.online_elo(battles, seed=seed, deduplicate=dedup)
     bt = visit.bradley_terry(battles, deduplicate=dedup)
@@ -128,8 +126,7 @@ def set_results(
             }
             entry["p_beats_reference"] = visit.elo_win_probability(rating.median, reference_elo)
         players.append(entry)
-    # Ranked by online Elo, as the sandbox's elo_analysis.py prints the leaderboard (App. E);
-    # the bootstrap median and its interval stand beside it.
+    # Ranked by online Elo as elo_analysis.py prints it (App. E); the bootstrap median beside it.
     players.sort(key=lambda e: (-(e["online"] or 0.0), e["player"]))
     outcomes = Counter("tie" if p.winner == visit.TIE else "decisive" for p in pairs)
     strata = Counter(

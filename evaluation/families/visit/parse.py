@@ -97,8 +97,46 @@ def parse_items(content: str, filename: str = "") -> list[ItemRow]:
     return items
 
 
+# The sandbox's known non-output columns (make_pairs.py): a model file's output column is the one
+# column outside this list. ``human_ratings_*`` are matched by prefix; pandas names a blank
+# header "Unnamed: 0" (openflamingo_single_fixed.csv has one).
+NON_OUTPUT_COLUMNS = frozenset(
+    {
+        "image_url",
+        "image_dense_caption",
+        "instruction_category",
+        "instruction",
+        "output_human_annotated",
+        "image",
+        "gpt4_prediction",
+        "image_dense_captions",
+        "reference_output",
+        "public_images_metadata",
+        "Unnamed",
+        "Unnamed: 0",
+        "visual",
+        "idx",
+        "question",
+        "image_id",
+        # Blindspot's own export names the caption column as the paper does.
+        "instruction_conditioned_caption",
+    }
+)
+
+
+def _known(column: str) -> bool:
+    return (
+        not column
+        or column in NON_OUTPUT_COLUMNS
+        or column.startswith("human_ratings_")
+        or column.startswith("Unnamed: ")
+    )
+
+
 def output_column(header: list[str]) -> str | None:
-    extra = [h for h in header if h and h not in DATASET_COLUMNS]
+    """The model output column by the sandbox's rule: the one column outside its known
+    non-output columns (make_pairs.py); None when there are none or several."""
+    extra = [h for h in header if not _known(h)]
     return extra[0] if len(extra) == 1 else None
 
 
@@ -109,9 +147,15 @@ def parse_predictions(content: str, filename: str = "", option: str = "") -> lis
     header, rows = read_csv(content, errors)
     column = option or (output_column(header) or "")
     if header and (not column or column not in header):
+        extra = [h for h in header if not _known(h)]
+        why = (
+            f"the columns outside the known dataset columns are {', '.join(extra)}"
+            if extra
+            else "every column is a known dataset column"
+        )
         errors.add(
             1,
-            "cannot tell which column holds the model output; name it "
+            "cannot tell which column holds the model output: " + why + "; name it "
             f"(columns: {', '.join(header)})",
         )
     errors.raise_if_any("The model output CSV has errors; nothing was imported.")

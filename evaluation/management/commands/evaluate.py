@@ -201,9 +201,15 @@ class Command(BaseCommand):
             "content": self._read(o["file"]),
             "compute": not o["no_compute"],
             "rounds": o["rounds"],
+            "skip_unmatched": o["skip_unmatched"],
         }
         result = services.import_run(params, created_by=self.user)
         self.stdout.write(f"run {result['run_id']}: {result['predictions']} predictions")
+        if o["skip_unmatched"]:
+            lines = ", ".join(map(str, result["skipped_lines"])) or "none"
+            self.stdout.write(
+                f"skipped {result['skipped_count']} rows that match no item (lines: {lines})"
+            )
         if result.get("metrics"):
             print_board(self.stdout.write, version, "")
 

@@ -8,7 +8,7 @@ from annotator.platform.errors import Invalid
 from evaluation import importers, services
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import BenchmarkItem, MetricResult, Prediction
-from tests.evaluation.helpers import eval_version, login
+from tests.evaluation.helpers import eval_version, evaluate, login
 from tests.paths import VISIT_BENCH, needs
 
 FIXTURES = VISIT_BENCH
@@ -142,3 +142,84 @@ def test_version_page_shows_table_2_for_an_imported_version(client, visit_versio
     table = body[body.index("eval-table2") :]
     for share in ("91.5", "3.6", "3.8", "578"):
         assert f'<td class="num">{share}</td>' in table
+
+
+# The six Lynx rows whose instruction was mangled in transit (the sandbox matches 572 of 578).
+LYNX_SKIPPED = [23, 69, 347, 412, 502, 915]
+# Every published model file (the sandbox's full_model_predictions/ copies): its output column by
+# the sandbox's rule, the rows imported and those skipped as matching no instance.
+PUBLISHED = {
+    "llava13b_output.csv": ("llava13b_output", 577, []),
+    "PandaGPT_13b_out.csv": ("panda_gpt_13b_output", 578, []),
+    "instruct_blip_13b_out.csv": ("instruct_blip_output", 578, []),
+    "openflamingo_single_fixed.csv": ("openflamingo", 578, []),
+    "lynx_predictions.csv": ("Lynx(8B) predictions", 572, LYNX_SKIPPED),
+}
+
+
+@pytest.mark.parametrize("filename", sorted(PUBLISHED))
+def test_every_published_model_file_imports_by_the_sandbox_rule(visit_version, filename):
+    column, imported, skipped = PUBLISHED[filename]
+    content = _read(filename)
+    # The output column is the one outside the sandbox's known non-output columns
+    assert visit_parse.prediction_column(content) == column
+    rows = importers.parse_predictions("visit", content, filename)
+    # With tolerant matching, rows that match no instance are skipped, counted, by line
+    run = services.run_import(
+        version=visit_version, model_name=column, rows=rows, skip_unmatched=True
+    )
+    assert run.prediction_count == imported == Prediction.objects.filter(run=run).count()
+    assert run.prompt_settings["unmatched"] == {
+        "skipped_count": len(skipped),
+        "skipped_lines": skipped,
+    }
+
+
+def test_lynx_is_refused_whole_without_tolerant_matching(visit_version):
+    rows = importers.parse_predictions("visit", _read("lynx_predictions.csv"), "lynx.csv")
+    with pytest.raises(Invalid) as exc:
+        services.run_import(version=visit_version, model_name="Lynx", rows=rows)
+    # all or nothing by default: every unmatched line named, the way out said, nothing stored
+    assert [e["line"] for e in exc.value.errors] == LYNX_SKIPPED
+    assert "tolerant matching" in str(exc.value)
+    assert Prediction.objects.count() == 0
+
+
+def test_a_file_with_two_unknown_columns_names_them():
+    content = "image,instruction,human_ratings_x,Unnamed: 3,out_a,out_b\nu,Do it.,1,2,x,y\n"
+    with pytest.raises(Invalid) as exc:
+        importers.parse_predictions("visit", content, "panda.csv")
+    error = exc.value.errors[0]
+    assert error["line"] == 1
+    assert "outside the known dataset columns are out_a, out_b" in error["error"]
+
+
+def test_tolerant_matching_is_a_choice_on_the_import_page_and_in_the_cli(
+    client, visit_version, tmp_path
+):
+    # The import page offers it, off by default (all or nothing)
+    login(client, roles.CURATOR)
+    url = reverse("eval-run-import", args=[visit_version.pk])
+    body = client.get(url).content.decode()
+    assert 'name="skip_unmatched"' in body and "Tolerant matching" in body
+    # Submitted without it, Lynx is refused with its line numbers and nothing is stored
+    text = _read("lynx_predictions.csv")
+    response = client.post(url, {"model": "Lynx", "text": text, "seed": 0})
+    assert response.status_code == 400
+    assert "unknown item id" in response.content.decode()
+    assert "choose tolerant matching" in response.content.decode()
+    assert Prediction.objects.count() == 0
+    # The CLI's --skip-unmatched imports 572 rows and reports the 6 it skipped, by line
+    path = tmp_path / "lynx_predictions.csv"
+    path.write_text(text, encoding="utf-8")
+    out = evaluate(
+        "import-run",
+        str(visit_version.pk),
+        str(path),
+        "--model",
+        "Lynx",
+        "--skip-unmatched",
+        "--no-compute",
+    )
+    assert "572 predictions" in out
+    assert "skipped 6 rows that match no item (lines: 23, 69, 347, 412, 502, 915)" in out
