@@ -49,6 +49,11 @@ INSTALLED_APPS = [
     "annotator",
     "curation",
     "evaluation",
+    # The recipes: each a Django app whose config is a RecipeConfig (curation/recipes/framework).
+    "curation.recipes.naturalbench",
+    "curation.recipes.vhexpansion",
+    "curation.recipes.visit",
+    "curation.recipes.vlind",
 ]
 
 MIDDLEWARE = [

@@ -223,7 +223,16 @@ def test_djangos_debug_error_pages_alone_go_without_the_policy(client, crowdwork
     assert policy(response) == EXPECTED_CSP
 
 
-TEMPLATES = sorted((ROOT / "templates").rglob("*.html"))
+# The project's templates and each app's own (a recipe app keeps its pages in its folder).
+TEMPLATE_DIRS = [
+    ROOT / "templates",
+    *(
+        d
+        for app in ("annotator", "curation", "evaluation")
+        for d in (ROOT / app).rglob("templates")
+    ),
+]
+TEMPLATES = sorted(p for d in TEMPLATE_DIRS if d.is_dir() for p in d.rglob("*.html"))
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>", re.I)
 EVENT_HANDLER = re.compile(r"\son[a-z]+\s*=", re.I)
 

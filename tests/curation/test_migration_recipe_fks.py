@@ -36,6 +36,15 @@ COUNTED = [
     )
 ] + [("evaluation", m) for m in ("Benchmark", "BenchmarkVersion", "JudgmentSet", "ModelRun")]
 
+# The app each recipe model is in at the leaves (curation 0008 moved them out of curation).
+APP_OF = {
+    **dict.fromkeys(["NaturalBenchPipeline", "NaturalBenchVersion"], "naturalbench"),
+    "VHCaseSet": "vhexpansion",
+    "VLindBench": "vlind",
+    **dict.fromkeys(["VisitPipeline", "VisitPair", "VisitSubmission"], "visit"),
+}
+APP_OF |= {name.lower(): app for name, app in APP_OF.items()}
+
 
 def _populated_before() -> tuple[list[tuple[str, str]], object, dict]:
     """The database migrated back to before 0007 and filled by ``_populate``: the leaves to
@@ -135,8 +144,12 @@ def _nb_version(model, pipeline, label: str, digits: str, *, benchmark_version_i
     )
 
 
-def _counts(apps) -> dict[str, int]:
-    return {name: apps.get_model(app, name).objects.count() for app, name in COUNTED}
+def _counts(apps, *, moved: bool) -> dict[str, int]:
+    """Row counts; once the recipes are apps (curation 0008) their models are in them."""
+    return {
+        name: apps.get_model(APP_OF.get(name, app) if moved else app, name).objects.count()
+        for app, name in COUNTED
+    }
 
 
 @pytest.mark.django_db(transaction=True)
@@ -146,7 +159,7 @@ def test_recipe_ids_become_foreign_keys_with_their_data():
     # pipeline with its version, human judgment set, a pair and a submission with its run, and
     # benchmarks named the way the publish code named them
     leaves, old, ids = _populated_before()
-    counts = _counts(old)
+    counts = _counts(old, moved=False)
 
     # When the migrations run forward to the leaves
     new = _forward(leaves).loader.project_state(leaves).apps
@@ -154,21 +167,25 @@ def test_recipe_ids_become_foreign_keys_with_their_data():
     # Then every foreign key points where its integer did, the dangling id is NULL,
     model = new.get_model
     published, nb_version = ids["published"]
-    assert model("curation", "NaturalBenchVersion").objects.get(pk=published).benchmark_version_id
     assert (
-        model("curation", "NaturalBenchVersion").objects.get(pk=published).benchmark_version.pk
+        model("naturalbench", "NaturalBenchVersion").objects.get(pk=published).benchmark_version_id
+    )
+    assert (
+        model("naturalbench", "NaturalBenchVersion").objects.get(pk=published).benchmark_version.pk
         == nb_version
     )
     assert (
-        model("curation", "NaturalBenchVersion").objects.get(pk=ids["dangling"]).benchmark_version
+        model("naturalbench", "NaturalBenchVersion")
+        .objects.get(pk=ids["dangling"])
+        .benchmark_version
         is None
     )
-    visit = model("curation", "VisitPipeline").objects.get(pk=ids["visit"][0])
+    visit = model("visit", "VisitPipeline").objects.get(pk=ids["visit"][0])
     assert (visit.version.pk, visit.human_set.pk) == (ids["visit_version"], ids["human"])
-    pair = model("curation", "VisitPair").objects.get(pk=ids["pair"])
+    pair = model("visit", "VisitPair").objects.get(pk=ids["pair"])
     assert pair.version.pk == ids["visit_version"]
     submission_pk, run_pk = ids["submission"]
-    submission = model("curation", "VisitSubmission").objects.get(pk=submission_pk)
+    submission = model("visit", "VisitSubmission").objects.get(pk=submission_pk)
     assert (submission.version.pk, submission.run.pk) == (ids["visit_version"], run_pk)
     # each pipeline knows the benchmark it publishes to,
     for key, name in (
@@ -178,9 +195,9 @@ def test_recipe_ids_become_foreign_keys_with_their_data():
         ("visit", "VisitPipeline"),
     ):
         pk, benchmark_pk = ids[key]
-        assert model("curation", name).objects.get(pk=pk).benchmark_id == benchmark_pk, name
+        assert model(APP_OF[name], name).objects.get(pk=pk).benchmark_id == benchmark_pk, name
     # and no row was added or lost
-    assert _counts(new) == counts
+    assert _counts(new, moved=True) == counts
     if connection.vendor == "postgresql":
         _assert_foreign_key_constraints(new)
 
@@ -189,7 +206,7 @@ def _assert_foreign_key_constraints(apps) -> None:
     """On PostgreSQL each new key is a real constraint, and the old ``>= 0`` checks are gone."""
     with connection.cursor() as cursor:
         for model_name, field, target in FOREIGN_KEYS:
-            meta = apps.get_model("curation", model_name)._meta
+            meta = apps.get_model(APP_OF[model_name], model_name)._meta
             column = meta.get_field(field).column
             constraints = connection.introspection.get_constraints(cursor, meta.db_table)
             keys = [
@@ -206,7 +223,7 @@ def _assert_foreign_key_constraints(apps) -> None:
 def test_a_required_id_whose_row_is_gone_stops_the_migration():
     # Given a VisIT pair whose (required) version id names no evaluation version
     leaves, old, ids = _populated_before()
-    pairs = old.get_model("curation", "VisitPair").objects.filter(pk=ids["pair"])
+    pairs = old.get_model("visit", "VisitPair").objects.filter(pk=ids["pair"])
     pairs.update(version_id=ids["visit_version"] + 1000)
 
     # When the migrations run forward, then 0007 refuses, naming the row and the id

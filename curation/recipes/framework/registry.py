@@ -1,4 +1,5 @@
-"""The recipes, registered once at start-up (``CurationConfig.ready`` → ``curation.recipes.load``).
+"""The recipes, registered once at start-up (each recipe app's ``RecipeConfig.ready`` imports its
+``recipe.py``).
 
 ``register(recipe)`` registers the recipe's outcome handlers (``annotator.outcomes``) and one
 Celery task per job kind — its stages' and its exports' — each the one dispatcher

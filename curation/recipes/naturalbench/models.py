@@ -44,7 +44,12 @@ class NaturalBenchPipeline(RecipePipeline):
         RANDOM = "random", _("Random pairs (Flickr-Random baseline, Table 6)")
 
     corpus = models.ForeignKey("curation.Corpus", on_delete=models.PROTECT, related_name="+")
-    scorers = models.ManyToManyField("curation.Scorer", blank=True, related_name="+")
+    scorers = models.ManyToManyField(
+        "curation.Scorer",
+        blank=True,
+        related_name="+",
+        db_table="curation_naturalbenchpipeline_scorers",
+    )
     method = models.CharField(max_length=8, choices=Method.choices, default=Method.EQ1)
     question_types = models.JSONField(default=list)
     language = models.CharField(
@@ -80,6 +85,7 @@ class NaturalBenchPipeline(RecipePipeline):
     )
 
     class Meta(RecipePipeline.Meta):
+        db_table = "curation_naturalbenchpipeline"
         constraints = [
             models.UniqueConstraint(
                 fields=["project", "name"], name="nbpipeline_project_name_uniq"
@@ -121,6 +127,7 @@ class ConfoundingPair(PeopleDecide):
     agreement = models.FloatField(null=True, blank=True)
 
     class Meta:
+        db_table = "curation_confoundingpair"
         ordering = ["pipeline", "position"]
         constraints = [
             models.UniqueConstraint(fields=["pipeline", "position"], name="nbpair_position_uniq"),
@@ -162,6 +169,7 @@ class PairQuestionSet(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        db_table = "curation_pairquestionset"
         ordering = ["pipeline", "pair", "question_type"]
         constraints = [
             models.UniqueConstraint(fields=["pair", "question_type"], name="nbqset_pair_type_uniq"),
@@ -193,6 +201,7 @@ class QuestionDraft(FromGeneration):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "curation_questiondraft"
         ordering = ["question_set", "attempt"]
         constraints = [
             models.UniqueConstraint(
@@ -224,6 +233,7 @@ class VQAItem(PeopleDecide):
     state = models.CharField(max_length=7, choices=State.choices, default=State.OPEN)
 
     class Meta:
+        db_table = "curation_vqaitem"
         ordering = ["draft", "key"]
         constraints = [
             models.UniqueConstraint(fields=["draft", "key"], name="nbitem_draft_key_uniq"),
@@ -261,6 +271,7 @@ class NaturalBenchSample(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "curation_naturalbenchsample"
         ordering = ["pipeline", "index", "id"]
         constraints = [
             models.UniqueConstraint(fields=["pipeline", "index"], name="nbsample_index_uniq"),
@@ -307,6 +318,7 @@ class NaturalBenchVersion(JobStamp):
     benchmark_version = optional_link("evaluation.BenchmarkVersion")
 
     class Meta:
+        db_table = "curation_naturalbenchversion"
         ordering = ["pipeline", "-created_at", "-id"]
         constraints = [
             models.UniqueConstraint(fields=["pipeline", "label"], name="nbversion_label_uniq"),

@@ -92,7 +92,7 @@ STAGES = (
 
 def _list(name: str, rows, choices, **extra) -> ItemList:
     """The list behind the funnel's ``name`` counts at <pipeline>/<name>/, 20 a page."""
-    template = f"curation/naturalbench/{name}.html"
+    template = f"naturalbench/{name}.html"
     counts = views.list_counts(name, choices)
     url, url_name = f"{name}/", f"curator-nb-{name}"
     return ItemList(url, url_name, template, rows, counts, choices, page_size=20, **extra)
@@ -126,10 +126,10 @@ RECIPE = register(
         context_name="pipeline",
         order=10,
         templates=RecipeTemplates(
-            list="curation/naturalbench/pipelines.html",
-            detail="curation/naturalbench/pipeline.html",
-            funnel="curation/naturalbench/_funnel.html",
-            form="curation/naturalbench/form.html",
+            list="naturalbench/pipelines.html",
+            detail="naturalbench/pipeline.html",
+            funnel="naturalbench/_funnel.html",
+            form="naturalbench/form.html",
             settings_page=True,
         ),
         stages=STAGES,

@@ -67,7 +67,7 @@ def version_detail(request: HttpRequest, pipeline, version_id: int) -> HttpRespo
     ]
     return render(
         request,
-        "curation/naturalbench/version.html",
+        "naturalbench/version.html",
         {"pipeline": pipeline, "version": version, "card": version.card, "agreement": stages},
     )
 

@@ -32,6 +32,7 @@ class VHCaseSet(RecipePipeline):
     )
 
     class Meta(RecipePipeline.Meta):
+        db_table = "curation_vhcaseset"
         constraints = [
             models.UniqueConstraint(fields=["project", "name"], name="vhcaseset_project_name_uniq"),
             models.CheckConstraint(
@@ -70,6 +71,7 @@ class VHCase(models.Model):
     negation_error = models.TextField(blank=True)
 
     class Meta:
+        db_table = "curation_vhcase"
         ordering = ["case_set", "position"]
         constraints = [
             models.UniqueConstraint(
@@ -108,6 +110,7 @@ class VHNegation(FromGeneration, PeopleDecide):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "curation_vhnegation"
         ordering = ["case", "attempt"]
         constraints = [
             models.UniqueConstraint(fields=["case", "attempt"], name="vhnegation_attempt_uniq"),
@@ -145,6 +148,7 @@ class VHVariant(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "curation_vhvariant"
         ordering = ["case", "perturbation"]
         constraints = [
             models.UniqueConstraint(fields=["case", "perturbation"], name="vhvariant_uniq"),

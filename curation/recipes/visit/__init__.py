@@ -2,6 +2,6 @@
 instructions and instruction-conditioned captions, LLM references people verify, forced-choice
 A/B ratings fed to the evaluation app, and a living leaderboard judged by the LLM judge.
 
-``recipe.py`` declares it on the recipe framework (``curation.recipes.load`` imports it);
-``models.py`` holds its tables. Nothing is imported here: models load before apps are ready.
+``recipe.py`` declares it on the recipe framework (``apps.py``'s config imports it once apps
+are ready); ``models.py`` holds its tables. Nothing is imported here: models load first.
 """

@@ -64,6 +64,7 @@ class VisitPipeline(RecipePipeline):
     human_set = optional_link("evaluation.JudgmentSet")
 
     class Meta(RecipePipeline.Meta):
+        db_table = "curation_visitpipeline"
         constraints = [
             models.UniqueConstraint(fields=["project", "name"], name="visitpipeline_name_uniq"),
             models.CheckConstraint(
@@ -90,6 +91,7 @@ class VisitFamily(CreatedStamp):
     origin = models.CharField(max_length=8, choices=Origin.choices, default=Origin.AUTHORED)
 
     class Meta:
+        db_table = "curation_visitfamily"
         ordering = ["name", "id"]
         verbose_name_plural = "visit families"
         constraints = [
@@ -134,6 +136,7 @@ class VisitInstance(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "curation_visitinstance"
         ordering = ["pipeline", "position", "id"]
         constraints = [
             models.UniqueConstraint(
@@ -165,6 +168,7 @@ class VisitImage(models.Model):
     fetch_error = models.CharField(max_length=300, blank=True)
 
     class Meta:
+        db_table = "curation_visitimage"
         ordering = ["instance", "position"]
         constraints = [
             models.UniqueConstraint(fields=["instance", "position"], name="visitimage_pos_uniq"),
@@ -202,6 +206,7 @@ class VisitReference(FromGeneration, PeopleDecide):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "curation_visitreference"
         ordering = ["instance", "round"]
         constraints = [
             models.UniqueConstraint(fields=["instance", "round"], name="visitreference_round_uniq"),
@@ -233,6 +238,7 @@ class VisitTask(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "curation_visittask"
         constraints = [
             models.CheckConstraint(
                 condition=(Q(stage="instruction") & Q(family__isnull=False))
@@ -260,6 +266,7 @@ class VisitPair(ResponsePair):
     decided_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "curation_visitpair"
         ordering = ["pipeline", "id"]
         constraints = [
             models.UniqueConstraint(
@@ -303,6 +310,7 @@ class VisitSubmission(NewestFirst):
     error = models.TextField(blank=True)
 
     class Meta(NewestFirst.Meta):
+        db_table = "curation_visitsubmission"
         constraints = [
             models.UniqueConstraint(
                 fields=["pipeline", "version_id", "model_name"], name="visitsubmission_model_uniq"

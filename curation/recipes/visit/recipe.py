@@ -65,10 +65,10 @@ RECIPE = register(
             settings="curator-visit-settings",
         ),
         templates=RecipeTemplates(
-            list="curation/visit/pipelines.html",
-            detail="curation/visit/pipeline.html",
-            funnel="curation/visit/_funnel.html",
-            form="curation/visit/new.html",
+            list="visit/pipelines.html",
+            detail="visit/pipeline.html",
+            funnel="visit/_funnel.html",
+            form="visit/new.html",
         ),
         stages=(
             Stage(
@@ -156,7 +156,7 @@ RECIPE = register(
             ItemList(
                 url="instances/",
                 url_name="curator-visit-instances",
-                template="curation/visit/instances.html",
+                template="visit/instances.html",
                 rows=selectors.instances_page,
                 counts=selectors.instance_counts,
                 choices=[

@@ -88,7 +88,7 @@ def dataset_import(request: HttpRequest, pipeline) -> HttpResponse:
     except ServiceError as exc:
         context = framework_views.detail_page_context(recipe_of("visit"), request, pipeline)
         context["import_error"] = error_context(exc)
-        return render(request, "curation/visit/pipeline.html", context, status=400)
+        return render(request, "visit/pipeline.html", context, status=400)
     messages.success(request, _("%(n)d rows checked; importing them.") % {"n": n})
     return _back(pipeline, f"job-{job.pk}")
 
@@ -131,7 +131,7 @@ def family_new(request: HttpRequest, pipeline) -> HttpResponse:
         request,
         form,
         save,
-        "curation/visit/family_new.html",
+        "visit/family_new.html",
         {"pipeline": pipeline},
         done=lambda family: (
             _("Family “%(name)s” created with its example.") % {"name": family.name}
@@ -217,7 +217,7 @@ def _leaderboard_page(request, pipeline, form, error=None, status=200) -> HttpRe
     leaders = selectors.leaderboard(pipeline)
     if request.GET.get("part") == "board":
         context = {"pipeline": pipeline, "board": leaders}
-        return render(request, "curation/visit/_board.html", context)
+        return render(request, "visit/_board.html", context)
     api_url = request.build_absolute_uri(reverse("api-visit-submissions", args=[pipeline.pk]))
     context = {
         "pipeline": pipeline,
@@ -227,7 +227,7 @@ def _leaderboard_page(request, pipeline, form, error=None, status=200) -> HttpRe
         "error": error,
         "api_url": api_url,
     }
-    return render(request, "curation/visit/leaderboard.html", context, status=status)
+    return render(request, "visit/leaderboard.html", context, status=status)
 
 
 def leaderboard(request: HttpRequest, pipeline) -> HttpResponse:

@@ -41,6 +41,7 @@ class VLindBench(RecipePipeline):
     image_size = models.CharField(max_length=20, default="1024x1024")
 
     class Meta(RecipePipeline.Meta):
+        db_table = "curation_vlindbench"
         constraints = [
             models.UniqueConstraint(
                 fields=["project", "name"], name="vlindbench_project_name_uniq"
@@ -69,6 +70,7 @@ class VLindConcept(models.Model):
     active = models.BooleanField(default=True)
 
     class Meta:
+        db_table = "curation_vlindconcept"
         ordering = ["bench", "position", "name"]
         constraints = [
             models.UniqueConstraint(fields=["bench", "name"], name="vlindconcept_name_uniq"),
@@ -117,10 +119,11 @@ class VLindTriple(Checked):
     existent_noun = models.CharField(max_length=100, blank=True)
     non_existent_noun = models.CharField(max_length=100, blank=True)
     # The curator's pick; empty: the good image with the most accepts.
-    best_image = optional_link("curation.VLindImage")
+    best_image = optional_link("vlind.VLindImage")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "curation_vlindtriple"
         ordering = ["concept__position", "context_id"]
         constraints = [
             models.UniqueConstraint(
@@ -159,6 +162,7 @@ class VLindImage(Checked, CreatedStamp):
     status = models.CharField(max_length=6, choices=Status.choices, default=Status.REVIEW)
 
     class Meta:
+        db_table = "curation_vlindimage"
         ordering = ["triple", "slot"]
         constraints = [
             models.UniqueConstraint(fields=["triple", "slot"], name="vlindimage_slot_uniq"),

@@ -45,10 +45,10 @@ RECIPE = register(
             settings="curator-vlind-settings",
         ),
         templates=RecipeTemplates(
-            list="curation/vlind/benches.html",
-            detail="curation/vlind/bench.html",
-            funnel="curation/vlind/_funnel.html",
-            form="curation/vlind/new.html",
+            list="vlind/benches.html",
+            detail="vlind/bench.html",
+            funnel="vlind/_funnel.html",
+            form="vlind/new.html",
         ),
         stages=(
             Stage(

@@ -94,7 +94,7 @@ def concept_edit(request: HttpRequest, bench, concept_id: int) -> HttpResponse:
         request,
         form,
         save,
-        "curation/vlind/concept.html",
+        "vlind/concept.html",
         {"bench": bench, "concept": concept, "preview": preview},
         done=lambda concept: _("Concept “%(c)s” saved.") % {"c": concept.name},
         then=reverse("curator-vlind-concept", args=[bench.pk, concept.pk]),
@@ -117,7 +117,7 @@ def concept_new(request: HttpRequest, bench) -> HttpResponse:
         request,
         form,
         add,
-        "curation/vlind/concept.html",
+        "vlind/concept.html",
         {"bench": bench, "concept": None, "preview": ""},
         done=lambda concept: _("Concept “%(c)s” added.") % {"c": concept.name},
         then=framework_views.detail_url(recipe_of("vlind"), bench),
@@ -141,7 +141,7 @@ def triples(request: HttpRequest, bench) -> HttpResponse:
         "concepts": bench.concepts.order_by("position", "name"),
         "concept_id": concept_id,
     }
-    return render(request, "curation/vlind/triples.html", context)
+    return render(request, "vlind/triples.html", context)
 
 
 def _triple_context(bench, triple, error=None) -> dict:
@@ -177,7 +177,7 @@ def _triple_context(bench, triple, error=None) -> dict:
 
 def triple_detail(request: HttpRequest, bench, triple_id: int) -> HttpResponse:
     triple = selectors.triple_or_404(bench, triple_id)
-    return render(request, "curation/vlind/triple.html", _triple_context(bench, triple))
+    return render(request, "vlind/triple.html", _triple_context(bench, triple))
 
 
 def _triple_post(done):
@@ -194,7 +194,7 @@ def _triple_post(done):
             except Invalid as exc:
                 triple = selectors.triple_or_404(bench, triple.pk)
                 context = _triple_context(bench, triple, error=error_context(exc))
-                return render(request, "curation/vlind/triple.html", context, status=400)
+                return render(request, "vlind/triple.html", context, status=400)
             messages.success(request, done(request) if callable(done) else done)
             return redirect("curator-vlind-triple", bench.pk, triple.pk)
 
