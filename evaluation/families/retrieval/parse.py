@@ -13,9 +13,9 @@ is transposed on the way in.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from annotator.platform import structured
 from annotator.platform.errors import Invalid, LineErrors
 from evaluation import importers
 from evaluation.importers import ItemRow, PredictionRow, float_list, parse_indexed, text_field
@@ -122,9 +122,9 @@ def _tensor(content: str) -> list | None:
     if not stripped.startswith("[") or stripped[1:].lstrip()[:1] != "[":
         return None
     try:
-        value = json.loads(content)
-    except ValueError:
-        return None
+        value = structured.loads(content)
+    except structured.StructuredTextError:
+        return None  # read again as rows, which names the line and the problem
     return value if isinstance(value, list) else None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from annotator.platform import structured
 from evaluation import releases
 
 from . import parse
@@ -33,9 +34,11 @@ def read_release(path: Path) -> releases.ReleaseFile:
     entry, 1-based, and the field), including index = position as the official loader asserts."""
     metadata_path = _metadata_path(path)
     try:
-        metadata = json.loads(metadata_path.read_text(encoding="utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise releases.refuse(f"{METADATA} is not valid JSON.", 0, str(exc)) from exc
+        metadata = structured.loads(metadata_path.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise releases.refuse(f"{METADATA} is not UTF-8 text.", 0, str(exc)) from exc
+    except structured.StructuredTextError as exc:
+        raise releases.refuse(f"{METADATA} is not valid JSON.", exc.line or 0, exc.message) from exc
     if not isinstance(metadata, list):
         raise releases.refuse(f"{METADATA} must be one JSON array.", 0, "not a JSON array")
     parse.parse_items(json.dumps(metadata), METADATA)  # Invalid names entry and field

@@ -132,3 +132,13 @@ def test_metadata_and_official_scores_give_the_official_numbers():
     run = services.run_import(version=version, model_name="clip", rows=rows)
     values = services.metrics_compute(run=run, rounds=20)
     assert values == official_acc(TENSOR)
+
+
+def test_hostile_tensor_is_refused_with_a_line_not_a_500():
+    deep = "[" * 200 + "]" * 200
+    with pytest.raises(Invalid) as exc:
+        importers.parse_predictions("naturalbench_retrieval", deep, "s.json")
+    assert "nested too deeply" in exc.value.errors[0]["error"]
+    with pytest.raises(Invalid) as exc:
+        importers.parse_predictions("naturalbench_retrieval", "[[[NaN, 1], [1, 1]]]", "s.json")
+    assert exc.value.errors[0]["line"] == 1
