@@ -191,6 +191,9 @@ class Family:
     release: Callable[[Path], Any] | None = None
     # Extra context for the family's templates on the version page: version -> dict.
     version_context: Callable[[Any], dict] | None = None
+    # A run's predictions in the paper's published layout: (items, predictions) -> (file name,
+    # text), Invalid when the run lacks some (``evaluate export-predictions``); imports back.
+    predictions_file: Callable[[Items, Predictions], tuple[str, str]] | None = None
 
     def spec_map(self) -> dict[str, MetricSpec]:
         return {s.key: s for s in self.specs}
@@ -209,7 +212,8 @@ def declare(
     **fields: Any,
 ) -> Family:
     """A family from its package's modules, by the convention of ``evaluation/families/<key>/``:
-    ``parse`` (parse_items, parse_predictions, FORMATS, optional parse_answer), ``rows`` (rows,
+    ``parse`` (parse_items, parse_predictions, FORMATS, optional parse_answer and
+    predictions_file), ``rows`` (rows,
     SPECS, PRIMARY, optional REFERENCE_ROWS, reference_rows_of and version_rows), ``demo``
     (DEMO), ``runner`` (RUNNER), ``plots`` (plots, TEMPLATES). ``fields`` sets the rest
     (prediction_option, pairwise)."""
@@ -220,6 +224,7 @@ def declare(
         parse_items=parse.parse_items,
         parse_predictions=parse.parse_predictions,
         parse_answer=getattr(parse, "parse_answer", None),
+        predictions_file=getattr(parse, "predictions_file", None),
         formats=parse.FORMATS,
         rows=rows.rows,
         specs=rows.SPECS,

@@ -42,6 +42,7 @@ from .runs import (
     metrics_compute,
     predictions_validate,
     run_import,
+    run_inputs,
 )
 
 __all__ = [
@@ -71,6 +72,7 @@ __all__ = [
     "require_pairwise",
     "run_import",
     "run_import_start",
+    "run_inputs",
     "version_create",
     "version_import_start",
     "version_items_add",

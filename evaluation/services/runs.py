@@ -182,6 +182,11 @@ def _prediction_data(run: ModelRun) -> dict[str, compute.PredictionData]:
     }
 
 
+def run_inputs(run: ModelRun) -> tuple[list[compute.ItemData], dict[str, compute.PredictionData]]:
+    """The version's items and the run's predictions, as metrics and exports read them."""
+    return _item_data(run.version), _prediction_data(run)
+
+
 def _store(run: ModelRun, rows: Sequence[compute.MetricRow]) -> None:
     for row in rows:
         MetricResult.objects.update_or_create(

@@ -13,11 +13,13 @@ is transposed on the way in.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from annotator.platform import structured
 from annotator.platform.errors import Invalid, LineErrors
 from evaluation import importers
+from evaluation.compute import Items, Predictions
 from evaluation.importers import ItemRow, PredictionRow, float_list, parse_indexed, text_field
 
 IMAGE_CAPTION = "image-caption"  # official: scores[i][image][caption]
@@ -154,3 +156,23 @@ def parse_predictions(content: str, filename: str = "", option: str = "") -> lis
     if tensor is not None:
         return _tensor_rows(tensor, orientation)
     return importers.parse_indexed_predictions(content, filename, _row_builder(orientation), "id")
+
+
+def predictions_file(items: Items, predictions: Predictions) -> tuple[str, str]:
+    """The run's scores as the official tensor, one JSON array in the version's order:
+    entry i = scores[i][image][caption] of the i-th kept pair (metadata.json's index i), what
+    ``NaturalBench_Retrieval.evaluate_scores`` reads. Refuses a run without scores for every
+    pair: the tensor has no holes."""
+    kept = [item for item in items if item.kept]
+    missing = [item.item_id for item in kept if item.item_id not in predictions]
+    if missing:
+        raise Invalid(
+            f"The run has no scores for {len(missing)} of {len(kept)} pairs (first: "
+            f"{missing[0]!r}); the official tensor needs every pair.",
+            [{"line": 0, "error": f"no scores for pair {missing[0]!r}"}],
+        )
+    tensor = []
+    for item in kept:
+        s = predictions[item.item_id].scores  # [caption][image]
+        tensor.append([[s[0][0], s[1][0]], [s[0][1], s[1][1]]])
+    return "scores.json", json.dumps(tensor) + "\n"

@@ -7,6 +7,7 @@ manage.py evaluate import-version FAMILY ./release-folder --project P --benchmar
         # shards, one .parquet, or a metadata folder; images are ingested, nothing downloaded
 manage.py evaluate import-run 3 model_output.csv --model MODEL [--option COLUMN-OR-ID]
 manage.py evaluate compute 7
+manage.py evaluate export-predictions 7 [--out FILE]   # as the paper's own code reads them
 manage.py evaluate leaderboard 3 [--sort METRIC] [--format csv|json]
 manage.py evaluate import-judgments 3 head2head.json --kind llm --label "GPT-4 judge"
 manage.py evaluate import-judgments 3 preferences.csv --kind human \
@@ -222,6 +223,22 @@ class Command(BaseCommand):
         for name, value in values.items():
             label = specs[name].label if name in specs else name
             self.stdout.write(f"{label:40} {'n/a' if value is None else f'{value:.4f}'}")
+
+    def do_export_predictions(self, o):
+        run = self._run(o["run"], EVALUATE)
+        family = family_of(run.version.benchmark.family)
+        if family.predictions_file is None:
+            raise CommandError(
+                f"{family.label} has no published predictions layout; families with one: "
+                + ", ".join(f.key for f in families() if f.predictions_file is not None)
+            )
+        items, predictions = services.run_inputs(run)
+        name, content = family.predictions_file(items, predictions)
+        if not o["out"]:
+            self.stdout.write(content)
+            return
+        Path(o["out"]).write_text(content, encoding="utf-8")
+        self.stdout.write(f"{name}: {len(predictions)} predictions written to {o['out']}")
 
     def do_leaderboard(self, o):
         # A table is read on screen; CSV and JSON are downloads.

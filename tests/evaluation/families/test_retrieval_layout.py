@@ -10,12 +10,14 @@ get_retrieval_scores reads c0_i0 = s[0][0], c0_i1 = s[1][0], c1_i0 = s[0][1], c1
 import json
 
 import pytest
+from django.core.management.base import CommandError
 
 from annotator.platform.errors import Invalid
 from evaluation import importers, services
 from evaluation.families.retrieval import parse
+from evaluation.families.vhexpansion import demo as vh_demo
 from evaluation.metrics import retrieval
-from tests.evaluation.helpers import eval_version
+from tests.evaluation.helpers import eval_version, evaluate
 
 METADATA = [
     {
@@ -142,3 +144,43 @@ def test_hostile_tensor_is_refused_with_a_line_not_a_500():
     with pytest.raises(Invalid) as exc:
         importers.parse_predictions("naturalbench_retrieval", "[[[NaN, 1], [1, 1]]]", "s.json")
     assert exc.value.errors[0]["line"] == 1
+
+
+@pytest.mark.django_db
+def test_score_export_is_the_official_tensor_and_imports_back(tmp_path):
+    # given a run imported from get_retrieval_scores' named cells (orientation-free)
+    version = eval_version(
+        "naturalbench_retrieval",
+        "NB-R",
+        importers.parse_items("naturalbench_retrieval", json.dumps(METADATA), "metadata.json"),
+    )
+    named = json.dumps([{"id": i, **s} for i, s in enumerate(S)])
+    rows = importers.parse_predictions("naturalbench_retrieval", named, "cells.json")
+    run = services.run_import(version=version, model_name="clip", rows=rows)
+    first = services.metrics_compute(run=run, rounds=20)
+    # when it is exported
+    out = tmp_path / "scores.json"
+    printed = evaluate("export-predictions", str(run.pk), "--out", str(out))
+    assert printed.startswith("scores.json: 4 predictions written")
+    # then the file is the official tensor scores[i][image][caption], pair i = metadata index i
+    assert json.loads(out.read_text()) == TENSOR
+    assert official_acc(json.loads(out.read_text())) == first
+    # and it imports back to the same scores
+    again = importers.parse_predictions("naturalbench_retrieval", out.read_text(), "scores.json")
+    back = services.run_import(version=version, model_name="clip again", rows=again)
+    assert services.metrics_compute(run=back, rounds=20) == first
+    # a run missing a pair cannot make a tensor, and says which pair
+    partial = services.run_import(version=version, model_name="partial", rows=rows[:3])
+    with pytest.raises(CommandError, match="no scores for 1 of 4 pairs \\(first: '3'\\)"):
+        evaluate("export-predictions", str(partial.pk))
+
+
+@pytest.mark.django_db
+def test_a_family_without_a_published_predictions_layout_says_so():
+    version = eval_version(
+        "vhexpansion", "VH", importers.parse_items("vhexpansion", vh_demo.vh_items(1))
+    )
+    rows = importers.parse_predictions("vhexpansion", vh_demo.vh_predictions(1), "p.jsonl")
+    run = services.run_import(version=version, model_name="m", rows=rows)
+    with pytest.raises(CommandError, match="has no published predictions layout"):
+        evaluate("export-predictions", str(run.pk))
