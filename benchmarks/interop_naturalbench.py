@@ -15,9 +15,10 @@ temporary folder (outside the project):
    export made, and on the Parquet imported back through the Hugging Face release reader.
 2. Retrieval: the exported ``NaturalBench-Retrieval/`` folder read by the official
    ``NaturalBench_Retrieval`` dataset class (``index == i`` asserted per item, image paths under
-   ``images/``), simulated CLIP scores in the official ``scores[i][image][caption]`` tensor
-   scored by its ``evaluate_scores`` (``get_retrieval_scores`` + ``get_retrieval_acc``); Blindspot
-   imports the same folder and the same tensor file.
+   ``images/``); simulated CLIP scores in the official ``scores[i][image][caption]`` tensor are
+   imported by Blindspot on the same folder imported back, and the run's own export
+   (``evaluate export-predictions``) is what the official ``evaluate_scores``
+   (``get_retrieval_scores`` + ``get_retrieval_acc``) scores.
 
 ``naturalbench_retrieval.py`` imports ``t2v_metrics`` (the scoring models) at the top; the
 loader and the scoring functions never use it, and it cannot be installed here (no model
@@ -174,6 +175,7 @@ def blindspot_side(work: Path, outputs: list[str], scores_path: Path) -> dict:
     """Blindspot's numbers on its own export: the evaluation version made at export, the
     Parquet imported back through the release reader, and the retrieval folder."""
     from django.contrib.auth import get_user_model
+    from django.core.management import call_command
 
     from annotator.platform import roles
     from annotator.platform.models import Project
@@ -205,9 +207,12 @@ def blindspot_side(work: Path, outputs: list[str], scores_path: Path) -> dict:
     )
     scores_path.write_text(json.dumps(simulated_scores(len(metadata), seed=11)))
 
+    runs = []
+
     def score(benchmark_version, family: str, content: str, option: str = "") -> dict:
         rows = importers.parse_predictions(family, content, "p.json", option=option)
         run = services.run_import(version=benchmark_version, model_name="simulated", rows=rows)
+        runs.append(run)
         return services.metrics_compute(run=run, rounds=20)
 
     predictions = "\n".join(
@@ -241,6 +246,8 @@ def blindspot_side(work: Path, outputs: list[str], scores_path: Path) -> dict:
     )
     out["retrieval"] = score(retrieval_version, "naturalbench_retrieval", scores_path.read_text())
     out["pairs"] = len(metadata)
+    # The official side reads Blindspot's own score export of that run, not the file given.
+    call_command("evaluate", "export-predictions", str(runs[-1].pk), "--out", str(scores_path))
     return out
 
 
