@@ -63,12 +63,17 @@ MIDDLEWARE = [
     # body limit; 400 for NUL characters and lone surrogates in the path, query string or form.
     "annotator.platform.edge.BodyLimitMiddleware",
     "annotator.platform.edge.TextGuardMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # PostgreSQL or Redis down: 503 + Retry-After (JSON under /api/), never a 500 page; a
+    # session that cannot be saved then keeps the answer (platform/outage.py).
+    "annotator.platform.outage.ServiceDownMiddleware",
+    "annotator.platform.outage.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A job the broker could not take: 503 + Retry-After under /api/, a warning on pages.
+    "annotator.platform.outage.OutageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "blindspot.middleware.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",

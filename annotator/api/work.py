@@ -5,6 +5,7 @@ else's response."""
 
 from __future__ import annotations
 
+from django.db import DatabaseError
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -96,11 +97,13 @@ class SubmitApi(EngineApiView):
             response=data["response"],
             duration_ms=data.get("duration_ms", 0),
         )
-        body = {
-            "annotation_id": result.annotation.pk,
-            "created": result.created,
-            "next": _claim_data(result.next),
-        }
+        try:
+            following = _claim_data(result.next)
+        except DatabaseError:
+            # The answer's transaction committed: it is stored, and the answer says so; the
+            # next task is asked for again (POST .../next/) once the database answers.
+            following = None
+        body = {"annotation_id": result.annotation.pk, "created": result.created, "next": following}
         return Response(body, status=status.HTTP_201_CREATED if result.created else 200)
 
 

@@ -36,6 +36,11 @@ class JobOut(serializers.ModelSerializer):
     # A plain string: a second "status" enum would collide with the queue's in the schema.
     status = serializers.CharField(help_text="queued, running, succeeded or failed.")
     percent = serializers.SerializerMethodField()
+    waiting_to_send = serializers.BooleanField(
+        read_only=True,
+        help_text="Queued, but the task queue (Redis) did not take it yet; it is sent by itself "
+        "as soon as the queue answers.",
+    )
 
     class Meta:
         model = Job
@@ -51,6 +56,9 @@ class JobOut(serializers.ModelSerializer):
             "error",
             "result",
             "attempts",
+            "waiting_to_send",
+            "send_error",
+            "sent_at",
             "project",
             "created_at",
             "started_at",

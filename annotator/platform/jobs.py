@@ -3,14 +3,25 @@ commits; retrying a failed one; progress a running job reports on its row."""
 
 from __future__ import annotations
 
+import logging
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
-from .errors import Conflict
+from .errors import Conflict, clip
 from .models import Job, Project
+
+log = logging.getLogger(__name__)
 
 
 def job_enqueue(
@@ -30,18 +41,86 @@ def job_enqueue(
 
 
 def job_send(*, job: Job) -> None:
-    """Send the job's message once the transaction commits. Its Celery id is the job's attempt
-    token: ``annotator.platform.worker.run_job`` drops any delivery carrying another (a stale
-    one)."""
-    kind, job_id, token = job.kind, job.pk, job.attempt_token
+    """Send the job's message once the transaction commits (the outbox: the row is there first,
+    whatever happens to the send). Its Celery id is the job's attempt token:
+    ``annotator.platform.worker.run_job`` drops any delivery carrying another (a stale one)."""
+    job_id, kind, token = job.pk, job.kind, job.attempt_token
+    transaction.on_commit(lambda: job_deliver(job_id=job_id, kind=kind, token=token))
 
-    def send() -> None:
-        task = job_task(kind)
-        if task is None:
-            raise LookupError(f"No job kind {kind!r} is registered.")
+
+def job_deliver(*, job_id: int, kind: str, token: str) -> bool:
+    """Hand a committed job's message to the broker now. When the broker cannot take it (Redis
+    down), the job stays queued and "waiting to be sent" (``send_error``): the lost-job sweep
+    sends it as soon as the broker answers, and the request that started it is told (an API
+    call answers 503, a page says so). True when the broker took it."""
+    task = job_task(kind)
+    if task is None:
+        raise LookupError(f"No job kind {kind!r} is registered.")
+    if task.app.conf.task_always_eager:
+        # Run in-process (the demo, tests): nothing to send, errors are the job's own.
         task.apply_async(args=[job_id], task_id=token or None)
+        Job.objects.filter(pk=job_id, sent_at=None).update(sent_at=timezone.now())
+        return True
+    try:
+        task.apply_async(args=[job_id], task_id=token or None)
+    except Exception as exc:  # noqa: BLE001 - whatever the broker's failure, the job waits
+        log.warning("job %s: not sent (%s); it waits for the broker", job_id, exc)
+        Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
+            send_error=clip(f"{type(exc).__name__}: {exc}"),
+            message=str(WAITING),
+        )
+        unsent = _UNSENT.get()
+        if unsent is not None:
+            unsent.append(job_id)
+        return False
+    Job.objects.filter(pk=job_id).update(sent_at=timezone.now(), send_error="")
+    return True
 
-    transaction.on_commit(send)
+
+WAITING = gettext_lazy(
+    "Waiting to be sent: the task queue (Redis) did not answer. The job is kept and starts as "
+    "soon as the queue answers again; nothing needs to be done."
+)
+# The jobs a request started that could not be sent (``collect_unsent``), for its answer.
+_UNSENT: ContextVar[list[int] | None] = ContextVar("blindspot_unsent_jobs", default=None)
+
+
+@contextmanager
+def collect_unsent() -> Iterator[list[int]]:
+    """Within the block, the ids of the jobs whose send failed are gathered in the yielded list
+    (the edge answers a request that started one with 503)."""
+    unsent: list[int] = []
+    token = _UNSENT.set(unsent)
+    try:
+        yield unsent
+    finally:
+        _UNSENT.reset(token)
+
+
+def job_resend(*, job: Job) -> bool:
+    """A person's retry of a job waiting to be sent: try the broker again now."""
+    if not job.waiting_to_send:
+        raise Conflict(_("Only a job waiting to be sent can be sent again."))
+    return job_deliver(job_id=job.pk, kind=job.kind, token=job.attempt_token)
+
+
+def jobs_send_pending(*, now=None, limit: int = 500) -> int:
+    """Send the jobs waiting to be sent: those whose send failed, and queued jobs never sent
+    a while after their creation (a process that died between the commit and the send). Each
+    keeps its attempt token, so a message that did reach the broker after all runs it once."""
+    now = now or timezone.now()
+    grace = timedelta(seconds=settings.BLINDSPOT_JOB_LOST_AFTER_S)
+    pending = Job.objects.filter(status=Job.Status.QUEUED, sent_at=None).filter(
+        ~Q(send_error="") | Q(created_at__lt=now - grace)
+    )
+    sent = 0
+    for job_id, kind, token in pending.order_by("pk").values_list("pk", "kind", "attempt_token")[
+        :limit
+    ]:
+        if not job_deliver(job_id=job_id, kind=kind, token=token):
+            break  # the broker is still down: the next sweep tries again
+        sent += 1
+    return sent
 
 
 def job_task(kind: str):

@@ -114,6 +114,11 @@ class Job(NewestFirst):
     )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The outbox (``jobs.job_send``): when the broker took the job's message; empty while it is
+    # waiting to be sent. ``send_error`` says why the last send failed (the broker down); the
+    # sweep sends such jobs again as soon as the broker answers.
+    sent_at = models.DateTimeField(null=True, blank=True)
+    send_error = models.TextField(blank=True)
 
     class Meta(NewestFirst.Meta):
         indexes = [models.Index(fields=["status"], name="job_status_idx")]
@@ -123,6 +128,11 @@ class Job(NewestFirst):
         if self.status == self.Status.SUCCEEDED:
             return 100
         return int(100 * self.done / self.total) if self.total else 0
+
+    @property
+    def waiting_to_send(self) -> bool:
+        """Queued, but its message never reached the broker (it was down)."""
+        return self.status == self.Status.QUEUED and self.sent_at is None and bool(self.send_error)
 
     @property
     def is_finished(self) -> bool:

@@ -35,7 +35,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from .errors import Invalid
-from .jobs import job_send, job_task
+from .jobs import job_send, job_task, jobs_send_pending
 from .models import Job
 from .webhooks import job_event_emit
 
@@ -268,6 +268,7 @@ def _send_again(job: Job) -> None:
         status=Job.Status.QUEUED,
         attempt_token=job.attempt_token,
         heartbeat_at=None,
+        sent_at=None,  # in the outbox again until the broker takes the new message
         message=f"{WORKER_STOPPED} ({job.worker or '?'}); "
         f"running it again (attempt {job.attempts + 1} of {settings.BLINDSPOT_JOB_MAX_ATTEMPTS}).",
     )
@@ -277,5 +278,6 @@ def _send_again(job: Job) -> None:
 
 @shared_task(name="annotator.sweep_lost_jobs", acks_late=True, ignore_result=True)
 def sweep_lost_jobs() -> dict[str, int]:
-    """Celery beat: recover the jobs whose worker stopped (re-run them or fail them)."""
-    return jobs_sweep_lost()
+    """Celery beat: recover the jobs whose worker stopped (re-run them or fail them), and send
+    the jobs waiting to be sent (started while the broker was down)."""
+    return {**jobs_sweep_lost(), "sent": jobs_send_pending()}

@@ -36,9 +36,9 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     """The full page, or for htmx polling the job's row (``?part=row``) or card fragment."""
     job = get_or_404(jobs_for(request.user).select_related("project", "created_by"), pk=job_id)
     # The card offers the retry (it is what polling swaps in when the job fails).
-    can_retry = (
-        job.status == Job.Status.FAILED and jobs_curated_by(request.user).filter(pk=job.pk).exists()
-    )
+    can_retry = (job.status == Job.Status.FAILED or job.waiting_to_send) and jobs_curated_by(
+        request.user
+    ).filter(pk=job.pk).exists()
     if request.htmx:
         template = (
             "annotator/curator/_job_row.html"
@@ -80,8 +80,19 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
 @roles.roles_required(*CURATOR)
 @require_POST
 def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
-    """Curators of the job's project (and admins) run a failed job again; others get 404."""
+    """Curators of the job's project (and admins) run a failed job again, or send again one
+    waiting to be sent; others get 404."""
     job = get_or_404(jobs_curated_by(request.user), pk=job_id)
+    if job.waiting_to_send:
+        if platform_jobs.job_resend(job=job):
+            messages.success(request, _("Job #%(n)d was sent.") % {"n": job.pk})
+        else:
+            messages.error(
+                request,
+                _("The task queue still does not answer; job #%(n)d stays waiting to be sent.")
+                % {"n": job.pk},
+            )
+        return redirect("curator-job", job_id=job.pk)
     try:
         copy = platform_jobs.job_retry(job=job, created_by=request.user)
     except Conflict as error:

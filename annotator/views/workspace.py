@@ -17,8 +17,10 @@ import nh3
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.core.files.storage import default_storage
+from django.db import DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
@@ -160,6 +162,25 @@ def _fail(request: HttpRequest, error: ServiceError, queue_id: int) -> HttpRespo
     return redirect("work", queue_id=queue_id)
 
 
+def _saved_without_next(request: HttpRequest, queue: TaskQueue) -> HttpResponse:
+    """A stored answer whose next task could not be loaded (the database went away after the
+    commit): a success that says so; for htmx a fragment that offers the next task."""
+    if not request.htmx:
+        return redirect("work", queue_id=queue.pk)
+    url = redirect("work", queue_id=queue.pk).url
+    return HttpResponse(
+        format_html(
+            '<section id="task-area" class="task-area"><div class="flash flash-success" '
+            'role="status">{}</div><p><a class="btn btn-primary" href="{}" hx-get="{}" '
+            'hx-target="#task-area" hx-swap="outerHTML" data-next-task>{}</a></p></section>',
+            _("Your answer is saved. The next task could not be loaded; try again in a moment."),
+            url,
+            url,
+            _("Next task"),
+        )
+    )
+
+
 def _after(request: HttpRequest, queue: TaskQueue, claim: services.ClaimResult) -> HttpResponse:
     if request.htmx:
         return _render_task(request, queue, claim)
@@ -293,11 +314,16 @@ def work_submit(request: HttpRequest, task_id: int) -> HttpResponse:
         if stored:
             default_storage.delete(stored)
         return _fail(request, error, queue.pk)
-    if result.created:
-        request.session[SESSION_DONE] = request.session.get(SESSION_DONE, 0) + 1
-    elif stored:
-        default_storage.delete(stored)
-    return _after(request, queue, result.next)
+    try:
+        if result.created:
+            request.session[SESSION_DONE] = request.session.get(SESSION_DONE, 0) + 1
+        elif stored:
+            default_storage.delete(stored)
+        return _after(request, queue, result.next)
+    except DatabaseError:
+        # The answer's transaction committed: it is stored, so this is no failure; the next
+        # task is shown once the database answers again.
+        return _saved_without_next(request, queue)
 
 
 def _release_then_next(request: HttpRequest, task_id: int, release) -> HttpResponse:

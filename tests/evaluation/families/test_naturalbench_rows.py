@@ -8,8 +8,7 @@ from evaluation.families.naturalbench import rows as nb_rows
 from evaluation.metrics.naturalbench import A0, A1
 
 ITEMS = [
-    ItemData(str(k), {"question_type": "yes_no", "source": "S", "language": "en"})
-    for k in range(3)
+    ItemData(str(k), {"question_type": "yes_no", "source": "S", "language": "en"}) for k in range(3)
 ]
 
 
