@@ -9,8 +9,8 @@ from django import forms
 from django.contrib.auth import get_user_model, password_validation
 from django.utils.translation import gettext_lazy as _
 
-from . import kinds, outcomes
-from .models import TaskQueue
+from . import kinds, outcomes, selectors
+from .models import Task, TaskQueue
 from .platform import roles, webhooks
 from .platform.forms import FileOrTextForm, json_text, model_bounds
 from .platform.models import Project
@@ -328,3 +328,46 @@ class InviteAcceptForm(forms.Form):
             except forms.ValidationError as exc:
                 self.add_error("password1", exc)
         return data
+
+
+class TaskFilterForm(forms.Form):
+    """The task browser's filters (page query string and the API's query parameters)."""
+
+    STATES = [("", _("Any state")), *Task.State.choices]
+    FLAGS = [
+        ("", _("Any")),
+        ("escalated", _("Escalated")),
+        ("reported", _("Reported")),
+    ]
+    GOLD = [("", _("Gold and not")), ("yes", _("Gold only")), ("no", _("Not gold"))]
+    SORTS = [
+        ("id", _("Oldest first")),
+        ("-id", _("Newest first")),
+        ("agreement", _("Least agreement first")),
+        ("-decided_at", _("Recently finished first")),
+    ]
+
+    q = forms.CharField(required=False, max_length=200, label=_("Text"), strip=True)
+    state = forms.ChoiceField(required=False, choices=STATES, label=_("State"))
+    flag = forms.ChoiceField(required=False, choices=FLAGS, label=_("Flag"))
+    annotator = forms.CharField(required=False, max_length=150, label=_("Answered by"))
+    gold = forms.ChoiceField(required=False, choices=GOLD, label=_("Gold"))
+    sort = forms.ChoiceField(required=False, choices=SORTS, label=_("Sort"))
+    page = forms.IntegerField(required=False, min_value=1, max_value=100_000)
+
+    def clean_q(self) -> str:
+        text = self.cleaned_data["q"]
+        if "\x00" in text:
+            raise forms.ValidationError(_("The text cannot contain a NUL character."))
+        return text
+
+    def task_filter(self) -> selectors.TaskFilter:
+        d = self.cleaned_data
+        return selectors.TaskFilter(
+            state=d["state"],
+            flag=d["flag"],
+            annotator=d["annotator"].strip(),
+            gold={"yes": True, "no": False}.get(d["gold"]),
+            text=d["q"],
+            sort=d["sort"] or "id",
+        )

@@ -11,8 +11,10 @@ Invariants the database guards (not only the code):
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Cast, Concat, Upper
 from django.utils import timezone
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -96,6 +98,17 @@ class TaskQueue(models.Model):
         return gettext(kind.label) if kind else self.kind
 
 
+def search_text() -> Concat:
+    """What the task browser's text search reads: the payload as JSON text and the external id
+    (one expression, so that the query and the trigram index are the same expression)."""
+    return Concat(
+        Cast("payload", models.TextField()),
+        Value(" "),
+        "external_id",
+        output_field=models.TextField(),
+    )
+
+
 class Task(models.Model):
     class State(models.TextChoices):
         OPEN = "open", _("Open")
@@ -103,7 +116,7 @@ class Task(models.Model):
         UNDECIDED = "undecided", _("No decision")
         CANCELLED = "cancelled", _("Cancelled")
 
-    # No single-column index: task_queue_state_idx and task_claim_idx lead with the queue. A
+    # No single-column index: task_queue_state_id_idx and task_claim_idx lead with the queue. A
     # plain one made the planner sort a whole new queue per claim while its statistics lagged.
     queue = models.ForeignKey(
         TaskQueue, on_delete=models.CASCADE, related_name="tasks", db_index=False
@@ -148,7 +161,22 @@ class Task(models.Model):
             models.Index(
                 fields=["queue", "is_gold"], name="task_gold_idx", condition=Q(is_gold=True)
             ),
-            models.Index(fields=["queue", "state"], name="task_queue_state_idx"),
+            # The task browser (selectors.task_browse): each filter and order of a queue's
+            # tasks has an index leading with the queue, so a page is an index range scan.
+            models.Index(fields=["queue", "state", "id"], name="task_queue_state_id_idx"),
+            models.Index(fields=["queue", "id"], name="task_queue_id_idx"),
+            models.Index(
+                fields=["queue", "id"], name="task_escalated_idx", condition=Q(escalations__gt=0)
+            ),
+            models.Index(fields=["queue", "agreement", "id"], name="task_agreement_idx"),
+            models.Index(
+                F("queue"),
+                F("decided_at").desc(nulls_last=True),
+                F("id").desc(),
+                name="task_finished_idx",
+            ),
+            # Text search: UPPER(payload::text || ' ' || external_id) LIKE UPPER('%…%') (pg_trgm)
+            GinIndex(OpClass(Upper(search_text()), name="gin_trgm_ops"), name="task_search_idx"),
         ]
 
     def __str__(self) -> str:
@@ -196,13 +224,18 @@ class Assignment(models.Model):
                 condition=Q(state="leased"),
             ),
             models.Index(fields=["queue", "annotator", "state"], name="assignment_queue_idx"),
+            models.Index(
+                fields=["queue", "task"],
+                name="assignment_reported_idx",
+                condition=Q(state="reported"),
+            ),
         ]
 
 
 class Annotation(models.Model):
     """One person's answer to one task. Immutable: services only ever insert."""
 
-    # Served by annotation_one_per_person (task, …) and annotation_queue_person_idx (queue, …).
+    # Served by annotation_one_per_person (task, …) and annotation_person_task_idx (queue, …).
     task = models.ForeignKey(
         Task, on_delete=models.CASCADE, related_name="annotations", db_index=False
     )
@@ -222,7 +255,9 @@ class Annotation(models.Model):
             models.UniqueConstraint(fields=["task", "annotator"], name="annotation_one_per_person"),
         ]
         indexes = [
-            models.Index(fields=["queue", "annotator"], name="annotation_queue_person_idx"),
+            # task last: the task browser's "answered by" reads task ids in order from the
+            # index alone (a merge join with the tasks' (queue, state, id) index)
+            models.Index(fields=["queue", "annotator", "task"], name="annotation_person_task_idx"),
             models.Index(fields=["annotator", "created_at"], name="annotation_person_day_idx"),
         ]
 

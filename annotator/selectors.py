@@ -7,14 +7,16 @@ assignments. Anything outside reach is answered exactly like a missing object (4
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, time
 
+from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
-from .models import Annotation, Assignment, Task, TaskQueue
+from .models import Annotation, Assignment, Enrollment, Task, TaskQueue, search_text
 from .platform import roles
 from .platform.models import Project
 from .platform.rows import Shape
@@ -165,3 +167,103 @@ def project_people(project: Project, *, user_id: int | None = None) -> list:
     for person in people:
         person.roles = roles.remember_roles(person, [g.name for g in person.groups.all()])
     return people
+
+
+# --- the task browser ---------------------------------------------------------------------------
+TASK_SORTS: dict[str, tuple] = {
+    # each order has an index leading with the queue (Task.Meta.indexes): fast on 1M tasks
+    "id": ("id",),
+    "-id": ("-id",),
+    "agreement": ("agreement", "id"),  # least agreement first; tasks without one last
+    "-decided_at": (F("decided_at").desc(nulls_last=True), "-id"),
+}
+TASK_FLAGS = ("escalated", "reported")
+COUNT_CAP = 1_000  # counting further on a 1M-task queue costs more than the page itself
+
+
+@dataclass(frozen=True)
+class TaskFilter:
+    """What the task browser (page and API) filters and sorts by; every field optional."""
+
+    state: str = ""
+    flag: str = ""
+    annotator: str = ""  # a user name: tasks this person answered
+    gold: bool | None = None
+    text: str = ""  # in the payload (as JSON text) or the external id, case-insensitive
+    sort: str = "id"
+
+
+def task_browse(queue: TaskQueue, f: TaskFilter) -> QuerySet[Task]:
+    """The queue's tasks matching ``f``, in ``f.sort`` order (the caller scoped ``queue``)."""
+    tasks = Task.objects.filter(queue=queue)
+    if f.state:
+        tasks = tasks.filter(state=f.state)
+    if f.flag == "escalated":
+        tasks = tasks.filter(escalations__gt=0)
+    elif f.flag == "reported":
+        reported = Assignment.objects.filter(queue=queue, state=Assignment.State.REPORTED)
+        tasks = tasks.filter(pk__in=reported.values("task_id"))
+    if f.annotator:
+        # the person's id first: the answers' (queue, annotator) index then serves the filter
+        person = get_user_model().objects.filter(username=f.annotator).values_list("pk")
+        person_id = person.first()
+        answered = Annotation.objects.filter(
+            queue=queue, annotator_id=person_id[0] if person_id else None
+        )
+        tasks = tasks.filter(pk__in=answered.values("task_id"))
+    if f.gold is not None:
+        tasks = tasks.filter(is_gold=f.gold)
+    if f.text:
+        # UPPER(search text) LIKE UPPER('%…%'): task_search_idx (pg_trgm) serves it
+        tasks = tasks.alias(search=search_text()).filter(search__icontains=f.text)
+    return tasks.order_by(*TASK_SORTS.get(f.sort, TASK_SORTS["id"]))
+
+
+def queue_people(queue: TaskQueue) -> list[str]:
+    """User names of the people enrolled in a queue (the browser's "answered by" choices)."""
+    return list(
+        Enrollment.objects.filter(queue=queue)
+        .order_by("annotator__username")
+        .values_list("annotator__username", flat=True)
+    )
+
+
+@dataclass(frozen=True)
+class TaskPage:
+    tasks: list[Task]
+    number: int
+    per_page: int
+    has_next: bool
+    count: int  # capped at COUNT_CAP + 1 ("more than 1,000")
+
+    @property
+    def count_capped(self) -> bool:
+        return self.count > COUNT_CAP
+
+    @property
+    def start(self) -> int:
+        return (self.number - 1) * self.per_page + 1 if self.tasks else 0
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.tasks) - 1 if self.tasks else 0
+
+
+def task_page(queue: TaskQueue, f: TaskFilter, *, number: int, per_page: int) -> TaskPage:
+    """One page of ``task_browse(queue, f)`` by offset: one count capped at ``COUNT_CAP`` + 1
+    and one page query, never a full count.
+
+    A text search is estimated by PostgreSQL at a fixed share of the rows, so for a rare word it
+    would walk the queue in page order testing every payload (seconds on 1M). When the capped
+    count says few tasks match, their ids come from the trigram index first and the page is
+    ordered among them; when many match, walking in page order finds a page at once.
+    """
+    number = max(number, 1)
+    offset = (number - 1) * per_page
+    tasks = task_browse(queue, f)
+    count = tasks.order_by()[: COUNT_CAP + 1].count()
+    if f.text and count <= COUNT_CAP:
+        ids = list(tasks.order_by().values_list("id", flat=True))
+        tasks = Task.objects.filter(pk__in=ids).order_by(*TASK_SORTS.get(f.sort, ("id",)))
+    rows = list(tasks[offset : offset + per_page + 1])
+    return TaskPage(rows[:per_page], number, per_page, len(rows) > per_page, count)

@@ -228,6 +228,14 @@ class TaskOut(serializers.ModelSerializer):
         ]
 
 
+class TaskPageOut(serializers.Serializer):
+    count = serializers.IntegerField(help_text="Matching tasks, counted up to 1,001.")
+    count_capped = serializers.BooleanField(help_text="More than 1,000 tasks match.")
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = TaskOut(many=True)
+
+
 MAX_CANCEL_IDS = 10_000
 
 

@@ -70,6 +70,7 @@ curator_urlpatterns = [
         tasks.queue_disagreements,
         name="curator-queue-disagreements",
     ),
+    path("curate/queues/<int:queue_id>/tasks/", tasks.queue_tasks, name="curator-queue-tasks"),
     path("curate/tasks/<int:task_id>/", tasks.task_detail, name="curator-task"),
     path(
         "curate/enrollments/<int:enrollment_id>/resume/",

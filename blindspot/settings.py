@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "django.contrib.postgres",  # OpClass in index expressions (the task browser's trigram index)
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",

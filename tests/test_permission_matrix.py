@@ -198,6 +198,7 @@ TABLE: dict[str, Row] = {
     ),
     "curator-queue-tasks-cancel": row(post(C, {"ids": Id("task"), "reason": "withdrawn"}), **queue),
     "curator-queue-disagreements": row(get(CR), **every_queue),
+    "curator-queue-tasks": row(get(CR, query="state=open&q=cube&sort=agreement"), **every_queue),
     "curator-task": row(get(CR), **task),
     "curator-enrollment-resume": row(post(C), enrollment_id=Id("enrollment")),
     "curator-invites": row(

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 
-from .. import selectors, services
+from .. import forms, selectors, services
 from ..platform.api import ERRORS, STAFF
 from ..platform.edge import JSONParser
 from ..platform.errors import Invalid
@@ -18,12 +19,32 @@ from ..platform.roles import CURATOR
 from ..serializers import (
     BulkCreatedOut,
     TaskOut,
+    TaskPageOut,
     TaskRowIn,
     TasksCancelIn,
     TasksCancelOut,
     check_storable_json,
 )
 from .base import EngineApiView
+
+API_PAGE_SIZE = 100
+
+
+def _choices(field: str) -> list[str]:
+    return [value for value, _label in forms.TaskFilterForm.base_fields[field].choices if value]
+
+
+TASK_FILTER_PARAMS = [
+    OpenApiParameter(
+        "q", str, description="Text in the payload (case-insensitive) or an external id"
+    ),
+    OpenApiParameter("state", str, enum=_choices("state")),
+    OpenApiParameter("flag", str, enum=_choices("flag")),
+    OpenApiParameter("annotator", str, description="User name: tasks this person answered"),
+    OpenApiParameter("gold", str, enum=_choices("gold")),
+    OpenApiParameter("sort", str, enum=_choices("sort"), description="Default: id"),
+    OpenApiParameter("page", int, description="1, 2, …"),
+]
 
 
 class _TextParser(BaseParser):
@@ -90,12 +111,30 @@ class QueueTasksApi(EngineApiView):
     serializer_class = TaskOut
     parser_classes = [JSONParser, NdjsonParser, JsonlParser, PlainTextParser]
 
-    @extend_schema(responses={200: TaskOut(many=True), **ERRORS})
+    @extend_schema(
+        parameters=TASK_FILTER_PARAMS,
+        responses={200: TaskPageOut, **ERRORS},
+        description="The task browser's filters, search and sorts (as on "
+        "/curate/queues/{id}/tasks/), 100 tasks a page. ``count`` stops at 1,001 "
+        "(``count_capped``): follow ``next`` to read everything.",
+    )
     def get(self, request, queue_id: int):
         queue = self.queue(queue_id)
-        tasks = selectors.tasks_for(request.user).filter(queue=queue).order_by("id")
-        page = self.paginate_queryset(tasks)
-        return self.get_paginated_response(TaskOut(page, many=True).data)
+        form = forms.TaskFilterForm(request.query_params)
+        if not form.is_valid():
+            raise exceptions.ValidationError({k: list(v) for k, v in form.errors.items()})
+        number = form.cleaned_data.get("page") or 1
+        page = selectors.task_page(queue, form.task_filter(), number=number, per_page=API_PAGE_SIZE)
+        url = request.build_absolute_uri()
+        return Response(
+            {
+                "count": page.count,
+                "count_capped": page.count_capped,
+                "next": replace_query_param(url, "page", number + 1) if page.has_next else None,
+                "previous": replace_query_param(url, "page", number - 1) if number > 1 else None,
+                "results": TaskOut(page.tasks, many=True).data,
+            }
+        )
 
     @extend_schema(
         request={

@@ -8,8 +8,10 @@ from django.core.paginator import Paginator
 from django.db.models import Prefetch, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
 
-from .. import selectors
+from .. import forms, selectors
 from ..models import Annotation, Task
 from ..platform import roles
 from ..platform.scoping import (
@@ -111,3 +113,62 @@ def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
             "annotations": annotations,
         },
     )
+
+
+PER_PAGE = 50
+
+
+def _outcome_summary(task: Task) -> str:
+    label = (task.outcome or {}).get("label")
+    if label is None:
+        return ""
+    if isinstance(label, list):
+        return ", ".join(str(v) for v in label)
+    return str(label)
+
+
+def _browser_rows(tasks: list[Task]) -> None:
+    """What each row shows, computed once here: 50 rows of template filters and tags cost more
+    than the page's queries."""
+    link = reverse("curator-task", args=[0])[: -len("0/")]
+    states = dict(Task.State.choices)
+    for task in tasks:
+        task.url = f"{link}{task.pk}/"
+        task.state_label = states.get(task.state, task.state)
+        task.summary = _outcome_summary(task)[:60]
+        texts = _payload_parts(task.payload)["texts"]
+        task.content = texts[0][1][:90] if texts else ""
+        task.agreement_pct = None if task.agreement is None else round(100 * task.agreement)
+        finished = task.decided_at and timezone.localtime(task.decided_at)
+        task.finished = finished.strftime("%Y-%m-%d %H:%M") if finished else ""
+
+
+@roles.roles_required(*STAFF)
+def queue_tasks(request: HttpRequest, queue_id: int) -> HttpResponse:
+    """The task browser: every task of a queue, filtered, searched, sorted and paged on the
+    server (one bounded count and one page query); htmx asks for the results only."""
+    queue = get_or_404(selectors.queues_for(request.user), pk=queue_id)
+    form = forms.TaskFilterForm(request.GET or None)
+    if form.is_bound and not form.is_valid():
+        page = None
+    else:
+        if not form.is_bound:
+            form = forms.TaskFilterForm({})
+            form.is_valid()
+        page = selectors.task_page(
+            queue, form.task_filter(), number=form.cleaned_data.get("page") or 1, per_page=PER_PAGE
+        )
+        _browser_rows(page.tasks)
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "queue": queue,
+        "form": form,
+        "page": page,
+        "query": query.urlencode(),
+        "people": selectors.queue_people(queue),
+    }
+    template = "annotator/curator/tasks.html"
+    if request.htmx and not request.htmx.boosted:
+        template = "annotator/curator/_task_rows.html"
+    return render(request, template, context, status=200 if page is not None else 400)

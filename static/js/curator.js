@@ -39,3 +39,39 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", queueFormDefaults);
   else queueFormDefaults();
 })();
+
+/* The task browser's keys: "/" focuses the search, j / k move through the rows, Enter opens the
+ * row's task, n / p turn the page, Escape leaves the search. Typing in a field is never taken
+ * for a key. */
+(function () {
+  "use strict";
+  var current = -1;
+  function rows() { return Array.prototype.slice.call(document.querySelectorAll("[data-rows] [data-row]")); }
+  function mark(i) {
+    var all = rows();
+    if (!all.length) return;
+    current = Math.max(0, Math.min(i, all.length - 1));
+    all.forEach(function (r, k) { r.classList.toggle("row-current", k === current); });
+    all[current].focus();
+  }
+  document.addEventListener("htmx:afterSwap", function () { current = -1; });
+  document.addEventListener("keydown", function (ev) {
+    if (!document.querySelector("[data-rows]") && !document.getElementById("id_q")) return;
+    var t = ev.target;
+    if (ev.key === "Escape" && t && t.id === "id_q") { t.blur(); return; }
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (ev.key === "/") { var q = document.getElementById("id_q"); if (q) { ev.preventDefault(); q.focus(); q.select(); } return; }
+    if (ev.key === "j") { ev.preventDefault(); mark(current + 1); return; }
+    if (ev.key === "k") { ev.preventDefault(); mark(current - 1); return; }
+    if (ev.key === "Enter" && current >= 0) {
+      var link = rows()[current] && rows()[current].querySelector("[data-open]");
+      if (link) { ev.preventDefault(); link.click(); }
+      return;
+    }
+    if (ev.key === "n" || ev.key === "p") {
+      var pager = document.querySelector('.pager [data-key="' + ev.key + '"]');
+      if (pager) { ev.preventDefault(); pager.click(); }
+    }
+  });
+})();
