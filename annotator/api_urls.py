@@ -4,7 +4,7 @@ from django.urls import path
 
 from . import api
 from .api import webhooks
-from .platform.api import JobDetailApi, JobListApi
+from .platform.api import JobDetailApi, JobListApi, ProjectListApi
 
 urlpatterns = [
     path("queues/", api.QueueListCreateApi.as_view(), name="api-queues"),
@@ -32,6 +32,7 @@ urlpatterns = [
         api.AnnotationsExportApi.as_view(),
         name="api-queue-annotations",
     ),
+    path("projects/", ProjectListApi.as_view(), name="api-projects"),
     path(
         "projects/<int:project_id>/members/",
         api.ProjectMembersApi.as_view(),

@@ -237,6 +237,7 @@ TABLE: dict[str, Row] = {
     "api-skip": row(post(W, ok=()), **held),
     "api-report": row(post(W, {"reason": "unclear"}, ok=()), **held),
     "api-heartbeat": row(post(W, ok=()), **held),
+    "api-projects": row(get(CR, scope=OWN)),
     "api-project-members": row(get(C), **project),
     "api-project-member": row(Call("delete", C), user_id=Id("member"), **project),
     "api-jobs": row(get(CR, scope=OWN)),

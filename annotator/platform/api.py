@@ -27,7 +27,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from .errors import MAX_ERRORS, SchemaError, ServiceError, clip
 from .models import Job, Project
 from .roles import CURATOR, RESEARCHER, RolePermission, has_role
-from .scoping import get_or_404, jobs_for
+from .scoping import get_or_404, jobs_for, projects_for
 
 STAFF = (CURATOR, RESEARCHER)
 
@@ -67,6 +67,12 @@ class JobOut(serializers.ModelSerializer):
 
     def get_percent(self, job: Job) -> int:
         return job.percent
+
+
+class ProjectOut(serializers.ModelSerializer):
+    class Meta:
+        model = Project
+        fields = ["id", "name", "slug", "description", "created_at"]
 
 
 class ErrorOut(serializers.Serializer):
@@ -210,3 +216,18 @@ class JobDetailApi(ApiView):
     def get(self, request, job_id: int):
         job: Job = get_or_404(jobs_for(request.user), pk=job_id)
         return Response(JobOut(job).data)
+
+
+# --------------------------------------------------------------------------------------------
+# Projects
+# --------------------------------------------------------------------------------------------
+class ProjectListApi(ApiView):
+    """The projects you are a member of (admins: all), by name."""
+
+    roles = STAFF
+    serializer_class = ProjectOut
+
+    @extend_schema(responses={200: ProjectOut(many=True), **ERRORS})
+    def get(self, request):
+        page = self.paginate_queryset(projects_for(request.user).order_by("name", "id"))
+        return self.get_paginated_response(ProjectOut(page, many=True).data)
