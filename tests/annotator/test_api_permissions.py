@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 from annotator import api_urls, services
 from annotator.models import Annotation, Assignment, Enrollment, Task, TaskQueue
-from annotator.platform.models import Job
+from annotator.platform.models import Job, Webhook, WebhookDelivery
 from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
 
 ANON, WORKER, CURATOR, RESEARCHER = "anonymous", "crowdworker", "curator", "researcher"
@@ -32,10 +32,14 @@ def world(project, queue, crowdworker, other_worker, curator, researcher):
     # other_worker now holds `answered`; the crowdworker gets `held` (fullest first)
     assert services.assignment_claim(queue=queue, annotator=crowdworker).task.id == held.id
     job = Job.objects.create(kind="annotator.import_tasks", project=project)
+    hook = Webhook.objects.create(
+        project=project, url="https://hooks.example.org/in", events=["task.decided"], secret="s"
+    )
     return {
         "queue": queue,
         "task": held,
         "job": job,
+        "webhook": hook,
         "member": other_worker,
         "users": {
             ANON: None,
@@ -63,6 +67,8 @@ def snapshot(world) -> dict:
         "annotations": list(Annotation.objects.order_by("id").values_list("id", "response")),
         "enrollments": list(Enrollment.objects.order_by("id").values()),
         "jobs": Job.objects.count(),
+        "webhooks": list(Webhook.objects.order_by("id").values()),
+        "deliveries": WebhookDelivery.objects.count(),
         "status": queue.status,
     }
 
@@ -92,6 +98,7 @@ WORKERS = (WORKER,)
 NEW_QUEUE = {"project": "{project}", "kind": "vqa_choice", "title": "New"}
 CANCEL = {"ids": ["{task}"], "reason": "withdrawn"}
 QUEUE, TASK = "/api/queues/{queue}/", "/api/tasks/{task}/"
+HOOK = "/api/webhooks/{webhook}/"
 ENDPOINTS = [
     Endpoint("queue-list", "get", "/api/queues/", EVERYONE),
     Endpoint("queue-create", "post", "/api/queues/", CURATORS, NEW_QUEUE, ok=201),
@@ -114,6 +121,12 @@ ENDPOINTS = [
     ),
     Endpoint("job-list", "get", "/api/jobs/", STAFF),
     Endpoint("job-detail", "get", "/api/jobs/{job}/", STAFF),
+    Endpoint("queue-agreement", "get", QUEUE + "agreement/", STAFF),
+    Endpoint("webhook-list", "get", "/api/projects/{project}/webhooks/", CURATORS),
+    Endpoint("webhook-detail", "patch", HOOK, CURATORS, {"description": "changed"}),
+    Endpoint("webhook-test", "post", HOOK + "test/", CURATORS, ok=202),
+    Endpoint("webhook-secret", "post", HOOK + "secret/", CURATORS),
+    Endpoint("webhook-deliveries", "get", HOOK + "deliveries/", CURATORS),
 ]
 MATRIX = [
     pytest.param(endpoint, who, id=f"{endpoint.name}-{who}")
@@ -127,6 +140,7 @@ def fill(template, world):
         "queue": world["queue"].pk,
         "task": world["task"].pk,
         "job": world["job"].pk,
+        "webhook": world["webhook"].pk,
         "project": world["queue"].project_id,
         "member": world["member"].pk,
     }
@@ -154,6 +168,7 @@ def test_matrix_covers_every_api_route():
         .replace("{job}", "<int:job_id>")
         .replace("{project}", "<int:project_id>")
         .replace("{member}", "<int:user_id>")
+        .replace("{webhook}", "<int:webhook_id>")
         for c in covered
     }
     assert routes == covered
