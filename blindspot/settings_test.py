@@ -9,3 +9,6 @@ import os
 os.environ.setdefault("DEBUG", "true")
 
 from .settings import *  # noqa: E402,F403
+
+# The toy recipe (tests/curation/recipes/toy/): a recipe app defined in tests, installed here only.
+INSTALLED_APPS = [*INSTALLED_APPS, "tests.curation.recipes.toy"]  # noqa: F405

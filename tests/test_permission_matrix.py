@@ -42,6 +42,7 @@ from annotator.platform.models import Job
 from annotator.platform.scoping import jobs_for
 from evaluation.families.naturalbench import demo as nb_demo
 from tests import matrix_world as mw
+from tests import recipes_in_tests
 from tests.annotator.test_permissions_html import QUEUE_POST
 from tests.factories import ProjectFactory, vqa_payload
 
@@ -432,8 +433,9 @@ def url_patterns(resolver=None, prefix: str = ""):
 def matrix_patterns() -> dict[str, tuple[str, str]]:
     """name -> (route, area) of every pattern the matrix must cover."""
     out = {}
+    in_tests = recipes_in_tests.url_names()
     for route, name, module in url_patterns():
-        if route.startswith(SKIPPED_PREFIXES):
+        if route.startswith(SKIPPED_PREFIXES) or name in in_tests:
             continue
         area = module.split(".")[0]
         out[name or route] = (route, area if area in APPS else "site")
@@ -460,8 +462,11 @@ FINGERPRINTED = ("annotator_", "curation_", "evaluation_", "authtoken_", "auth_u
 
 
 def _fingerprint_sql() -> str:
+    recipe_tables = recipes_in_tests.recipe_tables()
     tables = sorted(
-        t for t in connection.introspection.table_names() if t.startswith(FINGERPRINTED)
+        t
+        for t in connection.introspection.table_names()
+        if t.startswith(FINGERPRINTED) or t in recipe_tables
     )
     parts = [
         f"SELECT '{t}' AS t, count(*) AS n, "

@@ -1,6 +1,7 @@
-"""The toy recipe (tests/curation/recipes/toy.py), end to end through the framework: a new method
-is one declaration — its pages, jobs, queue, outcome handler, export and publishing come from the
-framework, and its family from the evaluation registry.
+"""The toy recipe (tests/curation/recipes/toy/, an app the test settings install), end to end
+through the framework: a new method is one app — its table from its own migration, its pages,
+jobs, queue, outcome handler, export and publishing from the framework (no URLConf edit), and its
+family from the evaluation registry.
 
 Given a curator, two crowdworkers and a researcher in one project: the curator creates a run,
 starts ``send``, tries ``freeze`` (refused, nothing changes), the two workers answer through the
@@ -12,53 +13,37 @@ export bytes are exact, and the leaderboard row has accuracy 2/3.
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-from django.db import connection
-from django.urls import get_resolver, reverse
+from django.urls import reverse
 
 from annotator.models import Task
 from annotator.outcomes import HANDLERS
 from annotator.platform.models import Job
 from annotator.services import annotation_submit, assignment_claim
-from curation.recipes.framework import registry
+from curation.recipes.framework import appconfig, registry
 from evaluation import registry as families
 from evaluation import selectors as evaluation_selectors
 from evaluation import services as evaluation_services
 
-from .toy import FAMILY, RECIPE, ToyRun, toy_model_registered
+from .toy.family import FAMILY
+from .toy.models import ToyRun
+from .toy.recipe import RECIPE
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.urls("tests.curation.recipes.toy_urls"),
-]
-TEMPLATES = Path(__file__).with_name("toy_templates")
+pytestmark = pytest.mark.django_db(transaction=True)
 ANSWERS = {"toy-0": "Yes", "toy-1": "No", "toy-2": "Yes"}
 EXPORT = b"id,text,label\ntoy-0,A red cube,Yes\ntoy-1,A blue ball,No\ntoy-2,A green cone,Yes\n"
 
 
 @pytest.fixture
-def toy(settings, eager):
-    """The toy run's table, the toy recipe and the toy family, for one test."""
-    engine = dict(settings.TEMPLATES[0])
-    engine["DIRS"] = [*engine.get("DIRS", []), TEMPLATES]
-    settings.TEMPLATES = [engine, *settings.TEMPLATES[1:]]
-    # The site's URLConf reads the registry once, when first imported: load it without the toy
-    # (toy_urls adds the toy's patterns for these tests only).
-    get_resolver().url_patterns  # noqa: B018
-    with toy_model_registered():
-        with connection.schema_editor() as editor:
-            editor.create_model(ToyRun)
-        registry.register(RECIPE)
-        families.register(FAMILY)
-        try:
-            yield RECIPE
-        finally:
-            families.unregister(FAMILY.key)
-            registry.unregister(RECIPE.key)
-            with connection.schema_editor() as editor:
-                editor.delete_model(ToyRun)
+def toy(eager):
+    """The toy recipe (installed by the test settings, so its table, pages, jobs and handler are
+    there already) and the toy family, for one test."""
+    families.register(FAMILY)
+    try:
+        yield RECIPE
+    finally:
+        families.unregister(FAMILY.key)
 
 
 def _funnel(client, run) -> dict:
@@ -225,21 +210,24 @@ def test_the_toy_pages_answer_other_roles_like_missing_ones(
 
 @pytest.mark.django_db(transaction=False)
 def test_a_recipe_key_or_job_kind_registers_once_and_unregisters_cleanly():
-    registry.register(RECIPE)
+    # The toy app registered its recipe when apps were ready (RecipeConfig.ready).
+    assert registry.recipe_of("toy") is RECIPE
+    assert "toy" in {config.label for config in appconfig.installed()}
+    assert HANDLERS["toy.review"] is RECIPE.outcomes["toy.review"]
+    assert registry.step_of("toy.freeze") == (RECIPE, RECIPE.stage("freeze"))
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.register(RECIPE)
+    with pytest.raises(ValueError, match="toy.send"):
+        registry.register(replace(RECIPE, key="toy2", outcomes={}, exports=()))
+    registry.unregister("toy")
     try:
-        assert registry.recipe_of("toy") is RECIPE
-        assert HANDLERS["toy.review"] is RECIPE.outcomes["toy.review"]
-        assert registry.step_of("toy.freeze") == (RECIPE, RECIPE.stage("freeze"))
-        with pytest.raises(ValueError, match="registered twice"):
-            registry.register(RECIPE)
-        with pytest.raises(ValueError, match="toy.send"):
-            registry.register(replace(RECIPE, key="toy2", outcomes={}, exports=()))
+        assert "toy.review" not in HANDLERS
+        assert "toy" not in [r.key for r in registry.recipes()]
+        with pytest.raises(LookupError):
+            registry.step_of("toy.send")
     finally:
-        registry.unregister("toy")
-    assert "toy.review" not in HANDLERS
-    assert "toy" not in [r.key for r in registry.recipes()]
-    with pytest.raises(LookupError):
-        registry.step_of("toy.send")
+        registry.register(RECIPE)
+    assert registry.recipe_of("toy") is RECIPE
 
 
 def test_an_export_is_refused_until_the_run_is_frozen_and_served_only_when_finished(

@@ -1,13 +1,10 @@
-"""A toy recipe and a toy benchmark family, declared entirely in tests (issue 14: a new method is
-one folder and needs no edit outside it).
+"""The toy recipe, declared entirely in tests: a new method is one folder and one app, and needs
+no edit outside it (``blindspot/settings_test.py`` installs the app: one line).
 
-Recipe ``toy``: a run sends three yes/no items to its one queue (stage ``send``), people answer
-them (outcome handler ``toy.review`` records each decided label), then ``freeze`` — blocked until
-the queue is done — fixes the labels. Its export ``csv`` writes ``id,text,label``; it publishes to
-the family ``toy``, whose one metric is accuracy against those labels.
-
-``ToyRun``'s table (``test_toy_run``) is made by the test's fixture with the schema editor and
-dropped after it; the recipe and the family are registered by the fixture and taken away again.
+A run sends three yes/no items to its one queue (stage ``send``), people answer them (outcome
+handler ``toy.review`` records each decided label), then ``freeze`` — blocked until the queue is
+done — fixes the labels. Its export ``csv`` writes ``id,text,label``; it publishes to the family
+``toy`` (``family.py``, registered by the tests that need it), whose one metric is accuracy.
 """
 
 from __future__ import annotations
@@ -15,12 +12,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from django import forms
-from django.apps import apps
-from django.db import models
 
 from annotator import services as annotator_services
 from annotator.models import Task
@@ -36,45 +29,15 @@ from curation.recipes.framework.declare import (
     Stage,
 )
 from curation.recipes.framework.forms import RecipeForm
-from curation.recipes.framework.models import RecipePipeline
 from curation.recipes.framework.queues import queue_ensure
+from curation.recipes.framework.registry import register
 from evaluation import services as evaluation_services
-from evaluation.compute import MetricRow, MetricSpec
-from evaluation.importers import ItemRow, PredictionRow
-from evaluation.registry import Family, FamilyTemplates
+
+from .family import parse_items
+from .models import ToyRun
 
 TEXTS = ("A red cube", "A blue ball", "A green cone")
 HANDLER = "toy.review"
-ITEM_TEMPLATE = "toy/_item.html"  # tests/curation/recipes/toy_templates/
-
-
-class ToyRun(RecipePipeline):
-    queue = models.ForeignKey(
-        "annotator.TaskQueue", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    labels = models.JSONField(default=dict, blank=True)  # external id -> decided label
-    frozen = models.BooleanField(default=False)
-
-    class Meta(RecipePipeline.Meta):
-        app_label = "curation"
-        db_table = "test_toy_run"
-
-
-# Out of the app registry except while a toy test runs (``toy_model_registered``): other tests
-# that delete a project must not cascade into a table that exists only during the toy's tests.
-apps.all_models["curation"].pop("toyrun")
-apps.clear_cache()
-
-
-@contextmanager
-def toy_model_registered() -> Iterator[None]:
-    apps.register_model("curation", ToyRun)
-    try:
-        yield
-    finally:
-        apps.all_models["curation"].pop("toyrun", None)
-        apps.clear_cache()
-
 
 QUEUE = QueueSpec(
     field="queue",
@@ -191,105 +154,66 @@ def create(*, project, created_by, name: str) -> ToyRun:
     return ToyRun.objects.create(project=project, name=name, created_by=created_by)
 
 
-RECIPE = Recipe(
-    key="toy",
-    label="Toy",
-    model=ToyRun,
-    slug="toy",
-    pk_kwarg="run_id",
-    job_param="run_id",
-    context_name="run",
-    list_key="runs",
-    order=99,
-    names=RecipeUrlNames(list="toy-runs", detail="toy-run", new="toy-new", stage="toy-stage"),
-    stages=(
-        Stage("send", "Send the items", "toy.send", send, blocked_by=send_blocked),
-        Stage(
-            "freeze",
-            "Freeze",
-            "toy.freeze",
-            freeze,
-            blocked_by=freeze_blocked,
-            one_at_a_time=True,
+RECIPE = register(
+    Recipe(
+        key="toy",
+        label="Toy",
+        model=ToyRun,
+        slug="toy",
+        pk_kwarg="run_id",
+        job_param="run_id",
+        context_name="run",
+        list_key="runs",
+        order=99,
+        names=RecipeUrlNames(list="toy-runs", detail="toy-run", new="toy-new", stage="toy-stage"),
+        stages=(
+            Stage("send", "Send the items", "toy.send", send, blocked_by=send_blocked),
+            Stage(
+                "freeze",
+                "Freeze",
+                "toy.freeze",
+                freeze,
+                blocked_by=freeze_blocked,
+                one_at_a_time=True,
+            ),
         ),
-    ),
-    queues=(QUEUE,),
-    outcomes={HANDLER: reviewed},
-    exports=(
-        Export(
-            job_kind="toy.export",
-            run=export_csv,
-            check=export_check,
-            unknown=lambda params: "" if params["fmt"] == "csv" else "Unknown export format.",
-            label=lambda params: f"Export: {params['fmt'].upper()}",
-            what=lambda params: params["fmt"].upper(),
-            buttons=(("CSV", {"fmt": "csv"}),),
-            url_name="toy-export",
-            file_url_name="toy-export-file",
+        queues=(QUEUE,),
+        outcomes={HANDLER: reviewed},
+        exports=(
+            Export(
+                job_kind="toy.export",
+                run=export_csv,
+                check=export_check,
+                unknown=lambda params: "" if params["fmt"] == "csv" else "Unknown export format.",
+                label=lambda params: f"Export: {params['fmt'].upper()}",
+                what=lambda params: params["fmt"].upper(),
+                buttons=(("CSV", {"fmt": "csv"}),),
+                url_name="toy-export",
+                file_url_name="toy-export-file",
+            ),
         ),
-    ),
-    publishes=Publish(
-        family="toy",
-        publish=publish,
-        name=lambda run: f"{run.name} · {run.project.slug}",
-        done=lambda version: f"Published {version.item_count} items as {version.label}.",
-        url_name="toy-publish",
-    ),
-    funnel=funnel,
-    bar=lambda counts: counts["sent"],
-    select_related=("project", "queue", "benchmark"),
-    create_form=ToyForm,
-    create=create,
-    created="Toy run created.",
-    creates=(
-        Create(
-            url="quick/",
-            url_name="toy-quick",
-            form=lambda request, data=None: ToyForm(data),
-            create=create,
-            done="Toy run created the quick way.",
-            context_name="quick_form",
+        publishes=Publish(
+            family="toy",
+            publish=publish,
+            name=lambda run: f"{run.name} · {run.project.slug}",
+            done=lambda version: f"Published {version.item_count} items as {version.label}.",
+            url_name="toy-publish",
         ),
-    ),
-)
-
-
-# --- the family -----------------------------------------------------------------------------
-def parse_items(content: str, filename: str = "") -> list[ItemRow]:
-    rows = []
-    for line, text in enumerate(content.splitlines(), 1):
-        obj = json.loads(text)
-        rows.append(ItemRow(obj["id"], {"text": obj["text"], "label": obj["label"]}, line))
-    return rows
-
-
-def parse_predictions(content: str, filename: str = "", option: str = "") -> list[PredictionRow]:
-    rows = []
-    for line, text in enumerate(content.splitlines(), 1):
-        obj = json.loads(text)
-        rows.append(PredictionRow(obj["id"], obj["answer"], line, parsed_answer=obj["answer"]))
-    return rows
-
-
-def rows(items, predictions, *, seed: int, rounds: int, text_metrics: bool = True):
-    kept = [item for item in items if item.kept]
-    right = sum(
-        1
-        for item in kept
-        if item.item_id in predictions
-        and predictions[item.item_id].parsed_answer == item.data["label"]
+        funnel=funnel,
+        bar=lambda counts: counts["sent"],
+        select_related=("project", "queue", "benchmark"),
+        create_form=ToyForm,
+        create=create,
+        created="Toy run created.",
+        creates=(
+            Create(
+                url="quick/",
+                url_name="toy-quick",
+                form=lambda request, data=None: ToyForm(data),
+                create=create,
+                done="Toy run created the quick way.",
+                context_name="quick_form",
+            ),
+        ),
     )
-    return [MetricRow("accuracy", right / len(kept) if kept else None, n=len(kept))]
-
-
-FAMILY = Family(
-    key="toy",
-    label="Toy",
-    order=99,
-    parse_items=parse_items,
-    parse_predictions=parse_predictions,
-    rows=rows,
-    specs=(MetricSpec("accuracy", "Accuracy"),),
-    primary="accuracy",
-    templates=FamilyTemplates(item=ITEM_TEMPLATE),
 )
