@@ -19,7 +19,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
-import shutil
 import threading
 import time
 import uuid
@@ -28,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
 
@@ -36,13 +34,8 @@ from annotator.platform.jobs import job_enqueue, job_progress
 from annotator.platform.models import Job
 
 from .models import Caption, Corpus, EmbeddingCache, Sample, Scorer
-from .scorers import (
-    encode_images,
-    encode_texts,
-    scorer_load,
-    scorer_signature,
-    scorer_weights_check,
-)
+from .scorers import encode_images, encode_texts, scorer_load, scorer_weights_check
+from .scorers.cache import cache_folder
 
 IMAGE = EmbeddingCache.Modality.IMAGE
 TEXT = EmbeddingCache.Modality.TEXT
@@ -55,27 +48,6 @@ TMP_MAX_AGE = 3600.0  # leftovers of a crashed writer older than this are remove
 
 class EmbeddingsMissing(LookupError):
     """Some requested ids have no cached embedding yet; the message says how to make them."""
-
-
-# --------------------------------------------------------------------------------------------
-# Folders
-# --------------------------------------------------------------------------------------------
-def embeddings_root() -> Path:
-    configured = getattr(settings, "BLINDSPOT_EMBEDDINGS_DIR", None)
-    if configured:
-        return Path(configured)
-    var_dir = getattr(settings, "VAR_DIR", None)
-    if var_dir:
-        return Path(var_dir) / "embeddings"
-    return Path(settings.MEDIA_ROOT).parent / "embeddings"
-
-
-def scorer_folder(scorer: Scorer) -> Path:
-    return embeddings_root() / f"scorer-{scorer.pk}-{scorer_signature(scorer)}"
-
-
-def cache_folder(scorer: Scorer, modality: str) -> Path:
-    return scorer_folder(scorer) / str(modality)
 
 
 # --------------------------------------------------------------------------------------------
@@ -352,17 +324,6 @@ def similarity_blocks(
 # --------------------------------------------------------------------------------------------
 # Writes
 # --------------------------------------------------------------------------------------------
-def embeddings_clear(*, scorer: Scorer) -> None:
-    """Delete every cached embedding of a scorer (its files and its EmbeddingCache rows)."""
-    # Only this row's folder: another database sharing the root may have a scorer with this id.
-    folder = scorer_folder(scorer)
-    shutil.rmtree(folder, ignore_errors=True)
-    with _index_lock:
-        for key in [k for k in _indexes if Path(k).parent == folder]:
-            _indexes.pop(key, None)
-    EmbeddingCache.objects.filter(scorer=scorer).delete()
-
-
 def cache_refresh(*, scorer: Scorer, modality: str) -> EmbeddingCache:
     """Bring the EmbeddingCache row in line with the files: path, count, dim, truncations."""
     folder = cache_folder(scorer, modality)

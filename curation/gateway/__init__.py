@@ -20,7 +20,7 @@ _EXPORTS: dict[str, str] = {
     "batch_validate": "batch",
     "generation_batch_enqueue": "batch",
     "DEFAULT_TEMPLATES": "defaults",
-    "ensure_default_templates": "defaults",
+    "ensure_default_templates": "templates",
     "image_generate": "image_generation",
     "OfflineRuleError": "offline",
     "rule": "offline",

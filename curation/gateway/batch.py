@@ -20,9 +20,11 @@ from annotator.platform.models import Job
 
 from ..models import Generation, Image, LLMProvider, PromptTemplate
 from . import calls
+from .call_types import CallRequest
 from .providers import provider_for
 from .rendering import TemplateError, template_fields
 from .service import Plan, generation_prepare, generation_record
+from .templates import template_current
 
 JOB_KIND = "curation.generate_batch"
 MAX_ITEMS = 10_000
@@ -56,8 +58,6 @@ def batch_validate(items: Any) -> list[dict]:
         tpl = current.get(item.get("template"))
         if tpl is None:
             try:
-                from .templates import template_current
-
                 tpl = template_current(str(item.get("template")))
                 current[tpl.name] = tpl
             except TemplateError:
@@ -150,7 +150,7 @@ def batch_run(*, job: Job) -> dict:
     workers = max(1, min(provider.concurrency or 1, len(pending) or 1))
     queue = iter(pending)
 
-    def next_call() -> tuple[Plan, calls.CallRequest] | None:
+    def next_call() -> tuple[Plan, CallRequest] | None:
         for key, item in queue:
             try:
                 plan = generation_prepare(

@@ -11,11 +11,12 @@ import email.utils
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import openai
 
+from .call_types import CallRequest, CallResult, Endpoint
+from .offline import run_offline
 from .parsing import OutputInvalid, parse_output
 
 # Looked up at call time so tests can record the delays instead of sleeping.
@@ -24,71 +25,11 @@ sleep = time.sleep
 TOP_LOGPROBS = 5
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """What a call needs to know about its provider (a snapshot, safe to hand to a thread)."""
-
-    kind: str  # "openai" or "offline" (LLMProvider.Kind values)
-    name: str
-    base_url: str = ""
-    api_key: str = ""
-    model: str = ""
-    temperature: float = 0.0
-    max_tokens: int = 1024
-    timeout_s: float = 60.0
-    max_retries: int = 3
-
-
-@dataclass(frozen=True)
-class Backoff:
-    base_s: float = 1.0
-    max_s: float = 30.0
-    retry_after_max_s: float = 60.0
-
-    def delay(self, attempt: int, retry_after: float | None = None) -> float:
-        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        if retry_after is not None:
-            return max(0.0, min(retry_after, self.retry_after_max_s))
-        return min(self.base_s * 2 ** (attempt - 1), self.max_s)
-
-
-@dataclass
-class CallRequest:
-    endpoint: Endpoint
-    template_name: str
-    messages: list[dict]  # as sent: images are data URLs here
-    variables: dict
-    output_schema: Any = None
-    seed: int | None = None
-    logprobs: bool = False
-    backoff: Backoff = field(default_factory=Backoff)
-    # A reason not to call at all (no API key, images for a text-only provider): recorded as a
-    # failed generation with zero attempts.
-    blocked: str = ""
-
-
-@dataclass
-class CallResult:
-    ok: bool
-    output: Any = None
-    raw_text: str = ""
-    logprobs: Any = None
-    model: str = ""
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    latency_ms: int = 0
-    attempts: int = 0
-    attempt_log: list[dict] = field(default_factory=list)
-    error: str = ""
-
-
 def execute(request: CallRequest) -> CallResult:
     """Run the call with its retries. Never raises for anything the endpoint or model does."""
     if request.blocked:
         return CallResult(ok=False, error=request.blocked, model=request.endpoint.model)
     if request.endpoint.kind == "offline":
-        from .offline import run_offline
-
         return run_offline(request)
     return _execute_openai(request)
 

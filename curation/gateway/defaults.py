@@ -1,4 +1,5 @@
-"""Built-in prompt templates, each with an offline drafter rule of the same name.
+"""Built-in prompt templates (data only), each with an offline drafter rule of the same name;
+``templates.ensure_default_templates`` seeds them.
 
 Recipes seed their own with ``template_ensure``; these three cover the gateway's examples:
 NaturalBench's yes/no question drafting (App. A, "Default instruction for GPT-4"), VHExpansion's
@@ -6,9 +7,6 @@ negation prompt (Sec. 3.1, Fig. 3) and NaturalBench's caption shortening for DOC
 """
 
 from __future__ import annotations
-
-from ..models import PromptTemplate
-from .templates import templates_ensure
 
 _QA_ITEM = {
     "type": "object",
@@ -68,8 +66,3 @@ DEFAULT_TEMPLATES: dict[str, dict] = {
         "output_schema": None,
     },
 }
-
-
-def ensure_default_templates() -> list[PromptTemplate]:
-    """Seed (or move forward) the built-in templates; idempotent."""
-    return list(templates_ensure(DEFAULT_TEMPLATES).values())

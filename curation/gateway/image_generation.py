@@ -12,7 +12,7 @@ from typing import Any
 from ..assets import ImageRejected, image_ingest
 from ..models import Generation, Image, LLMProvider
 from . import calls
-from .calls import CallResult
+from .call_types import CallResult
 from .rendering import render
 from .service import Plan, generation_record
 from .templates import template_current

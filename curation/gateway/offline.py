@@ -25,6 +25,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from .call_types import CallRequest, CallResult
 from .parsing import OutputInvalid, validate_output
 
 Rule = Callable[[dict, "int | None"], "dict | str"]
@@ -54,10 +55,8 @@ def rule_names() -> list[str]:
     return sorted(_RULES)
 
 
-def run_offline(request: Any) -> Any:
+def run_offline(request: CallRequest) -> CallResult:
     """Execute a CallRequest against the registered rule (one attempt: rules are deterministic)."""
-    from .calls import CallResult
-
     name = request.template_name
     fn = _RULES.get(name)
     t0 = time.monotonic()

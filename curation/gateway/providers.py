@@ -22,7 +22,8 @@ from django.conf import settings
 from django.db import transaction
 
 from ..models import LLMProvider
-from .calls import Backoff, Endpoint
+from .call_types import Backoff, Endpoint
+from .offline import rule_names
 
 ENV_PROVIDER_NAME = "Environment default"
 OFFLINE_PROVIDER_NAME = "Offline drafter"
@@ -204,8 +205,6 @@ def provider_test_connection(provider: LLMProvider) -> dict:
     """List the endpoint's models (falling back to a one-token completion when /models is not
     offered). Returns {"ok", "message", "latency_ms", "models"}; never raises."""
     if provider.kind == LLMProvider.Kind.OFFLINE:
-        from .offline import rule_names
-
         names = rule_names()
         return {
             "ok": True,

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..models import Generation, LLMProvider, PromptTemplate
 from . import calls
+from .call_types import CallRequest, CallResult
 from .images import prepare_image
 from .providers import backoff_from_settings, provider_endpoint, provider_for
 from .rendering import build_messages, elide_images, render
@@ -21,7 +22,7 @@ from .templates import template_current
 
 @dataclass
 class Plan:
-    request: calls.CallRequest
+    request: CallRequest
     template: PromptTemplate
     provider: LLMProvider
     stored_messages: list[dict]
@@ -96,7 +97,7 @@ def generation_prepare(
     if provider.kind == LLMProvider.Kind.OFFLINE:
         # Sampling settings mean nothing to a rule; record which rule answered instead.
         params = {"provider": provider.name, "rule": tpl.name, **_images_param(params)}
-    request = calls.CallRequest(
+    request = CallRequest(
         endpoint=endpoint,
         template_name=tpl.name,
         messages=sent,
@@ -146,7 +147,7 @@ _RESULT_FIELDS = (
 )
 
 
-def generation_record(plan: Plan, result: calls.CallResult) -> Generation:
+def generation_record(plan: Plan, result: CallResult) -> Generation:
     tpl = plan.template
     return Generation.objects.create(
         **{name: getattr(plan, name) for name in _PLAN_FIELDS},

@@ -14,6 +14,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from ..models import PromptTemplate
+from .defaults import DEFAULT_TEMPLATES
 from .parsing import check_schema
 from .rendering import TemplateError, content_sha256, template_fields
 
@@ -77,8 +78,6 @@ def template_current(name: str) -> PromptTemplate:
     """The current version of ``name``; the built-in defaults are seeded on first use."""
     template = PromptTemplate.objects.filter(name=name, is_current=True).first()
     if template is None:
-        from .defaults import DEFAULT_TEMPLATES, ensure_default_templates
-
         if name in DEFAULT_TEMPLATES:
             ensure_default_templates()
             template = PromptTemplate.objects.filter(name=name, is_current=True).first()
@@ -276,3 +275,8 @@ def templates_used(generations) -> list[dict]:
             }
         )
     return out
+
+
+def ensure_default_templates() -> list[PromptTemplate]:
+    """Seed (or move forward) the built-in templates (``DEFAULT_TEMPLATES``); idempotent."""
+    return list(templates_ensure(DEFAULT_TEMPLATES).values())

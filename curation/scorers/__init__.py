@@ -11,6 +11,7 @@ Modules: ``services`` (the registry), ``weights`` (where the weights are), ``loa
 loaded once per process, encoding).
 """
 
+from .cache import scorer_signature
 from .loading import (
     RANDOM_WEIGHTS_SEED,
     LoadedScorer,
@@ -28,7 +29,6 @@ from .services import (
     scorer_create,
     scorer_defaults,
     scorer_ensure_default,
-    scorer_signature,
     scorer_tiny,
     scorer_update,
     scorer_validate,

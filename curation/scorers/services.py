@@ -3,8 +3,6 @@ creating and changing a scorer, and the signature that names its embeddings cach
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from typing import Any
 
@@ -13,6 +11,7 @@ from django.db import transaction
 
 from ..models import Scorer
 from ..tiny_clip import TINY_CONFIG, TINY_MODEL_NAME, register_tiny
+from .cache import embeddings_clear
 from .loading import scorer_unload
 from .weights import IDENTITY_FIELDS
 
@@ -163,10 +162,6 @@ def scorer_update(*, scorer: Scorer, **fields: Any) -> Scorer:
     identity_changed = any(f in fields and fields[f] != getattr(scorer, f) for f in IDENTITY_FIELDS)
     with transaction.atomic():
         if identity_changed:
-            # Function-local: curation.embeddings imports this package at import time (a real
-            # cycle between sibling modules of the same layer).
-            from ..embeddings import embeddings_clear
-
             embeddings_clear(scorer=scorer)
             fields = {**fields, "context_length": None, "embed_dim": None}
         if fields.get("is_default"):
@@ -176,16 +171,6 @@ def scorer_update(*, scorer: Scorer, **fields: Any) -> Scorer:
         scorer.save()
     scorer_unload(scorer=scorer)
     return scorer
-
-
-def scorer_signature(scorer: Scorer) -> str:
-    """A short hash of what determines the scorer's numbers (weights, dtype) and of the row's
-    creation time: names the cache folder, so two databases sharing one embeddings folder, or
-    an edited scorer, never read each other's vectors."""
-    payload = {f: getattr(scorer, f) for f in IDENTITY_FIELDS}
-    payload["created_at"] = scorer.created_at.isoformat() if scorer.created_at else ""
-    blob = json.dumps(payload, sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:10]
 
 
 def _known_models() -> list[str]:

@@ -15,7 +15,7 @@ from django.db import transaction
 
 from annotator.platform.errors import Invalid
 from curation.gateway import calls as gateway_calls
-from curation.gateway.calls import CallRequest
+from curation.gateway.call_types import CallRequest
 from curation.gateway.rendering import TemplateError
 from curation.gateway.service import Plan, generation_prepare, generation_record
 from curation.models import Generation, LLMProvider, PromptTemplate

@@ -20,7 +20,7 @@ from curation.embeddings import (
     similarity_blocks,
 )
 from curation.models import Caption, Corpus, EmbeddingCache, Image, Sample, Scorer
-from curation.scorers import ScorerUnavailable, encode_texts, scorer_load, scorer_tiny
+from curation.scorers import ScorerUnavailable, cache, encode_texts, scorer_load, scorer_tiny
 from tests.factories import ProjectFactory
 
 COLOURS = ["red", "green", "blue", "yellow", "purple", "orange", "white", "black"]
@@ -110,7 +110,7 @@ def caption_ids(corpus):
 
 
 def chunk_files(scorer, modality):
-    return sorted(p.name for p in embeddings.cache_folder(scorer, modality).glob("chunk-*"))
+    return sorted(p.name for p in cache.cache_folder(scorer, modality).glob("chunk-*"))
 
 
 def test_embed_corpus_stores_normalised_float16_per_modality(tiny, squares):
@@ -143,9 +143,9 @@ def test_embed_corpus_stores_normalised_float16_per_modality(tiny, squares):
     names = chunk_files(tiny, "image")
     stem = names[0][: -len(".ids.npy")]
     assert names == [f"{stem}.ids.npy", f"{stem}.npy"]
-    vectors = np.load(embeddings.cache_folder(tiny, "image") / f"{stem}.npy", mmap_mode="r")
+    vectors = np.load(cache.cache_folder(tiny, "image") / f"{stem}.npy", mmap_mode="r")
     assert isinstance(vectors, np.memmap) and vectors.shape == (4, 32)
-    meta = np.load(embeddings.cache_folder(tiny, "image") / f"{stem}.ids.npy")
+    meta = np.load(cache.cache_folder(tiny, "image") / f"{stem}.ids.npy")
     assert meta.dtype == np.int64
     assert meta.tolist() == [[i, 0, 0] for i in sorted(image_ids(squares))]
 
@@ -155,9 +155,7 @@ def test_second_run_on_a_grown_corpus_embeds_only_the_new_items(tiny, squares, c
     embed_corpus(scorer=tiny, corpus=squares)
     first_images = embeddings_get(scorer=tiny, modality="image", ids=image_ids(squares))
     first_texts = embeddings_get(scorer=tiny, modality="text", ids=caption_ids(squares))
-    files_before = {
-        p: p.stat().st_mtime_ns for p in embeddings.scorer_folder(tiny).rglob("chunk-*")
-    }
+    files_before = {p: p.stat().st_mtime_ns for p in cache.scorer_folder(tiny).rglob("chunk-*")}
     old_images, old_texts = image_ids(squares), caption_ids(squares)
     calls["image"].clear()
     calls["text"].clear()

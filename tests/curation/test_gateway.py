@@ -12,6 +12,7 @@ from PIL import Image as PILImage
 
 from curation import gateway
 from curation.gateway import calls
+from curation.gateway.call_types import Backoff
 from curation.models import Generation, LLMProvider
 from tests.fake_openai import fake_provider, hang, malformed, reply, status
 
@@ -446,7 +447,7 @@ def test_retry_after_header_forms(headers, seconds):
 
 
 def test_backoff_doubles_and_is_capped():
-    backoff = calls.Backoff(base_s=0.5, max_s=3.0, retry_after_max_s=10.0)
+    backoff = Backoff(base_s=0.5, max_s=3.0, retry_after_max_s=10.0)
     assert [backoff.delay(n) for n in (1, 2, 3, 4, 5)] == [0.5, 1.0, 2.0, 3.0, 3.0]
     assert backoff.delay(1, retry_after=30) == 10.0
 

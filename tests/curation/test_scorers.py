@@ -10,12 +10,13 @@ import torch
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
-from curation import embeddings, scorers
+from curation import scorers
 from curation.embeddings import embed_corpus
 from curation.models import EmbeddingCache, Scorer
 from curation.scorers import (
     RANDOM_WEIGHTS_LABEL,
     ScorerUnavailable,
+    cache,
     scorer_create,
     scorer_ensure_default,
     scorer_load,
@@ -259,7 +260,7 @@ def test_changing_a_scorers_weights_deletes_its_cached_embeddings(db, media):
     # Given the tiny scorer with a cached corpus
     tiny = scorer_tiny()
     embed_corpus(scorer=tiny, corpus=make_corpus(ProjectFactory(), COLOURS[:2]))
-    folder = embeddings.scorer_folder(tiny)
+    folder = cache.scorer_folder(tiny)
     assert EmbeddingCache.objects.filter(scorer=tiny).count() == 2 and folder.is_dir()
 
     # When only its batch size changes, the cache stays; when its dtype changes, it goes
@@ -271,7 +272,7 @@ def test_changing_a_scorers_weights_deletes_its_cached_embeddings(db, media):
     assert not folder.exists()
     tiny.refresh_from_db()
     assert (tiny.dtype, tiny.context_length, tiny.embed_dim) == ("bf16", None, None)
-    assert embeddings.scorer_folder(tiny) != folder
+    assert cache.scorer_folder(tiny) != folder
 
 
 def test_scorer_add_command(db, media):
