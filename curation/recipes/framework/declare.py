@@ -62,9 +62,7 @@ class Stage:
     card: str = ""  # the job card's title (default: label)
     started: str = ""  # "<started> started." after the POST; "" = "<label>: job #N started."
     refused_at: str = ""  # anchor of the detail page a refusal goes back to
-    job_page: bool = False  # after the POST go to the job's own page, not its card
     one_at_a_time: bool = False  # refuse while a job of this kind runs for the object
-    rerun_safe: bool = False  # the sweeper may send a lost job again (platform worker)
     button: bool = True  # False: started by the recipe's own code (an upload), no generic POST
     needs_object: bool = True  # False: the job makes the object: run(None, ..., **Job.params)
 
@@ -116,7 +114,6 @@ class Export:
     file_url_name: str = ""  # "curator-vhx-export-file" (route exports/<int:job_id>/)
     anchor: str = "export-title"  # where on the detail page its cards and refusals are
     refused_at: str = ""  # anchor a refused POST goes back to ("" = no anchor)
-    rerun_safe: bool = False
 
 
 @dataclass(frozen=True)
@@ -137,7 +134,6 @@ class Publish:
     versions: Callable[[Any], Any] | None = None  # obj -> its versions (None: obj.benchmark's)
     form: type[forms.Form] | None = None  # None: publish.PublishForm (the label)
     initial: Callable[[Any], dict] | None = None  # extra initial form values
-    url: str = "publish/"
     url_name: str = ""  # "curator-vhx-publish"
     back: str = ""  # anchor a refusal goes back to
     then: str | None = None  # anchor after success (None: back)
@@ -232,8 +228,7 @@ class Recipe:
     bar: Callable[[dict], int] | None = None  # funnel counts -> the count bars scale to
     # loading the object (pages and jobs); its queues' fields are added (``QueueSpec.field``)
     select_related: tuple[str, ...] = ("project",)
-    listing: Callable[[Any], Any] | None = None  # user -> the list page's queryset (counts)
-    # or the list page's counts as annotations of objects_for ({"n_cases": Count("cases")})
+    # the list page's counts, as annotations of objects_for ({"n_cases": Count("cases")})
     list_counts: Mapping[str, Any] = field(default_factory=dict)
     detail_context: Callable[[Any, Any, dict], dict] | None = None  # (request, obj, base)
     funnel_extra: bool = False  # the polled funnel fragment gets detail_context too
@@ -242,14 +237,12 @@ class Recipe:
     # the new page comes back and lists the newest jobs of the stages with needs_object=False
     create: Callable[..., Any] | None = None
     created: str | Callable[[Any], str] = ""  # message after create (given the obj or Job)
-    new_context: Callable[[Any, Any], dict] | None = None  # (request, project) -> more context
     creates: tuple[Create, ...] = ()  # more ways in on the new page, each its own form
     settings_form: type[forms.Form] | None = None  # forms.RecipeForm subclass
     update: Callable[..., Any] | None = None  # (obj, **form data)
     settings_saved: str = ""  # message after update ("" = "Settings saved.")
     refuse: Callable[[Any, Any], None] | None = None  # (request, ServiceError) on a refusal
     pages: tuple[Page, ...] = ()  # the recipe's own pages under the object
-    extra_urls: Callable[[], list] | None = None  # the recipe's own patterns under curate/
     api_urls: str = ""  # dotted module of patterns mounted at api/<slug>/
     demo: Callable[..., Any] | None = None  # (*, project, curator)
 

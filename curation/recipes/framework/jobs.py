@@ -23,10 +23,7 @@ def kind_register(recipe: Recipe, step: Stage | Export) -> None:
     """Map ``step.job_kind`` to its step and make sure a Celery task of that name runs
     ``stage_job`` (registering a name twice keeps the first task: the same dispatcher)."""
     _KINDS[step.job_kind] = (recipe, step)
-    options: dict[str, Any] = {**JOB_OPTIONS, "name": step.job_kind}
-    if step.rerun_safe:
-        options["rerun_safe"] = True
-    shared_task(**options)(stage_job)
+    shared_task(**JOB_OPTIONS, name=step.job_kind)(stage_job)
 
 
 def kind_forget(kind: str) -> None:

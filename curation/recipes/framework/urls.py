@@ -97,7 +97,7 @@ def patterns_for(recipe: Recipe) -> list[URLPattern]:
             out.append(path(base + declared.url, view, name=declared.url_name))
     if recipe.publishes is not None and recipe.publishes.url_name:
         publish = _bound(recipe, views.publish_post, CURATOR, POST)
-        out.append(path(base + recipe.publishes.url, publish, name=recipe.publishes.url_name))
+        out.append(path(base + "publish/", publish, name=recipe.publishes.url_name))
     out += _export_patterns(recipe, base)
     for page in recipe.pages:
         view = _bound(recipe, _page_view(page), READERS if page.readers else CURATOR, page.methods)
@@ -105,6 +105,4 @@ def patterns_for(recipe: Recipe) -> list[URLPattern]:
     for declared in recipe.lists:
         view = _bound(recipe, _list_view(declared), CURATOR, GET)
         out.append(path(base + declared.url, view, name=declared.url_name))
-    if recipe.extra_urls is not None:
-        out += recipe.extra_urls()
     return out

@@ -158,9 +158,7 @@ def detail_page_context(recipe: Recipe, request: HttpRequest, obj: Any) -> dict:
 # --------------------------------------------------------------------------------------------
 def object_list(recipe: Recipe, request: HttpRequest) -> HttpResponse:
     """Every object in reach, grouped by project."""
-    items = recipe.listing(request.user) if recipe.listing else None
-    if items is None:
-        items = selectors.objects_for(recipe, request.user).annotate(**recipe.list_counts)
+    items = selectors.objects_for(recipe, request.user).annotate(**recipe.list_counts)
     groups = grouped_by_project(request.user, items, recipe.list_key)
     for group in groups:
         group["items"] = group[recipe.list_key]
@@ -211,7 +209,7 @@ def _form_page(request, recipe: Recipe, project, form, obj=None, error=None, sta
 
 def new_page_context(recipe: Recipe, request: HttpRequest, project) -> dict:
     """What the new page shows beside its form: the newest jobs of the stages that make an
-    object (an import started there), and the recipe's ``new_context``."""
+    object (an import started there) and the forms of its other ways in (``creates``)."""
     kinds = [stage.job_kind for stage in recipe.stages if not stage.needs_object]
     context = {}
     if kinds:
@@ -219,8 +217,6 @@ def new_page_context(recipe: Recipe, request: HttpRequest, project) -> dict:
         context["recent_jobs"] = jobs[:RECENT_JOBS]
     for declared in recipe.creates:
         context[declared.context_name] = declared.form(request)
-    if recipe.new_context is not None:
-        context.update(recipe.new_context(request, project))
     return context
 
 
@@ -344,7 +340,6 @@ def stage_post(recipe: Recipe, request: HttpRequest, pk: int, stage: str) -> Htt
         what=declared.started,
         message=message,
         refused_at=declared.refused_at,
-        job_page=declared.job_page,
         refuse=_refuse(recipe),
     )
 
