@@ -121,6 +121,7 @@ ENDPOINTS = [
     ),
     Endpoint("job-list", "get", "/api/jobs/", STAFF),
     Endpoint("job-detail", "get", "/api/jobs/{job}/", STAFF),
+    Endpoint("project-list", "get", "/api/projects/", STAFF),
     Endpoint("queue-agreement", "get", QUEUE + "agreement/", STAFF),
     Endpoint("webhook-list", "get", "/api/projects/{project}/webhooks/", CURATORS),
     Endpoint("webhook-detail", "patch", HOOK, CURATORS, {"description": "changed"}),
@@ -204,6 +205,10 @@ def test_staff_of_another_project_get_404(world, endpoint):
     if name in ("queue-list", "job-list"):
         assert response.status_code == 200
         assert response.json()["count"] == 0
+    elif name == "project-list":  # only the outsider's own project
+        assert response.status_code == 200
+        own = outsider.projects.get()
+        assert [p["id"] for p in response.json()["results"]] == [own.pk]
     elif name == "queue-create":
         assert response.status_code == 400  # the project is not theirs
     else:
