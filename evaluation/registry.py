@@ -145,6 +145,8 @@ class Pairwise:
     judge: PairJudge | None = None  # the LLM judge runner
     strata: tuple[str, ...] = ()  # crowd agreement strata (judgments page columns)
     agreement_plot: Callable[[dict], str] | None = None  # agreement results -> SVG
+    # A judgment set in the paper's own judgments layout: set -> (file name, text).
+    export: Callable[[Any], tuple[str, str]] | None = None
 
 
 @dataclass(frozen=True)

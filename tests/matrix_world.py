@@ -143,6 +143,9 @@ def _evaluation(project: Project, curator, made: dict, ids: dict) -> None:
     ids["judgment_set"] = _first(
         JudgmentSet.objects.filter(version__in=versions), "judgment set"
     ).pk
+    ids["visit_set"] = _first(
+        JudgmentSet.objects.filter(version=visit_version), "judgment set on the VisIT version"
+    ).pk
 
     draft = eval_services.benchmark_version_create(
         family="naturalbench",

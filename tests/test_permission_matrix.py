@@ -389,6 +389,7 @@ TABLE: dict[str, Row] = {
         get(CR), post(CR, {"label": "evil", "file": File("judgments.jsonl")}), **visit_version
     ),
     "eval-judgments-compute": row(post(CR), **visit_version),
+    "eval-judgments-export": row(get(CR), **visit_version, set_id=Id("visit_set")),
     "eval-rankings": row(get(CR), **visit_version),
     "eval-run": row(get(CR), **run),
     "eval-run-compute": row(post(CR), **run),

@@ -10,7 +10,13 @@ benchmark family comes from its declaration (``evaluation.registry``).
 from django.urls import path
 
 from .benchmarks import benchmarks, version_detail, version_import, version_publish
-from .judgments import judge_run, judgments, judgments_compute, judgments_import
+from .judgments import (
+    judge_run,
+    judgments,
+    judgments_compute,
+    judgments_export,
+    judgments_import,
+)
 from .leaderboard import leaderboard, rankings
 from .runs import run_compute, run_detail, run_import, run_model
 
@@ -33,6 +39,11 @@ urlpatterns = [
         "versions/<int:version_id>/judgments/compute/",
         judgments_compute,
         name="eval-judgments-compute",
+    ),
+    path(
+        "versions/<int:version_id>/judgments/<int:set_id>/export/",
+        judgments_export,
+        name="eval-judgments-export",
     ),
     path("versions/<int:version_id>/rankings/", rankings, name="eval-rankings"),
     path("runs/<int:run_id>/", run_detail, name="eval-run"),

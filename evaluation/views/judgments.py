@@ -142,6 +142,7 @@ def _judgments_page(
                 for s in sets
             ),
             "judge_form": form if form is not None else _judge_form(request, version),
+            "can_export": pairwise.export is not None,
             "judge_error": error,
             "active_judges": [s for s in sets if s.job is not None and not s.job.is_finished],
             **abilities(request),
@@ -175,3 +176,18 @@ def judgments_compute(request: HttpRequest, version_id: int) -> HttpResponse:
         message=_("Rating the judgment sets again."),
         job_page=True,
     )
+
+
+@roles.roles_required(*READ)
+def judgments_export(request: HttpRequest, version_id: int, set_id: int) -> HttpResponse:
+    """A judgment set in the paper's own judgments layout (``pairwise.export``, the file the
+    paper's own code reads); a set of another version, or none, answers 404."""
+    version = _pairwise_version(request, version_id)
+    export = family_of(version.benchmark.family).pairwise.export
+    judgment_set = version.judgment_sets.filter(pk=set_id).first()
+    if export is None or judgment_set is None:
+        raise Http404
+    name, text = export(judgment_set)
+    response = HttpResponse(text, content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

@@ -18,7 +18,6 @@ from annotator.platform import edge, structured
 from annotator.platform.errors import Invalid, LineErrors
 from annotator.platform.jobs import job_enqueue, job_progress
 from annotator.platform.models import Job
-from evaluation import importers
 from evaluation.families.visit import parse as visit_parse
 
 from ...corpora import uploads
@@ -88,8 +87,11 @@ def _dataset_row(item, record: dict, errors: LineErrors) -> DatasetRow | None:
     meta_text = record.get("public_images_metadata", "") or ""
     try:
         # NaN / Infinity (pandas' missing values in the published file) become null:
-        # PostgreSQL's jsonb cannot store them.
-        meta = structured.loads(meta_text, nonfinite="null") if meta_text.strip() else {}
+        # PostgreSQL's jsonb cannot store them. The JSONL export holds the object itself.
+        if not isinstance(meta_text, str):
+            meta = meta_text
+        else:
+            meta = structured.loads(meta_text, nonfinite="null") if meta_text.strip() else {}
     except structured.StructuredTextError as exc:
         return errors.add(item.line, f"public_images_metadata: {exc.message}")
     problem = edge.row_problem({"public_images_metadata": meta, "image": urls})
@@ -112,11 +114,12 @@ def _dataset_row(item, record: dict, errors: LineErrors) -> DatasetRow | None:
 
 
 def parse_dataset(content: str, filename: str = "") -> list[DatasetRow]:
-    """The published CSV checked through the evaluation app's parser (its instance ids, its
-    529-of-578 filter), plus the columns the export gives back (``public_images_metadata``)."""
+    """The published CSV (or the JSONL export) checked through the evaluation app's parser (its
+    instance ids, its 529-of-578 filter), plus the columns the export gives back
+    (``public_images_metadata``)."""
     items = visit_parse.parse_items(content, filename)
     errors = LineErrors()
-    _header, records = importers.read_csv(content, LineErrors())
+    _header, records = visit_parse.read_records(content, LineErrors())
     raw = dict(records)
     rows = [_dataset_row(item, raw.get(item.line, {}), errors) for item in items]
     errors.raise_if_any("The VisIT-Bench CSV has errors; nothing was imported.{more}")

@@ -4,7 +4,7 @@ from evaluation.metrics import visit
 from evaluation.registry import Pairwise, PredictionOption, declare, register
 
 # prompts registers the family's templates and their offline rules on import.
-from . import board, judge, judgments, pairwise, parse, plots, prompts, rows, runner  # noqa: F401
+from . import board, exports, judge, judgments, pairwise, parse, plots, prompts, rows, runner  # noqa: F401
 
 PAIRWISE = Pairwise(
     parse=judgments.parse,
@@ -18,6 +18,7 @@ PAIRWISE = Pairwise(
     judge=judge.LLM_JUDGE,
     strata=visit.STRATA,
     agreement_plot=plots.agreement_plot,
+    export=exports.head2head_export,
 )
 
 FAMILY = register(

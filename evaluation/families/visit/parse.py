@@ -9,8 +9,9 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from annotator.platform import structured
 from annotator.platform.errors import LineErrors
-from evaluation.importers import ItemRow, PredictionRow, read_csv, truthy
+from evaluation.importers import ItemRow, PredictionRow, read_csv, read_jsonl, truthy
 
 # What the import page shows as an example of each file.
 FORMATS = {
@@ -21,21 +22,53 @@ FORMATS = {
 }
 
 
-# The published dataset's columns, in its order (what an item's data writes back).
+# The published dataset's columns, in its order (single_image_full_dataset.csv, the file the
+# sandbox's make_pairs.py reads: it reads the caption as ``image_dense_captions``).
 PUBLISHED_COLUMNS = (
     "instruction_category",
     "image",
+    "visual",
     "instruction",
-    "instruction_conditioned_caption",
     "gpt4_prediction",
+    "image_dense_captions",
     "reference_output",
     "human_ratings_gpt4_correct",
     "human_ratings_problem_in_caption",
     "human_ratings_problem_in_gpt4",
     "public_images_metadata",
 )
-# Every column a dataset file may hold (some also have ``visual``, ``image_dense_captions``).
-DATASET_COLUMNS = {*PUBLISHED_COLUMNS, "visual", "image_dense_captions"}
+# Every column a dataset file may hold (Blindspot's older exports wrote the caption as
+# ``instruction_conditioned_caption``, the paper's name for it).
+DATASET_COLUMNS = {*PUBLISHED_COLUMNS, "instruction_conditioned_caption"}
+
+
+def read_records(content: str, errors: LineErrors) -> tuple[list[str], list[tuple[int, dict]]]:
+    """A dataset file's header and rows: the published CSV, or Blindspot's JSONL export of the
+    same columns (JSON booleans and objects kept as they are)."""
+    if content.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
+        rows = read_jsonl(content, errors)
+        header = list(dict.fromkeys(k for _line, row in rows for k in row))
+        return header, rows
+    return read_csv(content, errors)
+
+
+def _text(row: Mapping[str, Any], key: str) -> str:
+    value = row.get(key)
+    return "" if value is None else value if isinstance(value, str) else json.dumps(value)
+
+
+def _metadata(value: Any) -> Any:
+    """``public_images_metadata`` as JSON when it parses (NaN → null, as jsonb needs), else the
+    text as published."""
+    if isinstance(value, dict | list):
+        return value
+    text = str(value or "").strip()
+    if not text:
+        return {}
+    try:
+        return structured.loads(text, nonfinite="null")
+    except structured.StructuredTextError:
+        return text
 
 
 def visit_key(image: str, instruction: str) -> str:
@@ -60,16 +93,21 @@ def _ids(rows: list[tuple[int, dict]]) -> list[str]:
 
 
 def parse_items(content: str, filename: str = "") -> list[ItemRow]:
-    """The dataset CSV. An instance is kept for leaderboards when human_ratings_gpt4_correct is
-    true and human_ratings_problem_in_caption is false (529 of 578 in the published file)."""
+    """The dataset CSV (or Blindspot's JSONL export of it). An instance is kept for leaderboards
+    when human_ratings_gpt4_correct is true and human_ratings_problem_in_caption is false (529 of
+    578 in the published file; make_pairs.py's filter)."""
     errors = LineErrors()
-    header, rows = read_csv(content, errors)
+    header, rows = read_records(content, errors)
     missing = {"image", "instruction", "gpt4_prediction", "human_ratings_gpt4_correct"} - set(
         header
     )
     if header and missing:
         errors.add(1, f"missing columns: {', '.join(sorted(missing))}")
     errors.raise_if_any("The VisIT-Bench CSV has errors; nothing was imported.")
+    rows = [
+        (line, {k: _text(row, k) if k != "public_images_metadata" else row[k] for k in row})
+        for line, row in rows
+    ]
     items = []
     for (line, row), item_id in zip(rows, _ids(rows), strict=True):
         correct = truthy(row.get("human_ratings_gpt4_correct", ""))
@@ -80,7 +118,7 @@ def parse_items(content: str, filename: str = "") -> list[ItemRow]:
         if not row.get("instruction", "").strip():
             errors.add(line, "empty instruction")
             continue
-        caption = row.get("instruction_conditioned_caption") or row.get("image_dense_captions", "")
+        caption = row.get("image_dense_captions") or row.get("instruction_conditioned_caption", "")
         data = {
             "category": row.get("instruction_category", ""),
             "image": row.get("image", ""),
@@ -91,6 +129,8 @@ def parse_items(content: str, filename: str = "") -> list[ItemRow]:
             "gpt4_correct": correct,
             "problem_in_caption": problem,
             "problem_in_gpt4": truthy(row.get("human_ratings_problem_in_gpt4", "")),
+            "visual": row.get("visual", ""),
+            "public_images_metadata": _metadata(row.get("public_images_metadata")),
         }
         items.append(ItemRow(item_id=item_id, data=data, line=line, kept=correct and not problem))
     errors.raise_if_any("The VisIT-Bench CSV has errors; nothing was imported.")
@@ -184,18 +224,21 @@ def _flag(value: bool, fmt: str):
 
 
 def published_record(data: Mapping[str, Any], *, fmt: str = "csv") -> dict:
-    """An item's data in the published columns (``PUBLISHED_COLUMNS``): what ``parse_items``
-    reads back unchanged."""
+    """An item's data in the published columns and order (``PUBLISHED_COLUMNS``, as
+    make_pairs.py reads them): what ``parse_items`` reads back unchanged."""
     metadata = data.get("public_images_metadata") or {}
+    if fmt != "jsonl" and not isinstance(metadata, str):
+        metadata = json.dumps(metadata, ensure_ascii=False) if metadata else ""
     return {
         "instruction_category": data.get("category", ""),
         "image": data.get("image", ""),
+        "visual": data.get("visual", ""),
         "instruction": data.get("instruction", ""),
-        "instruction_conditioned_caption": data.get("caption", ""),
         "gpt4_prediction": data.get("reference", ""),
+        "image_dense_captions": data.get("caption", ""),
         "reference_output": data.get("reference_output", ""),
         "human_ratings_gpt4_correct": _flag(data.get("gpt4_correct", False), fmt),
         "human_ratings_problem_in_caption": _flag(data.get("problem_in_caption", False), fmt),
         "human_ratings_problem_in_gpt4": _flag(data.get("problem_in_gpt4", False), fmt),
-        "public_images_metadata": json.dumps(metadata, ensure_ascii=False) if metadata else "",
+        "public_images_metadata": metadata,
     }

@@ -104,7 +104,12 @@ def test_dataset_export_reads_back_through_the_evaluation_parser(imported, curat
     assert len(lines) == 578
     assert first["instruction_category"] == "Catchy Titles"
     assert first["human_ratings_gpt4_correct"] is True
-    assert json.loads(first["public_images_metadata"])["source"].startswith("Open Images")
+    assert first["public_images_metadata"]["source"].startswith("Open Images")
+    # and the JSONL reads back too, through the same parser, with the same items
+    jsonl = visit_parse.parse_items("\n".join(lines))
+    assert [(r.item_id, r.kept, r.data) for r in jsonl] == [
+        (r.item_id, r.kept, r.data) for r in again
+    ]
 
 
 def test_importing_the_same_file_twice_is_refused_with_line_numbers(imported):

@@ -201,7 +201,9 @@ def test_export_jobs_write_the_published_layout(
     assert (
         body.decode()
         .splitlines()[0]
-        .startswith("instruction_category,image,instruction,instruction_conditioned_caption")
+        .startswith(
+            "instruction_category,image,visual,instruction,gpt4_prediction,image_dense_captions"
+        )
     )
     assert body.decode() == dataset_export(small, fmt="csv")
     file_url = reverse("curator-visit-export-file", args=[small.pk, job.pk])
