@@ -45,6 +45,8 @@ urlpatterns = [
     ),
     path("tasks/<int:task_id>/submit/", api.SubmitApi.as_view(), name="api-submit"),
     path("tasks/<int:task_id>/skip/", api.SkipApi.as_view(), name="api-skip"),
+    path("tasks/<int:task_id>/undo/", api.UndoApi.as_view(), name="api-undo"),
+    path("queues/<int:queue_id>/history/", api.HistoryApi.as_view(), name="api-queue-history"),
     path("tasks/<int:task_id>/report/", api.ReportApi.as_view(), name="api-report"),
     path("tasks/<int:task_id>/heartbeat/", api.HeartbeatApi.as_view(), name="api-heartbeat"),
     path(

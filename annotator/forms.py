@@ -181,6 +181,12 @@ class QueueForm(forms.Form):
         label=_("Lease time (minutes)"), min_value=1, max_value=24 * 60, initial=10,
         help_text=_("A task comes back to the pool if its page is closed this long."),
     )  # fmt: skip
+    undo_minutes = forms.IntegerField(
+        label=_("Undo window (minutes)"), min_value=0, max_value=24 * 60, initial=2,
+        required=False,
+        help_text=_("A person may take an answer back this long after submitting, while the "
+                    "task is not decided (0: never)."),
+    )  # fmt: skip
     priority = forms.IntegerField(
         label=_("Priority"), initial=0, **model_bounds(TaskQueue, "priority")
     )
@@ -230,6 +236,7 @@ class QueueForm(forms.Form):
             "rule": queue.rule,
             "max_redundancy": queue.max_redundancy,
             "lease_minutes": max(1, round(queue.lease_ttl.total_seconds() / 60)),
+            "undo_minutes": round(queue.undo_window.total_seconds() / 60),
             "priority": queue.priority,
             "gold_rate": queue.gold_rate,
             "qualification_count": queue.qualification_count,
@@ -264,6 +271,9 @@ class QueueForm(forms.Form):
         d = dict(self.cleaned_data)
         d.pop("kind", None)
         d["lease_ttl"] = timedelta(minutes=d.pop("lease_minutes"))
+        undo = d.pop("undo_minutes")
+        if undo is not None:  # left empty: the queue keeps its window (2 minutes when new)
+            d["undo_window"] = timedelta(minutes=undo)
         d["outcome_handler"] = d.get("outcome_handler") or ""
         return d
 

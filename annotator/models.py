@@ -5,7 +5,9 @@ Invariants the database guards (not only the code):
   (``Task.active_count <= Task.required``; ``required`` grows by escalation and follows the
   queue's redundancy, never below the task's live + submitted assignments);
 - one assignment and one annotation per task per annotator;
-- an annotation is never edited (services only insert).
+- an annotation is never edited (services only insert); an answer its author takes back within
+  the queue's undo window moves, as it was, to ``UndoneAnnotation`` (the audit trail) and the
+  person answers again.
 """
 
 from datetime import timedelta
@@ -54,6 +56,10 @@ class TaskQueue(models.Model):
         default=2, help_text=_("Escalation: extra replicas up to this many when no decision.")
     )
     lease_ttl = models.DurationField(default=timedelta(minutes=10))
+    undo_window = models.DurationField(
+        default=timedelta(minutes=2),
+        help_text=_("How long after submitting a person may take an answer back (0: never)."),
+    )
     priority = models.IntegerField(default=0)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
     gold_rate = models.FloatField(default=0.0, help_text=_("Share of served items that are gold."))
@@ -85,6 +91,9 @@ class TaskQueue(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(lease_ttl__gt=timedelta(0)), name="queue_lease_ttl_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(undo_window__gte=timedelta(0)), name="queue_undo_window_not_negative"
             ),
         ]
 
@@ -259,6 +268,32 @@ class Annotation(models.Model):
             # index alone (a merge join with the tasks' (queue, state, id) index)
             models.Index(fields=["queue", "annotator", "task"], name="annotation_person_task_idx"),
             models.Index(fields=["annotator", "created_at"], name="annotation_person_day_idx"),
+        ]
+
+
+class UndoneAnnotation(models.Model):
+    """An answer its author took back (undo) before the task was decided: who answered what and
+    when, and when they undid it. With the annotations in place, the full history of a task."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="undone", db_index=False)
+    queue = models.ForeignKey(TaskQueue, on_delete=models.CASCADE, related_name="+", db_index=False)
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    response = models.JSONField()
+    duration_ms = models.PositiveIntegerField(default=0)
+    is_gold = models.BooleanField(default=False)
+    gold_correct = models.BooleanField(null=True, blank=True)
+    answered_at = models.DateTimeField()
+    undone_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(fields=["task", "annotator"], name="undone_task_person_idx"),
+            models.Index(
+                fields=["queue", "annotator", "undone_at"], name="undone_queue_person_idx"
+            ),
         ]
 
 

@@ -16,11 +16,21 @@ from django.db.models import Count, F, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
-from .models import Annotation, Assignment, Enrollment, Task, TaskQueue, search_text
+from .kinds import get_kind
+from .models import (
+    Annotation,
+    Assignment,
+    Enrollment,
+    Task,
+    TaskQueue,
+    UndoneAnnotation,
+    search_text,
+)
 from .platform import roles
 from .platform.models import Project
 from .platform.rows import Shape
 from .platform.scoping import get_or_404, projects_for
+from .services.undoing import undo_refusal
 
 
 def queues_for(user) -> QuerySet[TaskQueue]:
@@ -267,3 +277,78 @@ def task_page(queue: TaskQueue, f: TaskFilter, *, number: int, per_page: int) ->
         tasks = Task.objects.filter(pk__in=ids).order_by(*TASK_SORTS.get(f.sort, ("id",)))
     rows = list(tasks[offset : offset + per_page + 1])
     return TaskPage(rows[:per_page], number, per_page, len(rows) > per_page, count)
+
+
+HISTORY_LIMIT = 50
+
+
+@dataclass
+class HistoryEntry:
+    """One answer in a person's recent history: standing (``undone_at`` None) or taken back.
+    Only what the person gave and saw: no external id, no gold flag, no server-side mapping."""
+
+    task_id: int
+    response: dict
+    answered_at: datetime
+    undone_at: datetime | None
+    undo_until: datetime | None  # while the answer may still be undone
+    refusal: str  # why it can no longer be undone ("" when it can, or was undone)
+
+
+def my_recent_answers(user, queue: TaskQueue, *, now=None) -> list[HistoryEntry]:
+    """The person's last answers in ``queue``, newest first (``HISTORY_LIMIT``), with the ones
+    they undid, and for each whether and until when it can still be undone."""
+    now = now or timezone.now()
+    standing = (
+        Annotation.objects.filter(queue=queue, annotator=user)
+        .select_related("task")
+        .order_by("-created_at", "-id")[:HISTORY_LIMIT]
+    )
+    undone = UndoneAnnotation.objects.filter(queue=queue, annotator=user).order_by(
+        "-undone_at", "-id"
+    )[:HISTORY_LIMIT]
+    public = get_kind(queue.kind).public_response
+    entries = []
+    for a in standing:
+        refusal = undo_refusal(
+            queue=queue,
+            task_state=a.task.state,
+            answered_at=a.created_at,
+            now=now,
+            is_gold=a.is_gold,
+        )
+        until = None if refusal else a.created_at + queue.undo_window
+        entries.append(
+            HistoryEntry(a.task_id, public(a.response), a.created_at, None, until, refusal)
+        )
+    for u in undone:
+        entries.append(
+            HistoryEntry(u.task_id, public(u.response), u.answered_at, u.undone_at, None, "")
+        )
+    entries.sort(key=lambda e: e.undone_at or e.answered_at, reverse=True)
+    return entries[:HISTORY_LIMIT]
+
+
+def undo_possible(user, queue: TaskQueue, *, now=None) -> bool:
+    """Whether the person answered in ``queue`` within its undo window (the ``u`` button shows;
+    a decided task is refused by the service with its reason)."""
+    if queue.undo_window.total_seconds() <= 0:
+        return False
+    since = (now or timezone.now()) - queue.undo_window
+    return Annotation.objects.filter(queue=queue, annotator=user, created_at__gt=since).exists()
+
+
+def answer_summary(response) -> str:
+    """A stored answer in one line for people: ``verdict: reject · reason: false``."""
+    if not isinstance(response, dict):
+        return str(response)
+    parts = []
+    for key, value in response.items():
+        if value in (None, "", []):
+            continue
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        elif isinstance(value, bool):
+            value = "yes" if value else "no"
+        parts.append(f"{key}: {value}")
+    return " · ".join(parts)

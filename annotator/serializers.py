@@ -79,6 +79,13 @@ class QueueFieldsIn(serializers.Serializer):
         required=False,
         help_text="Lease time in seconds.",
     )
+    undo_window = serializers.IntegerField(
+        min_value=0,
+        max_value=24 * 3600,
+        required=False,
+        help_text="Seconds after submitting during which a person may undo an answer, while "
+        "the task is not decided (0: never).",
+    )
     priority = serializers.IntegerField(min_value=-INT_MAX, max_value=INT_MAX, required=False)
     status = serializers.ChoiceField(choices=TaskQueue.Status.choices, required=False)
     gold_rate = serializers.FloatField(min_value=0, max_value=1, required=False)
@@ -98,6 +105,8 @@ class QueueFieldsIn(serializers.Serializer):
         fields = dict(self.validated_data)
         if "lease_ttl" in fields:
             fields["lease_ttl"] = timedelta(seconds=fields["lease_ttl"])
+        if "undo_window" in fields:
+            fields["undo_window"] = timedelta(seconds=fields["undo_window"])
         return fields
 
 
@@ -170,6 +179,11 @@ class QueueOut(serializers.ModelSerializer):
 
     def get_lease_ttl(self, queue: TaskQueue) -> int | None:
         return _seconds(queue.lease_ttl)
+
+    undo_window = serializers.SerializerMethodField(help_text="Undo window in seconds.")
+
+    def get_undo_window(self, queue: TaskQueue) -> int | None:
+        return _seconds(queue.undo_window)
 
     @extend_schema_field(
         {
@@ -421,3 +435,18 @@ class AgreementOut(serializers.Serializer):
     )
     per_tag = TagAgreementOut(many=True, required=False)
     per_annotator = AnnotatorAgreementOut(many=True)
+
+
+class HistoryEntryOut(serializers.Serializer):
+    """One of your recent answers (``GET /api/queues/{id}/history/``)."""
+
+    task_id = serializers.IntegerField()
+    response = serializers.JSONField(help_text="Your answer, as you gave it.")
+    answered_at = serializers.DateTimeField()
+    undone_at = serializers.DateTimeField(
+        allow_null=True, help_text="When you took this answer back (null: it stands)."
+    )
+    undo_until = serializers.DateTimeField(
+        allow_null=True, help_text="Until when POST /api/tasks/{id}/undo/ takes it back."
+    )
+    refusal = serializers.CharField(help_text="Why it can no longer be undone, if so.")

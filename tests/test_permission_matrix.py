@@ -179,6 +179,10 @@ TABLE: dict[str, Row] = {
     "work-skip": row(post(W, ok=()), **held),
     "work-report": row(post(W, {"reason": "unclear"}, ok=()), **held),
     "work-heartbeat": row(post(W, ok=()), **held),
+    # undo: nothing answered yet on the held task (409 / back with the reason), the history page
+    "work-undo": row(post(W, ok=()), **every_queue),
+    "work-task-undo": row(post(W, ok=()), **held),
+    "work-history": row(get(W), **every_queue),
     # --- annotator: curator pages ---
     "curator-projects": row(get(CR, scope=OWN)),
     "curator-project-new": row(
@@ -239,6 +243,8 @@ TABLE: dict[str, Row] = {
     "api-report": row(post(W, {"reason": "unclear"}, ok=()), **held),
     "api-heartbeat": row(post(W, ok=()), **held),
     "api-projects": row(get(CR, scope=OWN)),
+    "api-undo": row(post(W, ok=(409,)), **held),
+    "api-queue-history": row(get(W), **every_queue),
     "api-project-members": row(get(C), **project),
     "api-project-member": row(Call("delete", C), user_id=Id("member"), **project),
     "api-jobs": row(get(CR, scope=OWN)),

@@ -29,7 +29,7 @@ from .queues import (
     QueueStatusApi,
 )
 from .tasks import JsonlParser, NdjsonParser, PlainTextParser, QueueTasksApi, QueueTasksCancelApi
-from .work import HeartbeatApi, NextApi, ReportApi, SkipApi, SubmitApi
+from .work import HeartbeatApi, HistoryApi, NextApi, ReportApi, SkipApi, SubmitApi, UndoApi
 
 __all__ = [
     "AnnotationsExportApi",
@@ -40,6 +40,7 @@ __all__ = [
     "EngineApiView",
     "ExportApi",
     "HeartbeatApi",
+    "HistoryApi",
     "JSONLinesRenderer",
     "JsonlParser",
     "NdjsonParser",
@@ -57,5 +58,6 @@ __all__ = [
     "ReportApi",
     "SkipApi",
     "SubmitApi",
+    "UndoApi",
     "export_responses",
 ]

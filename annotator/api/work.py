@@ -17,6 +17,7 @@ from ..platform.roles import CROWDWORKER
 from ..serializers import (
     ClaimOut,
     HeartbeatOut,
+    HistoryEntryOut,
     ReleasedOut,
     ReportIn,
     SubmitIn,
@@ -105,6 +106,38 @@ class SubmitApi(EngineApiView):
             following = None
         body = {"annotation_id": result.annotation.pk, "created": result.created, "next": following}
         return Response(body, status=status.HTTP_201_CREATED if result.created else 200)
+
+
+class UndoApi(EngineApiView):
+    """Take back your answer to a task within the queue's undo window, while the task is not
+    decided; the task is yours again as a live lease (in ``task``) to answer anew.
+
+    The answer undone is kept in the task's history (who, what, when answered, when undone);
+    your other live lease in the queue goes back to the pool. 409 when the window has passed,
+    the task is decided or withdrawn, or you have no answer on it.
+    """
+
+    roles = (CROWDWORKER,)
+    serializer_class = ClaimOut
+
+    @extend_schema(request=None, responses={200: ClaimOut, **ERRORS, **CONFLICT})
+    def post(self, request, task_id: int):
+        assignment = services.annotation_undo(task_id=task_id, annotator=request.user)
+        return Response(_claim_data(services.ClaimResult(assignment)))
+
+
+class HistoryApi(EngineApiView):
+    """Your recent answers in a queue (the last 50), newest first, with the ones you undid and
+    until when each may still be undone."""
+
+    roles = (CROWDWORKER,)
+    serializer_class = HistoryEntryOut
+
+    @extend_schema(request=None, responses={200: HistoryEntryOut(many=True), **ERRORS})
+    def get(self, request, queue_id: int):
+        queue = selectors.work_queue_or_404(request.user, queue_id)
+        entries = selectors.my_recent_answers(request.user, queue)
+        return Response(HistoryEntryOut(entries, many=True).data)
 
 
 class SkipApi(EngineApiView):

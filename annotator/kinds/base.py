@@ -163,6 +163,10 @@ class Kind:
         """The queue settings the workspace uses (and shows) for this kind."""
         return _pick(config, self.public_config_fields)
 
+    def public_response(self, response: dict) -> dict:
+        """A stored answer as its author gave it (their history): nothing the server added."""
+        return dict(response) if isinstance(response, dict) else response
+
     # --- aggregation -----------------------------------------------------------------------
     def vote(self, response: dict) -> Hashable:
         raise NotImplementedError

@@ -257,6 +257,10 @@ class ForcedChoice(Kind):
         ]
         return out
 
+    def public_response(self, response):
+        # The side pressed; the candidate it maps to (a model name, say) stays on the server.
+        return {"choice": response.get("choice")}
+
     def clean_response(self, response, *, config, payload, presentation):
         check(response, self.response_schema(config, payload), "response")
         left, right = self.sides(payload, presentation)

@@ -2,8 +2,9 @@
 
 One module per noun: projects, queues, tasks (rows, bulk create, cancel), claiming (the hot path),
 leases (expiry, revocation, heartbeat, skip, report), decisions (deciding a task, gold,
-enrollments), submitting, invitations. This package re-exports their public API, so callers
-write ``from annotator import services`` and ``services.assignment_claim(...)``.
+enrollments), submitting, undoing (an answer taken back within the queue's window),
+invitations. This package re-exports their public API, so callers write
+``from annotator import services`` and ``services.assignment_claim(...)``.
 """
 
 from .claiming import ClaimResult, assignment_claim
@@ -36,6 +37,7 @@ from .tasks import (
     tasks_cancel,
     validate_task_rows,
 )
+from .undoing import annotation_undo, annotation_undo_last, undo_refusal
 
 __all__ = [
     "CancelResult",
@@ -45,6 +47,8 @@ __all__ = [
     "SubmitResult",
     "TaskRow",
     "annotation_submit",
+    "annotation_undo",
+    "annotation_undo_last",
     "annotator_leases_revoke",
     "assignment_claim",
     "assignment_heartbeat",
@@ -67,5 +71,6 @@ __all__ = [
     "tasks_bulk_create",
     "tasks_cancel",
     "tasks_settle",
+    "undo_refusal",
     "validate_task_rows",
 ]

@@ -28,6 +28,7 @@ QUEUE_FIELDS = (
     "rule",
     "max_redundancy",
     "lease_ttl",
+    "undo_window",
     "priority",
     "status",
     "gold_rate",
@@ -57,6 +58,8 @@ def _check_queue(queue: TaskQueue) -> None:
         raise Invalid(_("The gold pause threshold is a share between 0 and 1."))
     if queue.lease_ttl <= timedelta(0):
         raise Invalid(_("The lease time must be positive."))
+    if queue.undo_window < timedelta(0):
+        raise Invalid(_("The undo window cannot be negative."))
     if queue.rule not in TaskQueue.Rule.values:
         raise Invalid(_("Unknown aggregation rule %(rule)s.") % {"rule": queue.rule})
     if queue.outcome_handler and queue.outcome_handler not in HANDLERS:

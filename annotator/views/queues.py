@@ -116,6 +116,7 @@ def queue_detail(request: HttpRequest, queue_id: int) -> HttpResponse:
             "jobs": _queue_jobs(request.user, queue),
             "instructions_html": _markdown(queue.instructions),
             "lease_minutes": round(queue.lease_ttl.total_seconds() / 60),
+            "undo_minutes": round(queue.undo_window.total_seconds() / 60),
             "exports": [
                 (fmt, f"/api/queues/{queue.pk}/{what}/?format={fmt}")
                 for what in ("outcomes", "annotations")

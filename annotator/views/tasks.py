@@ -93,7 +93,8 @@ def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
         selectors.tasks_for(request.user).select_related("queue", "queue__project"), pk=task_id
     )
     annotations = list(task.annotations.select_related("annotator").order_by("id"))
-    for a in annotations:
+    undone = list(task.undone.select_related("annotator").order_by("id"))
+    for a in (*annotations, *undone):
         a.summary = _response_summary(a.response)
     return render(
         request,
@@ -111,6 +112,7 @@ def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
             else "",
             "assignments": task.assignments.select_related("annotator").order_by("leased_at"),
             "annotations": annotations,
+            "undone": undone,
         },
     )
 

@@ -23,6 +23,7 @@ from django.shortcuts import redirect, render
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from .. import selectors, services
@@ -43,6 +44,9 @@ UPLOAD_TYPES = {
     "image/webp": ".webp",
     "image/gif": ".gif",
 }
+
+
+UNDONE = _lazy("Your answer was taken back: answer this task again.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -97,6 +101,7 @@ def _progress(request: HttpRequest) -> dict:
 
 def _task_context(request: HttpRequest, queue: TaskQueue, claim: services.ClaimResult) -> dict:
     ctx = {"queue": queue, "claim": claim, **_progress(request)}
+    ctx["can_undo"] = selectors.undo_possible(request.user, queue)
     assignment = claim.assignment
     if assignment is None:
         if claim.retry_after:
@@ -117,9 +122,15 @@ def _task_context(request: HttpRequest, queue: TaskQueue, claim: services.ClaimR
 
 
 def _render_task(
-    request: HttpRequest, queue: TaskQueue, claim: services.ClaimResult, status: int = 200
+    request: HttpRequest,
+    queue: TaskQueue,
+    claim: services.ClaimResult,
+    status: int = 200,
+    *,
+    notice: str = "",
 ) -> HttpResponse:
     ctx = _task_context(request, queue, claim)
+    ctx["notice"] = notice
     if request.htmx:
         return render(request, "annotator/workspace/_task.html", ctx, status=status)
     ctx["instructions_html"] = render_instructions(queue.instructions)
@@ -359,6 +370,61 @@ def work_report(request: HttpRequest, task_id: int) -> HttpResponse:
             reason=request.POST.get("reason", ""),
             details=request.POST.get("details", ""),
         ),
+    )
+
+
+@require_POST
+@roles_required(roles.CROWDWORKER)
+def work_undo(request: HttpRequest, queue_id: int) -> HttpResponse:
+    """``u``: take back the last answer in this queue and show that task again."""
+    queue = get_or_404(selectors.queues_for(request.user), pk=queue_id)
+    try:
+        assignment = services.annotation_undo_last(queue=queue, annotator=request.user)
+    except ServiceError as error:
+        return _fail(request, error, queue.pk)
+    request.session[SESSION_DONE] = max(0, request.session.get(SESSION_DONE, 0) - 1)
+    if not request.htmx:
+        messages.success(request, UNDONE)
+        return redirect("work", queue_id=queue.pk)
+    return _render_task(request, queue, services.ClaimResult(assignment), notice=UNDONE)
+
+
+@require_POST
+@roles_required(roles.CROWDWORKER)
+def work_task_undo(request: HttpRequest, task_id: int) -> HttpResponse:
+    """Undo one answer from the history page; the workspace then shows that task."""
+    assignment = _my_assignment(request, task_id)
+    try:
+        services.annotation_undo(task_id=task_id, annotator=request.user)
+    except ServiceError as error:
+        if isinstance(error, NotFound):
+            raise Http404 from error
+        messages.error(request, error.message)
+        return redirect("work-history", queue_id=assignment.queue_id)
+    request.session[SESSION_DONE] = max(0, request.session.get(SESSION_DONE, 0) - 1)
+    messages.success(request, UNDONE)
+    return redirect("work", queue_id=assignment.queue_id)
+
+
+@require_GET
+@roles_required(roles.CROWDWORKER)
+def work_history(request: HttpRequest, queue_id: int) -> HttpResponse:
+    """My recent answers in this queue (the last 50), with undo while it is allowed."""
+    queue = get_or_404(selectors.queues_for(request.user), pk=queue_id)
+    entries = selectors.my_recent_answers(request.user, queue)
+    first_undoable = next((e for e in entries if e.undo_until), None)
+    for entry in entries:
+        entry.summary = selectors.answer_summary(entry.response)
+    return render(
+        request,
+        "annotator/workspace/history.html",
+        {
+            "queue": queue,
+            "entries": entries,
+            "first_undoable": first_undoable,
+            "limit": selectors.HISTORY_LIMIT,
+            "undo_minutes": round(queue.undo_window.total_seconds() / 60),
+        },
     )
 
 

@@ -9,6 +9,8 @@
   // Show 400 (invalid answer) and 409 (lease lost) fragments inline instead of dropping them.
   function configureHtmx() {
     if (!window.htmx) return;
+    // No inline styles under the CSP: settling must not copy a style attribute across a swap.
+    htmx.config.attributesToSettle = ["class", "width", "height"];
     htmx.config.responseHandling = [
       { code: "204", swap: false },
       { code: "[23]..", swap: true },
@@ -286,6 +288,12 @@
     if (el.tagName === "A") { el.click(); return; }
     if (el.tagName === "TEXTAREA" || (el.tagName === "INPUT" && typing(el))) { el.focus(); return; }
     if (el.disabled) return;
+    // A key pressed right after a swap may come before htmx has wired the new form: wire it
+    // now, so the press goes through htmx and not as a full page post.
+    var form = el.form;
+    if (window.htmx && form && form.hasAttribute("hx-post") && !form["htmx-internal-data"]) {
+      htmx.process(form);
+    }
     if (el.type === "checkbox") {
       el.checked = !el.checked;
     } else if (el.type === "radio") {
@@ -339,11 +347,15 @@
     }
     var area = $("#task-area") || document;
     // A key the task uses for a choice wins over the general keys (except the reserved ones).
+    // The task's own choices (inside the form) come before the workspace's tools (undo, …).
     var keyed = null;
     if (key.length === 1 && key !== "?") {
       var esc = key.replace(/["\\]/g, "\\$&");
-      keyed = area.querySelector('[data-key="' + esc + '"]') ||
-        area.querySelector('[data-key="' + esc.toLowerCase() + '"]');
+      var find = function (root) {
+        return root && (root.querySelector('[data-key="' + esc + '"]') ||
+          root.querySelector('[data-key="' + esc.toLowerCase() + '"]'));
+      };
+      keyed = find($("#task-area #task-form")) || find(area);
     }
     if (key === "?") { evt.preventDefault(); toggleHelp(); return; }
     if (key === "/") {

@@ -113,6 +113,9 @@ ENDPOINTS = [
     Endpoint("skip", "post", TASK + "skip/", WORKERS),
     Endpoint("report", "post", TASK + "report/", WORKERS, {"reason": "broken_image"}),
     Endpoint("heartbeat", "post", TASK + "heartbeat/", WORKERS),
+    # the worker holds the task but has not answered it: nothing to undo (409, nothing changes)
+    Endpoint("undo", "post", TASK + "undo/", WORKERS, ok=409),
+    Endpoint("history", "get", QUEUE + "history/", WORKERS),
     Endpoint("outcomes", "get", QUEUE + "outcomes/?format=jsonl", STAFF),
     Endpoint("annotations", "get", QUEUE + "annotations/?format=csv", STAFF),
     Endpoint("project-members", "get", "/api/projects/{project}/members/", CURATORS),

@@ -70,6 +70,9 @@ VIEWS: dict[str, View] = {
     "work-skip": View(["held_task"], get=False, post={}),
     "work-report": View(["held_task"], get=False, post={"reason": "broken_image"}),
     "work-heartbeat": View(["held_task"], get=False, post={}),
+    "work-undo": View(["queue"], get=False, post={}),
+    "work-task-undo": View(["held_task"], get=False, post={}),
+    "work-history": View(["queue"]),
     # curator
     "curator-projects": View(post={}),
     "curator-project-new": View(post={"name": "Evil", "slug": "evil"}),

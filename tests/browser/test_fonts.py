@@ -104,7 +104,7 @@ def glyph_png(page, char: str, family: str | None) -> Image.Image:
             return document.fonts.load("64px " + getComputedStyle(el).fontFamily, el.textContent);
         }"""
     )
-    page.wait_for_function("document.fonts.status === 'loaded'")
+    page.wait_for_function("() => document.fonts.status === 'loaded'")
     return Image.open(io.BytesIO(page.locator("#glyph-probe").screenshot())).convert("L")
 
 
@@ -173,7 +173,7 @@ def test_chinese_and_hindi_render_with_the_shipped_fonts(
         with page.expect_navigation():
             page.select_option("#lang-select", code)
         page.wait_for_selector("#task-area")
-        page.evaluate("document.fonts.ready")
+        page.evaluate("() => document.fonts.ready")
         assert page.get_attribute("html", "lang") == code
         assert "Submit" not in page.inner_text("#task-submit")  # translated
         page.screenshot(
