@@ -1,19 +1,28 @@
 """Reference-based text metrics for the VisIT-Bench agreement baselines (visit-bench.txt Sec. 4.3).
 
-BLEU-4, ROUGE-L, METEOR and CIDEr come from the COCO caption toolkit (pycocoevalcap), whose
-METEOR 1.5 jar ships its own paraphrase data and runs offline (it needs a `java` executable).
-BERTScore needs model weights; when they are not present locally the result says so explicitly
-instead of producing a number.
+BLEU-4, ROUGE-L, METEOR and CIDEr come from the COCO caption toolkit (pycocoevalcap), on text
+tokenized as the toolkit's own evaluation does: Stanford's PTB tokenizer (its bundled CoreNLP jar,
+lower-cased, punctuation dropped), so they need a `java` executable; METEOR 1.5's jar ships its own
+paraphrase data and runs offline. BERTScore (the bert-score package) runs from a local model folder
+(``BLINDSPOT_BERTSCORE_MODEL``, or the weights of its default model in the local Hugging Face
+cache); without one the result says why instead of producing a number.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from pycocoevalcap.bleu.bleu import Bleu
+from pycocoevalcap.cider.cider import Cider
+from pycocoevalcap.meteor.meteor import Meteor
+from pycocoevalcap.rouge.rouge import Rouge
+from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
 BLEU4 = "bleu4"
 ROUGE_L = "rouge_l"
@@ -22,8 +31,12 @@ CIDER = "cider"
 BERTSCORE = "bertscore"
 
 BERTSCORE_MODEL = "roberta-large"  # bert_score's default for English
+BERTSCORE_ENV = "BLINDSPOT_BERTSCORE_MODEL"  # a local model folder (config, weights, tokenizer)
 
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+# Characters Java reads as line ends: the tokenizer keeps one caption per line (-preserveLines),
+# so one inside a caption would shift every later caption onto the wrong id.
+_LINE_BREAKS = re.compile("[\r\n\u2028\u2029\x85\x0b\x0c]")
+NO_JAVA = "COCO's PTB tokenizer and METEOR 1.5 need a Java runtime (`java` not found on PATH)"
 
 
 @dataclass(frozen=True)
@@ -41,9 +54,28 @@ def unavailable(metric: str, reason: str) -> TextMetricResult:
     return TextMetricResult(metric=metric, available=False, reason=reason)
 
 
+class TokenizerUnavailable(RuntimeError):
+    """The PTB tokenizer cannot run here (no Java, or its output does not line up)."""
+
+
+def tokenize_many(texts: Mapping[str, str]) -> dict[str, str]:
+    """PTB-tokenized texts, as pycocoevalcap's evaluation tokenizes captions before scoring
+    (``PTBTokenizer``: lower-cased, punctuation dropped; visit-bench.txt Sec. 4.3). One Java call
+    for all of them."""
+    if not texts:
+        return {}
+    if shutil.which("java") is None:
+        raise TokenizerUnavailable(NO_JAVA)
+    captions = {k: [{"caption": _LINE_BREAKS.sub(" ", str(v))}] for k, v in texts.items()}
+    tokenized = PTBTokenizer().tokenize(captions)
+    if set(tokenized) != set(texts):
+        raise TokenizerUnavailable("the PTB tokenizer's output does not line up with its input")
+    return {k: tokenized[k][0] for k in texts}
+
+
 def tokenize(text: str) -> str:
-    """Lowercase, split off punctuation: Java-free stand-in for COCO's PTB tokenizer (Sec. 4.3)."""
-    return " ".join(_TOKEN.findall(text.lower()))
+    """One text, PTB-tokenized (``tokenize_many``)."""
+    return tokenize_many({"0": text})["0"]
 
 
 def _prepare(
@@ -51,9 +83,15 @@ def _prepare(
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     if set(candidates) != set(references):
         raise ValueError("candidates and references must have the same ids")
-    # The METEOR wire protocol uses "|||" and newlines as separators.
-    gts = {k: [tokenize(v).replace("|||", " ")] for k, v in references.items()}
-    res = {k: [tokenize(v).replace("|||", " ")] for k, v in candidates.items()}
+    both = tokenize_many(
+        {
+            **{f"r{k}": v for k, v in references.items()},
+            **{f"c{k}": v for k, v in candidates.items()},
+        }
+    )
+    # The METEOR wire protocol uses "|||" as a separator.
+    gts = {k: [both[f"r{k}"].replace("|||", " ")] for k in references}
+    res = {k: [both[f"c{k}"].replace("|||", " ")] for k in references}
     return gts, res
 
 
@@ -64,16 +102,18 @@ def _coco(
     score: Callable[[dict, dict], Sequence[float]],
 ) -> TextMetricResult:
     """Per-candidate scores from a COCO caption toolkit scorer: ``score(gts, res)`` returns one
-    score per id, in the order of ``gts``."""
+    score per id, in the order of ``gts``; unavailable (with the reason) without the tokenizer."""
     if not candidates:
         return TextMetricResult(metric)
-    gts, res = _prepare(candidates, references)
+    try:
+        gts, res = _prepare(candidates, references)
+    except TokenizerUnavailable as exc:
+        return unavailable(metric, str(exc))
     return TextMetricResult(metric, dict(zip(gts, map(float, score(gts, res)), strict=True)))
 
 
 def bleu4(candidates: Mapping[str, str], references: Mapping[str, str]) -> TextMetricResult:
     """Sentence BLEU-4 of each candidate against its reference (COCO toolkit; Sec. 4.3 baseline)."""
-    from pycocoevalcap.bleu.bleu import Bleu
 
     def score(gts: dict, res: dict) -> Sequence[float]:
         _, per_order = Bleu(4).compute_score(gts, res, verbose=0)
@@ -84,7 +124,6 @@ def bleu4(candidates: Mapping[str, str], references: Mapping[str, str]) -> TextM
 
 def rouge_l(candidates: Mapping[str, str], references: Mapping[str, str]) -> TextMetricResult:
     """ROUGE-L F-measure (β = 1.2, COCO toolkit) per candidate (visit-bench.txt Sec. 4.3)."""
-    from pycocoevalcap.rouge.rouge import Rouge
 
     return _coco(
         ROUGE_L, candidates, references, lambda gts, res: Rouge().compute_score(gts, res)[1]
@@ -93,7 +132,6 @@ def rouge_l(candidates: Mapping[str, str], references: Mapping[str, str]) -> Tex
 
 def cider(candidates: Mapping[str, str], references: Mapping[str, str]) -> TextMetricResult:
     """CIDEr-D per candidate; IDF comes from the given references (COCO toolkit; Sec. 4.3)."""
-    from pycocoevalcap.cider.cider import Cider
 
     return _coco(CIDER, candidates, references, lambda gts, res: Cider().compute_score(gts, res)[1])
 
@@ -102,7 +140,6 @@ def meteor(candidates: Mapping[str, str], references: Mapping[str, str]) -> Text
     """METEOR 1.5 segment scores via the COCO toolkit's bundled jar (visit-bench.txt Sec. 4.3)."""
     if shutil.which("java") is None:
         return unavailable(METEOR, "METEOR 1.5 needs a Java runtime (`java` not found on PATH)")
-    from pycocoevalcap.meteor.meteor import Meteor
 
     def score(gts: dict, res: dict) -> Sequence[float]:
         scorer = Meteor()
@@ -124,34 +161,72 @@ def _hub_cache() -> Path:
 
 
 def bertscore_weights_present(model: str = BERTSCORE_MODEL) -> bool:
-    """True when the BERTScore weights are in the local Hugging Face cache (METRICS.md Sec. 2)."""
+    """True when a model's weights are in the local Hugging Face cache (METRICS.md Sec. 2)."""
     snapshots = _hub_cache() / f"models--{model.replace('/', '--')}" / "snapshots"
     return snapshots.is_dir() and any(
         path.name.endswith((".safetensors", ".bin")) for path in snapshots.rglob("*")
     )
 
 
+def bertscore_model() -> tuple[str, int | None] | None:
+    """(model, layer) BERTScore runs with: the local folder in ``BLINDSPOT_BERTSCORE_MODEL``
+    (its last layer unless ``BLINDSPOT_BERTSCORE_LAYERS`` says), else the default model when its
+    weights are in the local cache (bert_score picks its layer); None when neither."""
+    folder = os.environ.get(BERTSCORE_ENV, "").strip()
+    if folder:
+        layers = os.environ.get("BLINDSPOT_BERTSCORE_LAYERS", "").strip()
+        return folder, int(layers) if layers else None
+    if bertscore_weights_present(BERTSCORE_MODEL):
+        return BERTSCORE_MODEL, None
+    return None
+
+
+def _last_layer(folder: str) -> int:
+    """The number of hidden layers a local model folder's config.json declares."""
+
+    config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    return int(config.get("num_hidden_layers") or config["n_layers"])
+
+
 def bertscore(
     candidates: Mapping[str, str],
     references: Mapping[str, str],
     *,
-    model: str = BERTSCORE_MODEL,
+    model: str | None = None,
+    num_layers: int | None = None,
 ) -> TextMetricResult:
-    """BERTScore F1 per candidate, only from local weights; otherwise an explicit unavailable
-    result (visit-bench.txt Sec. 4.3). Nothing is downloaded."""
-    try:
-        import bert_score  # noqa: F401
-    except ImportError:
-        return unavailable(BERTSCORE, "the bert-score package (and PyTorch) is not installed")
-    if not bertscore_weights_present(model):
-        return unavailable(
-            BERTSCORE,
-            f"weights for {model} are not in the local Hugging Face cache ({_hub_cache()})",
-        )
+    """BERTScore F1 per candidate with bert_score (visit-bench.txt Sec. 4.3 baseline), only from
+    a local model (``bertscore_model``); otherwise an explicit unavailable result. Nothing is
+    downloaded."""
+    if model is None:
+        configured = bertscore_model()
+        if configured is None:
+            return unavailable(
+                BERTSCORE,
+                f"no local BERTScore model: set {BERTSCORE_ENV} to a model folder, or put the "
+                f"{BERTSCORE_MODEL} weights in the local Hugging Face cache ({_hub_cache()})",
+            )
+        model, num_layers = configured
+    if set(candidates) != set(references):
+        raise ValueError("candidates and references must have the same ids")
+    if not candidates:
+        return TextMetricResult(BERTSCORE)
+    local = Path(model).is_dir()
+    if local and not (Path(model) / "config.json").is_file():
+        return unavailable(BERTSCORE, f"{model} holds no config.json: not a model folder")
+    if local and num_layers is None:
+        num_layers = _last_layer(model)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # Imported here, not with the module: bert_score pulls in transformers, seconds of start-up
+    # for every process when only this metric needs it.
+    import bert_score
+
     ids = list(candidates)
     _, _, f1 = bert_score.score(
-        [candidates[k] for k in ids], [references[k] for k in ids], model_type=model
+        [candidates[k] for k in ids],
+        [references[k] for k in ids],
+        model_type=model,
+        num_layers=num_layers,
     )
     return TextMetricResult(BERTSCORE, {k: float(v) for k, v in zip(ids, f1.tolist(), strict=True)})
 

@@ -2,17 +2,38 @@
 
 import shutil
 
+import bert_score
 import pytest
+import torch
+from transformers import BertConfig, BertModel, BertTokenizer
 
-pytest.importorskip("pycocoevalcap")
+from evaluation.metrics import textmetrics as tm
 
-from evaluation.metrics import textmetrics as tm  # noqa: E402
-
-
-def test_tokenize_lowercases_and_splits_punctuation():
-    assert tm.tokenize("A cat, sitting.") == "a cat , sitting ."
+needs_java = pytest.mark.skipif(shutil.which("java") is None, reason="the PTB tokenizer needs java")
 
 
+@needs_java
+def test_ptb_tokenizer_as_the_coco_toolkit_runs_it():
+    # Stanford's PTB tokenizer, lower-cased, punctuation dropped (pycocoevalcap's evaluation):
+    # clitics split ("is n't", "'s"), brackets as -lrb- / -rrb- (lower-cased, so kept)
+    assert tm.tokenize("A cat, sitting.") == "a cat sitting"
+    assert (
+        tm.tokenize("The cat's mat (red) isn't it?") == "the cat 's mat -lrb- red -rrb- is n't it"
+    )
+    # A line separator inside a text does not shift the texts after it onto other ids
+    out = tm.tokenize_many({"a": "one\u2028two", "b": "Three!", "c": "x\ry"})
+    assert out == {"a": "one two", "b": "three", "c": "x y"}
+
+
+def test_without_java_the_coco_metrics_say_why(monkeypatch):
+    monkeypatch.setattr(tm.shutil, "which", lambda name: None)
+    for metric in (tm.bleu4, tm.rouge_l, tm.cider, tm.meteor):
+        result = metric({"1": "a b"}, {"1": "a b"})
+        assert not result.available and "Java runtime" in result.reason
+        assert result.scores == {}
+
+
+@needs_java
 def test_rouge_l_by_hand():
     # "a b c d" vs "a c d e": LCS = a c d = 3, P = R = 3/4 -> F = 0.75
     # "a b" vs "a b c d": LCS = 2, P = 1, R = 0.5, β = 1.2: F = 2.44·0.5 / (0.5 + 1.44) = 0.628866
@@ -21,6 +42,7 @@ def test_rouge_l_by_hand():
     assert result.scores["2"] == pytest.approx(1.22 / 1.94)
 
 
+@needs_java
 def test_bleu4_identical_and_disjoint():
     result = tm.bleu4(
         {"1": "the cat sat on the mat", "2": "x y z w"},
@@ -30,6 +52,7 @@ def test_bleu4_identical_and_disjoint():
     assert result.scores["2"] == pytest.approx(0.0, abs=1e-6)
 
 
+@needs_java
 def test_cider_by_hand():
     # Doc 1's n-grams occur only in doc 1's reference (idf = log 2 > 0) and the candidate is
     # identical, so every n-gram cosine is 1 and CIDEr-D = 10 · 1; doc 2 shares nothing: 0.
@@ -54,12 +77,54 @@ def test_mismatched_ids_are_rejected():
         tm.rouge_l({"1": "a"}, {"2": "a"})
 
 
-def test_bertscore_without_local_weights_is_unavailable(tmp_path, monkeypatch):
+def test_bertscore_without_a_local_model_is_unavailable(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.delenv(tm.BERTSCORE_ENV, raising=False)
     result = tm.bertscore({"1": "a"}, {"1": "a"})
     assert not result.available
     assert result.scores == {}
-    assert (
-        "not installed" in result.reason or "not in the local Hugging Face cache" in result.reason
-    )
+    assert tm.BERTSCORE_ENV in result.reason and "roberta-large" in result.reason
     assert not tm.bertscore_weights_present()
+    monkeypatch.setenv(tm.BERTSCORE_ENV, str(tmp_path))
+    assert "no config.json" in tm.bertscore({"1": "a"}, {"1": "a"}).reason
+
+
+WORDS = "a the cat dog sat on mat red blue cube cubes there are four three seven is it of".split()
+
+
+def tiny_bert(folder) -> str:
+    """A 2-layer BERT with random weights, built from a config, saved as a model folder."""
+    torch.manual_seed(0)
+    vocab = folder / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n")
+    BertTokenizer(str(vocab), model_max_length=64).save_pretrained(folder)
+    config = BertConfig(
+        vocab_size=5 + len(WORDS),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+    BertModel(config).save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.mark.slow
+def test_bertscore_end_to_end_with_a_local_model_folder(tmp_path, monkeypatch):
+    # Given a local model folder configured (a tiny random BERT: no weights can be downloaded)
+    monkeypatch.setenv(tm.BERTSCORE_ENV, tiny_bert(tmp_path))
+    # When bert_score computes F1 through the metric
+    result = tm.bertscore(
+        {"same": "the cat sat on the mat", "other": "four red cubes"},
+        {"same": "the cat sat on the mat", "other": "seven blue cubes there"},
+    )
+    # Then an identical pair scores 1 (greedy matching of identical embeddings) and another less
+    assert result.available
+    assert result.scores["same"] == pytest.approx(1.0, abs=1e-5)
+    assert 0.0 < result.scores["other"] < 0.999
+    # And the number is bert_score's own for that model and layer
+    _, _, f1 = bert_score.score(
+        ["four red cubes"], ["seven blue cubes there"], model_type=str(tmp_path), num_layers=2
+    )
+    assert result.scores["other"] == pytest.approx(float(f1[0]), abs=1e-6)
