@@ -14,6 +14,7 @@ from annotator.platform.jobs import job_enqueue, job_progress, job_task
 from annotator.platform.models import Job
 
 from .declare import Recipe, Stage
+from .registry import stage_of_run
 
 ACTIVE = (Job.Status.QUEUED, Job.Status.RUNNING)
 
@@ -67,11 +68,11 @@ def stage_start(
         )
 
 
-def stage_once(recipe: Recipe, name: str, obj: Any, **params: Any) -> Job | None:
-    """Enqueue stage ``name``'s job for ``obj`` (after commit, started by no one) unless one is
-    queued already: that one picks up whatever waits when it runs (an outcome handler's
-    follow-up work)."""
-    stage = stage_or_invalid(recipe, name)
+def stage_once(run: Callable, obj: Any, **params: Any) -> Job | None:
+    """Enqueue the job of the stage that ``run`` runs, for ``obj`` (after commit, started by no
+    one), unless one is queued already: that one picks up whatever waits when it runs (an
+    outcome handler's follow-up work)."""
+    recipe, stage = stage_of_run(run)
     waiting = Job.objects.filter(
         kind=stage.job_kind, status=Job.Status.QUEUED, **{f"params__{recipe.job_param}": obj.pk}
     )
@@ -81,12 +82,10 @@ def stage_once(recipe: Recipe, name: str, obj: Any, **params: Any) -> Job | None
     return job_enqueue(kind=stage.job_kind, params=params, project=obj.project)
 
 
-def stage_run_now(
-    recipe: Recipe, name: str, obj: Any, *, created_by=None, params: dict | None = None
-) -> Job:
-    """A stage's real job, run in this process (commands and demos need no broker). The Job
-    row records it like any other; its error, if any, is on the row."""
-    stage = stage_or_invalid(recipe, name)
+def stage_run_now(run: Callable, obj: Any, *, created_by=None, params: dict | None = None) -> Job:
+    """The real job of the stage that ``run`` runs, in this process (commands and demos need no
+    broker). The Job row records it like any other; its error, if any, is on the row."""
+    recipe, stage = stage_of_run(run)
     job_params, total = _checked(recipe, stage, obj, params)
     job = Job.objects.create(
         kind=stage.job_kind,

@@ -16,12 +16,17 @@ from annotator.platform.models import Project
 from curation.corpora import demo_corpus
 from curation.gateway import provider_offline
 from curation.recipes.framework.demo import demo_annotators, demo_once, demo_work
-from curation.recipes.framework.registry import recipe_of
 from curation.recipes.framework.stages import stage_run_now
 from curation.scorers import scorer_tiny
 
+from .export import version_export_run
+from .mining import pairs_mine
 from .models import NaturalBenchPipeline, NaturalBenchSample, VQAItem
+from .pairs import pairs_send_to_review
 from .pipelines import MULTIPLE_CHOICE, YES_NO, pipeline_create
+from .questions import questions_draft
+from .samples import samples_assemble
+from .tags import skills_send_to_tagging
 
 NAME = "Demo shapes (tiny random-weights scorer, offline drafter)"
 ANNOTATORS = ("nb-demo-annotator-1", "nb-demo-annotator-2")
@@ -75,27 +80,29 @@ def naturalbench_demo(*, project: Project, curator) -> NaturalBenchPipeline:
         demo=True,
     )
 
-    def run(stage: str) -> None:
-        job = stage_run_now(recipe_of("naturalbench"), stage, pipeline, created_by=curator)
+    def run(stage) -> None:
+        job = stage_run_now(stage, pipeline, created_by=curator)
         if job.status != job.Status.SUCCEEDED:
-            raise RuntimeError(f"The NaturalBench demo's {stage} job #{job.pk} failed: {job.error}")
+            raise RuntimeError(
+                f"The NaturalBench demo's job #{job.pk} ({job.kind}) failed: {job.error}"
+            )
 
-    run("mine")
-    run("verify")
+    run(pairs_mine)
+    run(pairs_send_to_review)
     pipeline.refresh_from_db()
     visitor_pairs = _open_for_visitor(list(pipeline.pairs.values_list("task_id", flat=True)))
     keep = {"decision": "keep"}
     demo_work(pipeline.pair_queue, first, lambda task: keep)
     demo_work(pipeline.pair_queue, second, lambda task: keep, leave=visitor_pairs)
 
-    run("draft")
+    run(questions_draft)
     pipeline.refresh_from_db()
     _answer_items(pipeline, first, second)
     if pipeline.question_sets.filter(state="pending").exists():
-        run("draft")  # the regeneration of the pair that failed above
+        run(questions_draft)  # the regeneration of the pair that failed above
         _answer_items(pipeline, first, second, leave_open=False)
-    run("assemble")
-    run("tag")
+    run(samples_assemble)
+    run(skills_send_to_tagging)
     pipeline.refresh_from_db()
     tag_tasks = list(
         pipeline.samples.filter(state=NaturalBenchSample.State.ASSEMBLED).values_list(
@@ -109,7 +116,7 @@ def naturalbench_demo(*, project: Project, curator) -> NaturalBenchPipeline:
 
     demo_work(pipeline.tag_queue, first, tags)
     demo_work(pipeline.tag_queue, second, tags, leave=visitor_tags)
-    run("export")
+    run(version_export_run)
     pipeline.refresh_from_db()
     return pipeline
 

@@ -19,7 +19,7 @@ from annotator.platform.models import Project
 from curation.models import Caption, Corpus, Sample
 from curation.recipes.framework import settings
 from curation.recipes.framework.queues import queues_follow
-from curation.recipes.framework.registry import recipe_of
+from curation.recipes.framework.registry import recipe_for
 from evaluation.families.naturalbench import layout as nb
 
 from . import prompts
@@ -216,5 +216,5 @@ def pipeline_update(pipeline: NaturalBenchPipeline, **fields: Any) -> NaturalBen
     with transaction.atomic():
         settings.settings_save(pipeline, values)
         # The queues' people per item as their QueueSpecs give them (answers: no tie-break).
-        queues_follow(pipeline, recipe_of("naturalbench").queues)
+        queues_follow(pipeline, recipe_for(pipeline).queues)
     return pipeline

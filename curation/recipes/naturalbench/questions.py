@@ -17,7 +17,6 @@ from curation import gateway
 from curation.models import Generation, LLMProvider
 from curation.recipes.framework.declare import QueueSpec
 from curation.recipes.framework.queues import image_payload, queue_ensure, task_row, tasks_link
-from curation.recipes.framework.registry import recipe_of
 from curation.recipes.framework.stages import in_rounds, stage_once
 from evaluation.families.naturalbench import layout as nb
 
@@ -308,7 +307,7 @@ def answer_record(task: Task, decision) -> VQAItem | None:
             if qset.state == PairQuestionSet.State.PENDING and pipeline.auto_regenerate:
                 # One queued drafting job per pipeline picks up every set whose draft failed
                 # (enqueued after the submit commits).
-                stage_once(recipe_of("naturalbench"), "draft", pipeline, regenerate=True)
+                stage_once(questions_draft, pipeline, regenerate=True)
         return item
     passed = VQAItem.objects.filter(draft=draft, state=VQAItem.State.CORRECT).count()
     if passed == len(nb.SAMPLE_KEYS):

@@ -19,7 +19,6 @@ from curation import gateway
 from curation.models import Generation, LLMProvider
 from curation.recipes.framework import queues
 from curation.recipes.framework.declare import QueueSpec
-from curation.recipes.framework.registry import recipe_of
 from curation.recipes.framework.stages import in_rounds, stage_once
 
 from .case_import import MAX_QUESTION
@@ -317,5 +316,5 @@ def negation_review_record(task: Task, decision) -> VHNegation | None:
     VHCase.objects.filter(pk=case.pk).update(negation_state=case.negation_state)
     if case.negation_state == VHCase.NegationState.PENDING:
         # One queued drafting job per set picks up every rejected case (enqueued after commit).
-        stage_once(recipe_of("vhexpansion"), "negate", case.case_set, regenerate=True)
+        stage_once(negations_draft, case.case_set, regenerate=True)
     return negation

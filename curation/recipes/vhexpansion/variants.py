@@ -15,7 +15,7 @@ from annotator.platform.jobs import job_progress
 from curation import assets, perturb
 from curation.models import Image, Scorer
 from curation.recipes.framework.publish import published_versions
-from curation.recipes.framework.registry import recipe_of
+from curation.recipes.framework.registry import recipe_for
 from curation.scorers import scorer_load, scorer_weights_check
 from evaluation.models import ModelRun
 
@@ -188,7 +188,7 @@ def branches_from_run(*, case_set: VHCaseSet, run) -> dict[int, bool]:
 def runs_for(case_set: VHCaseSet):
     """Model runs on the set's own published versions: the choices for Eq. 1's branch."""
     return (
-        ModelRun.objects.filter(version__in=published_versions(recipe_of("vhexpansion"), case_set))
+        ModelRun.objects.filter(version__in=published_versions(recipe_for(case_set), case_set))
         .select_related("model", "version")
         .order_by("-created_at")
     )

@@ -1,6 +1,6 @@
 """VisIT-Bench instruction-conditioned captions (Sec. 2.1, Fig. 12): one caption task per image
-of an instance and round; when every image has its caption the instance waits for its reference
-draft, which one queued drafting job per pipeline picks up."""
+of an instance and round (the caption queue's outcome handler is ``references.caption_record``:
+when every image has its caption the instance waits for its reference draft)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from annotator import services as annotator_services
-from annotator.models import Task
 
 from ..framework.queues import image_payload, queue_ensure, tasks_create
-from ..framework.registry import recipe_of
-from ..framework.stages import stage_once
 from .models import VisitImage, VisitInstance, VisitTask
-from .pipelines import CAPTION_QUEUE, task_answer
+from .pipelines import CAPTION_QUEUE
 
 
 def _caption_payload(instance: VisitInstance, visit_image: VisitImage, n: int, note: str) -> dict:
@@ -72,32 +69,3 @@ def combined_caption(images: Sequence[VisitImage]) -> str:
     if len(images) == 1:
         return images[0].caption.strip()
     return "\n".join(f"Image {k}: {img.caption.strip()}" for k, img in enumerate(images, start=1))
-
-
-def caption_record(task: Task, decision) -> VisitInstance | None:
-    """A caption task's outcome: store the caption; when every image of the instance has its
-    caption of this round, the instance waits for its reference draft (a job drafts it)."""
-    link, answer = task_answer(task, VisitTask.Stage.CAPTION, "image__instance__pipeline")
-    if link is None:
-        return None
-    instance = VisitInstance.objects.select_for_update().get(pk=link.image.instance_id)
-    if instance.state != VisitInstance.State.CAPTIONING or link.round != instance.caption_round:
-        return instance
-    text = (answer.response or {}).get("text", "").strip()
-    VisitImage.objects.filter(pk=link.image_id).update(caption=text)
-    waiting = VisitTask.objects.filter(
-        stage=VisitTask.Stage.CAPTION,
-        image__instance=instance,
-        round=instance.caption_round,
-        task__state=Task.State.OPEN,
-    ).exclude(task_id=task.pk)
-    if waiting.exists():
-        return instance
-    images = list(instance.images.order_by("position"))
-    instance.caption = combined_caption(images)
-    instance.state = VisitInstance.State.DRAFTING
-    instance.draft_error = ""
-    instance.save(update_fields=["caption", "state", "draft_error"])
-    # One queued drafting job per pipeline picks up every captioned instance (after commit).
-    stage_once(recipe_of("visit"), "draft", instance.pipeline)
-    return instance

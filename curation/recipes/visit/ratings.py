@@ -17,7 +17,6 @@ from evaluation.importers import pair_key
 from evaluation.models import JudgmentSet
 
 from ..framework.queues import queue_ensure, task_row, tasks_link
-from ..framework.registry import recipe_of
 from ..framework.stages import stage_once
 from .models import VisitInstance, VisitPair, VisitPipeline
 from .pipelines import (
@@ -126,7 +125,7 @@ def pair_rating_record(task: Task, decision) -> VisitPair | None:
     pair.decided_at = timezone.now()
     pair.save(update_fields=["votes_a", "votes_b", "winner", "decided_at"])
     # One queued sync job per pipeline carries every vote decided until it runs.
-    stage_once(recipe_of("visit"), "sync", pair.pipeline)
+    stage_once(human_votes_sync, pair.pipeline)
     return pair
 
 

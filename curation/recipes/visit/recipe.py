@@ -25,7 +25,6 @@ from ..framework.declare import (
 from ..framework.forms import NameForm
 from ..framework.registry import register
 from . import (
-    captions,
     dataset,
     demo,
     export,
@@ -110,7 +109,7 @@ RECIPE = register(
         queues=pipelines.QUEUES,
         outcomes={
             pipelines.INSTRUCTION_HANDLER: families.instruction_record,
-            pipelines.CAPTION_HANDLER: captions.caption_record,
+            pipelines.CAPTION_HANDLER: references.caption_record,
             pipelines.REVIEW_HANDLER: references.reference_review_record,
             pipelines.RATING_HANDLER: ratings.pair_rating_record,
         },

@@ -17,14 +17,16 @@ from annotator.platform.jobs import job_progress
 from ... import gateway
 from ...models import Generation
 from ..framework.queues import queue_ensure, task_row, tasks_link
+from ..framework.stages import stage_once
 from . import prompts
-from .captions import caption_tasks_create
-from .models import VisitInstance, VisitPipeline, VisitReference
+from .captions import caption_tasks_create, combined_caption
+from .models import VisitImage, VisitInstance, VisitPipeline, VisitReference, VisitTask
 from .pipelines import (
     REVIEW_QUEUE,
     answers_of,
     payload_images,
     remote_links,
+    task_answer,
 )
 
 
@@ -198,3 +200,32 @@ def reference_review_record(task: Task, decision) -> VisitReference | None:
         instance.state = VisitInstance.State.DISCARDED
         instance.save(update_fields=["state"])
     return reference
+
+
+def caption_record(task: Task, decision) -> VisitInstance | None:
+    """A caption task's outcome: store the caption; when every image of the instance has its
+    caption of this round, the instance waits for its reference draft (a job drafts it)."""
+    link, answer = task_answer(task, VisitTask.Stage.CAPTION, "image__instance__pipeline")
+    if link is None:
+        return None
+    instance = VisitInstance.objects.select_for_update().get(pk=link.image.instance_id)
+    if instance.state != VisitInstance.State.CAPTIONING or link.round != instance.caption_round:
+        return instance
+    text = (answer.response or {}).get("text", "").strip()
+    VisitImage.objects.filter(pk=link.image_id).update(caption=text)
+    waiting = VisitTask.objects.filter(
+        stage=VisitTask.Stage.CAPTION,
+        image__instance=instance,
+        round=instance.caption_round,
+        task__state=Task.State.OPEN,
+    ).exclude(task_id=task.pk)
+    if waiting.exists():
+        return instance
+    images = list(instance.images.order_by("position"))
+    instance.caption = combined_caption(images)
+    instance.state = VisitInstance.State.DRAFTING
+    instance.draft_error = ""
+    instance.save(update_fields=["caption", "state", "draft_error"])
+    # One queued drafting job per pipeline picks up every captioned instance (after commit).
+    stage_once(references_draft, instance.pipeline)
+    return instance

@@ -8,7 +8,7 @@ from django.db.models import Count, Prefetch, Q
 
 from evaluation.families.visit import board, stats
 
-from ..framework.registry import recipe_of
+from ..framework.registry import recipe_for
 from ..framework.selectors import count_by, in_state, object_or_404
 from .models import (
     VisitFamily,
@@ -32,7 +32,7 @@ INSTANCE_COUNTS = {
 
 def pipeline_or_404(user, pk: int) -> VisitPipeline:
     """A pipeline of the user's projects, for its curators and its researchers (the API)."""
-    return object_or_404(recipe_of("visit"), user, pk, readers=True)
+    return object_or_404(recipe_for(VisitPipeline), user, pk, readers=True)
 
 
 def funnel(pipeline: VisitPipeline) -> dict:

@@ -34,7 +34,7 @@ from ... import gateway
 from ...gateway.selectors import providers_of
 from ..framework import views as framework_views
 from ..framework.declare import Page
-from ..framework.registry import recipe_of
+from ..framework.registry import recipe_for
 from . import dataset, export, families, forms, ratings, references, selectors, submissions
 from .pipelines import upload_text
 
@@ -42,7 +42,7 @@ MAX_UPLOAD = 50 * 1024 * 1024
 
 
 def _url(pipeline, anchor: str = "") -> str:
-    return framework_views.detail_url(recipe_of("visit"), pipeline, anchor)
+    return framework_views.detail_url(recipe_for(pipeline), pipeline, anchor)
 
 
 def _back(pipeline, anchor: str = "") -> HttpResponse:
@@ -86,7 +86,7 @@ def dataset_import(request: HttpRequest, pipeline) -> HttpResponse:
             pipeline=pipeline, upload=form.cleaned_data["file"], created_by=request.user
         )
     except ServiceError as exc:
-        context = framework_views.detail_page_context(recipe_of("visit"), request, pipeline)
+        context = framework_views.detail_page_context(recipe_for(pipeline), request, pipeline)
         context["import_error"] = error_context(exc)
         return render(request, "visit/pipeline.html", context, status=400)
     messages.success(request, _("%(n)d rows checked; importing them.") % {"n": n})

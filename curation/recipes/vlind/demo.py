@@ -19,7 +19,7 @@ from annotator.platform.models import Project
 from ... import assets, gateway
 from ..framework.demo import demo_annotators, demo_once, demo_work
 from ..framework.publish import publish_object
-from ..framework.registry import recipe_of
+from ..framework.registry import recipe_for
 from . import benches, images, nouns, prompts, triples
 from .models import VLindBench, VLindImage, VLindTriple
 
@@ -139,7 +139,7 @@ def vlind_demo(*, project: Project, curator) -> VLindBench:
         image_ids=[r.image_id for r in [*reviewed, *waiting]]
         + [t.factual_image_id for t in bench.triples.exclude(factual_image=None)]
     )
-    publish_object(recipe_of("vlind"), bench, label="demo-v1", created_by=curator)
+    publish_object(recipe_for(bench), bench, label="demo-v1", created_by=curator)
 
     # Round 2: six more triples left waiting for the demo's crowdworkers.
     triples.triples_draft(

@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 
 from annotator.platform.errors import Invalid
 from curation.recipes.framework.publish import published_versions
-from curation.recipes.framework.registry import recipe_of
+from curation.recipes.framework.registry import recipe_for
 from evaluation import importers
 from evaluation.families.vlind.parse import DATA_FIELDS
 
@@ -162,7 +162,7 @@ def export_filename(bench: VLindBench, *, version=None, appendix_b: bool = False
 def _version_of(bench: VLindBench, version_id: int | None):
     if version_id is None:
         return None
-    version = published_versions(recipe_of("vlind"), bench).filter(pk=version_id).first()
+    version = published_versions(recipe_for(bench), bench).filter(pk=version_id).first()
     if version is None:
         raise Invalid("That version is not one of this bench's.")
     return version

@@ -9,7 +9,7 @@ from django.db.models import Count
 from django.shortcuts import get_object_or_404
 
 from ..framework.publish import published_versions
-from ..framework.registry import recipe_of
+from ..framework.registry import recipe_for
 from ..framework.selectors import count_by
 from .images import best_of, with_images
 from .models import VLindBench, VLindImage, VLindTriple
@@ -92,7 +92,7 @@ def funnel(bench: VLindBench) -> dict:
     kept = triples - stages["review"] - stages["rejected"]
     of_bench = VLindImage.objects.filter(triple__bench=bench)
     images, origins = count_by(of_bench, "status"), count_by(of_bench, "origin")
-    latest = published_versions(recipe_of("vlind"), bench).first()
+    latest = published_versions(recipe_for(bench), bench).first()
     decided = triples - stages["review"]
     concepts = bench.concepts.all()
     return {

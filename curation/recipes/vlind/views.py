@@ -25,7 +25,7 @@ from evaluation.metrics import vlind
 
 from ... import assets, gateway
 from ..framework import views as framework_views
-from ..framework.registry import recipe_of
+from ..framework.registry import recipe_for
 from . import archive, benches, export, forms, generation, images, nouns, prompts, selectors
 from .models import VLindImage, VLindTriple
 
@@ -120,7 +120,7 @@ def concept_new(request: HttpRequest, bench) -> HttpResponse:
         "vlind/concept.html",
         {"bench": bench, "concept": None, "preview": ""},
         done=lambda concept: _("Concept “%(c)s” added.") % {"c": concept.name},
-        then=framework_views.detail_url(recipe_of("vlind"), bench),
+        then=framework_views.detail_url(recipe_for(bench), bench),
     )
 
 

@@ -17,18 +17,18 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Job, Project
-from curation.recipes.framework.registry import recipe_of
 from curation.recipes.framework.stages import stage_run_now
 from curation.recipes.naturalbench import selectors
 from curation.recipes.naturalbench.demo import naturalbench_demo
 from curation.recipes.naturalbench.models import NaturalBenchPipeline
+from curation.recipes.naturalbench.recipe import RECIPE
 
 
 class Command(BaseCommand):
     help = "Run one stage of a NaturalBench pipeline (mine, verify, draft, assemble, tag, export)."
 
     def add_arguments(self, parser):
-        stages = [stage.name for stage in recipe_of("naturalbench").stages]
+        stages = [stage.name for stage in RECIPE.stages]
         parser.add_argument("stage", choices=[*stages, "status", "demo"])
         parser.add_argument("--pipeline", type=int, help="Pipeline id (every stage but demo).")
         parser.add_argument("--label", default="", help="export: the version label (v1, v2, …).")
@@ -48,7 +48,7 @@ class Command(BaseCommand):
             return self.status(target)
         params = {"label": opts["label"]} if stage == "export" and opts["label"] else None
         try:
-            job = stage_run_now(recipe_of("naturalbench"), stage, target, params=params)
+            job = stage_run_now(RECIPE.stage(stage).run, target, params=params)
         except Invalid as exc:
             raise CommandError(exc.message) from exc
         if job.status != Job.Status.SUCCEEDED:
