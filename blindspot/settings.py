@@ -254,13 +254,13 @@ CELERY_TASK_EAGER_PROPAGATES = True
 # (prefetch 1), so a dead worker strands as few jobs as possible. A worker killed as a whole
 # never rejects anything: on Redis its messages come back only after the visibility timeout,
 # and they also come back after it while the job still runs. So recovery does not rest on it:
-# ``annotator.jobs.run_job`` beats on the Job row every BLINDSPOT_JOB_HEARTBEAT_S seconds, the
-# beat task ``annotator.sweep_lost_jobs`` (every BLINDSPOT_JOB_SWEEP_S) re-runs or fails the
-# jobs silent for BLINDSPOT_JOB_LOST_AFTER_S (so within 2 minutes of a worker's death), and a
-# delivery whose Celery id is not the Job's ``attempt_token``, or whose job beats elsewhere,
-# is dropped. The timeout then only bounds how late a message taken by a dead worker before it
-# started comes back; it stays above the longest retry countdown (300 s): a shorter one would
-# hand out countdown messages twice.
+# the worker (``annotator.platform.worker.run_job``) beats on the Job row every
+# BLINDSPOT_JOB_HEARTBEAT_S seconds, the beat task ``annotator.sweep_lost_jobs`` (every
+# BLINDSPOT_JOB_SWEEP_S) re-runs or fails the jobs silent for BLINDSPOT_JOB_LOST_AFTER_S (so within
+# 2 minutes of a worker's death), and a delivery whose Celery id is not the Job's ``attempt_token``,
+# or whose job beats elsewhere, is dropped. The timeout then only bounds how late a message taken by
+# a dead worker before it started comes back; it stays above the longest retry countdown (300 s): a
+# shorter one would hand out countdown messages twice.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -1,4 +1,5 @@
-"""Celery jobs of the evaluation app: thin, id-taking, idempotent (``annotator.jobs.run_job``)."""
+"""Celery jobs of the evaluation app: thin, id-taking, idempotent (run by
+``annotator.platform.worker.run_job``)."""
 
 from __future__ import annotations
 

@@ -114,9 +114,9 @@ def _export_buttons(recipe: Recipe, obj: Any) -> list[tuple[str, str]]:
 
 
 def base_context(recipe: Recipe, obj: Any, *, fragment: bool = False) -> dict:
-    """What every recipe's detail page gets (FRAMEWORK_API.md §3); the polled funnel
-    ``fragment`` gets the counts, the job flag and the stage entries without forms, export
-    cards or the settings form."""
+    """What every recipe's detail page gets (README "Write your own recipe", step 5); the
+    polled funnel ``fragment`` gets the counts, the job flag and the stage entries without
+    forms, export cards or the settings form."""
     counts = recipe.funnel(obj)
     latest = selectors.latest_jobs(recipe, obj)
     entries = _stage_entries(recipe, obj, counts, latest, forms_too=not fragment)
