@@ -1,4 +1,5 @@
-"""VLind-Bench: True/False parsing, prompts and the CK / VP / CB / LP pipeline scores.
+"""VLind-Bench: True/False parsing and the CK / VP / CB / LP pipeline scores (the prompts are the
+family's: ``evaluation.families.vlind.layout``).
 
 Follows METRICS.md Sec. 4 and vlind-bench.txt Sec. 3 and Sec. 5.1 (Eq. 5).
 """
@@ -19,50 +20,6 @@ from evaluation.metrics.bootstrap import (
 )
 
 NOT_AVAILABLE = "n/a"
-
-_CK_PROMPT = (
-    "Statement: {s}\nBased on the common sense, is the given statement true or false? "
-    "Only respond in True or False."
-)
-_VP_PROMPT = (
-    "Statement: {s}\nBased on the image, is the given statement true or false? "
-    "Only respond in True or False."
-)
-_CB_PROMPT = (
-    "Context: {context}\nStatement: {s}\nBased on the context, is the given statement true or "
-    "false? Forget real-world common sense and just follow the information provided in the "
-    "context. Only respond in True or False."
-)
-_LP_PROMPT = (
-    "Statement: {s}\nBased on the image, is the given statement true or false? Forget real-world "
-    "common sense and just follow the information provided in the image. Only respond in True or "
-    "False."
-)
-
-
-def ck_prompt(statement: str) -> str:
-    """Commonsense-knowledge prompt, official GPT-4o setting (vlind-bench.txt Sec. 3)."""
-    return _CK_PROMPT.format(s=statement)
-
-
-def vp_prompt(statement: str) -> str:
-    """Visual-perception prompt (vlind-bench.txt Sec. 3)."""
-    return _VP_PROMPT.format(s=statement)
-
-
-def cb_prompt(context: str, statement: str) -> str:
-    """Commonsense-bias prompt with the counterfactual context text (vlind-bench.txt Sec. 3)."""
-    return _CB_PROMPT.format(context=context, s=statement)
-
-
-def lp_prompt(statement: str) -> str:
-    """Language-prior prompt (vlind-bench.txt Sec. 3)."""
-    return _LP_PROMPT.format(s=statement)
-
-
-def vp_statement(noun: str) -> str:
-    """VP statement about an (existent or non-existent) noun (vlind-bench.txt Sec. 3)."""
-    return f"There is {noun} in the given image."
 
 
 def parse_true_false(output: str) -> bool | None:

@@ -2,6 +2,7 @@
 
 import pytest
 
+from evaluation.families.vlind import layout
 from evaluation.metrics import vlind
 from evaluation.metrics.vlind import VLindInstance
 
@@ -26,18 +27,18 @@ def test_parse_true_false(output, expected):
 
 
 def test_prompts_are_official():
-    assert vlind.ck_prompt("Bananas are yellow.") == (
+    assert layout.ck_prompt("Bananas are yellow.") == (
         "Statement: Bananas are yellow.\nBased on the common sense, is the given statement true "
         "or false? Only respond in True or False."
     )
-    assert vlind.cb_prompt("In this world bananas are blue.", "Bananas are blue.") == (
+    assert layout.cb_prompt("In this world bananas are blue.", "Bananas are blue.") == (
         "Context: In this world bananas are blue.\nStatement: Bananas are blue.\nBased on the "
         "context, is the given statement true or false? Forget real-world common sense and just "
         "follow the information provided in the context. Only respond in True or False."
     )
-    assert vlind.vp_statement("a banana") == "There is a banana in the given image."
-    assert vlind.lp_prompt("S").endswith("provided in the image. Only respond in True or False.")
-    assert vlind.vp_prompt("S").startswith("Statement: S\nBased on the image, is the given")
+    assert layout.vp_statement("a banana") == "There is a banana in the given image."
+    assert layout.lp_prompt("S").endswith("provided in the image. Only respond in True or False.")
+    assert layout.vp_prompt("S").startswith("Statement: S\nBased on the image, is the given")
 
 
 def test_statement_pair_passes():

@@ -18,7 +18,7 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import IO
 
-from evaluation.metrics import vlind
+from evaluation.families.vlind import layout
 
 from ...assets import open_stored
 from ...export_files import Progress
@@ -90,23 +90,23 @@ def test_inputs(row: dict) -> list[dict]:
     factual = f"{factual_dir(row)}/0.jpg"
     t, f = row["true_statement"], row["false_statement"]
     out = [
-        ("a1_image", "CK", factual, vlind.ck_prompt(f), "True"),
-        ("a2_image", "CK", factual, vlind.ck_prompt(t), "False"),
-        ("b1", "VP", best, vlind.vp_prompt(vlind.vp_statement(row["existent_noun"])), "True"),
+        ("a1_image", "CK", factual, layout.ck_prompt(f), "True"),
+        ("a2_image", "CK", factual, layout.ck_prompt(t), "False"),
+        ("b1", "VP", best, layout.vp_prompt(layout.vp_statement(row["existent_noun"])), "True"),
         (
             "b2",
             "VP",
             best,
-            vlind.vp_prompt(vlind.vp_statement(row["non-existent_noun"])),
+            layout.vp_prompt(layout.vp_statement(row["non-existent_noun"])),
             "False",
         ),
-        ("c1_image", "CB", best, vlind.cb_prompt(row["context"], t), "True"),
-        ("c2_image", "CB", best, vlind.cb_prompt(row["context"], f), "False"),
+        ("c1_image", "CB", best, layout.cb_prompt(row["context"], t), "True"),
+        ("c2_image", "CB", best, layout.cb_prompt(row["context"], f), "False"),
     ]
     for image_id in good_ids(row):
         path = f"{cf}/{image_id}.jpg"
-        out.append((f"d1/{image_id}", "LP", path, vlind.lp_prompt(t), "True"))
-        out.append((f"d2/{image_id}", "LP", path, vlind.lp_prompt(f), "False"))
+        out.append((f"d1/{image_id}", "LP", path, layout.lp_prompt(t), "True"))
+        out.append((f"d2/{image_id}", "LP", path, layout.lp_prompt(f), "False"))
     return [
         {"id": item, "key": k, "test": test, "image": image, "prompt": prompt, "expected": exp}
         for k, test, image, prompt, exp in out

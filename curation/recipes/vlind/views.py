@@ -21,7 +21,7 @@ from django.utils.translation import gettext_lazy
 
 from annotator.platform.errors import Invalid, ServiceError
 from annotator.platform.views import error_context, form_page, state_chips
-from evaluation.metrics import vlind
+from evaluation.families.vlind import layout
 
 from ... import assets, gateway
 from ..framework import views as framework_views
@@ -164,8 +164,8 @@ def _triple_context(bench, triple, error=None) -> dict:
         "candidates": candidates,
         "nouns_found": candidates.get("nouns", []),
         "nouns_absent": candidates.get("non-existent_nouns", []),
-        "vp_true": vlind.vp_statement(triple.existent_noun) if triple.existent_noun else "",
-        "vp_false": vlind.vp_statement(triple.non_existent_noun)
+        "vp_true": layout.vp_statement(triple.existent_noun) if triple.existent_noun else "",
+        "vp_false": layout.vp_statement(triple.non_existent_noun)
         if triple.non_existent_noun
         else "",
         "error": error,

@@ -10,6 +10,7 @@ from evaluation.models import BenchmarkItem
 from evaluation.registry import LLMRunner
 from evaluation.runners import CallSpec, Outcome, outcome_text
 
+from . import layout
 from .prompts import BY_TEST
 
 
@@ -32,8 +33,8 @@ def calls(item: BenchmarkItem, options: dict) -> list[CallSpec]:
     specs = [
         CallSpec("a1_image", ck, {"statement": false_s}, (factual,)),
         CallSpec("a2_image", ck, {"statement": true_s}, (factual,)),
-        CallSpec("b1", vp, {"statement": vlind.vp_statement(data["existent_noun"])}, (best,)),
-        CallSpec("b2", vp, {"statement": vlind.vp_statement(data["non-existent_noun"])}, (best,)),
+        CallSpec("b1", vp, {"statement": layout.vp_statement(data["existent_noun"])}, (best,)),
+        CallSpec("b2", vp, {"statement": layout.vp_statement(data["non-existent_noun"])}, (best,)),
         CallSpec("c1_image", cb, {"context": data["context"], "statement": true_s}, (best,)),
         CallSpec("c2_image", cb, {"context": data["context"], "statement": false_s}, (best,)),
     ]

@@ -18,8 +18,8 @@ from curation.recipes.vlind import archive, export, nouns
 from curation.recipes.vlind.recipe import RECIPE
 from evaluation import importers
 from evaluation import services as evaluation_services
+from evaluation.families.vlind import layout
 from evaluation.families.vlind.parse import DATA_FIELDS
-from evaluation.metrics import vlind
 from tests.curation.recipes.vlind import helpers
 from tests.curation.recipes.vlind.helpers import draft_offline, kept, review_triples, reviewers
 
@@ -47,7 +47,7 @@ def _zip(archive) -> zipfile.ZipFile:
 def test_vp_statements_follow_the_template(built):
     row = export.rows_of(built)[1].data
     b1 = next(t for t in archive.test_inputs(row) if t["key"] == "b1")
-    assert b1["prompt"] == vlind.vp_prompt("There is a fire truck in the given image.")
+    assert b1["prompt"] == layout.vp_prompt("There is a fire truck in the given image.")
 
 
 def test_nouns_are_picked_by_a_person_with_checks(built):
@@ -132,8 +132,8 @@ def test_tests_jsonl_holds_the_official_prompts(built):
         "Statement: There is a banana in the given image.\nBased on the image, is the given "
         "statement true or false? Only respond in True or False."
     )
-    assert mine[4]["prompt"] == vlind.cb_prompt(first.context, first.true_statement)
-    assert mine[6]["prompt"] == vlind.lp_prompt(first.true_statement)
+    assert mine[4]["prompt"] == layout.cb_prompt(first.context, first.true_statement)
+    assert mine[6]["prompt"] == layout.lp_prompt(first.true_statement)
 
 
 def test_appendix_b_option_adds_the_white_image_and_rendered_prompts(built):
