@@ -1,5 +1,56 @@
-"""Celery jobs of the curation app (autodiscovered as ``curation.jobs``); one module per area."""
+"""Celery jobs of the curation app (autodiscovered as ``curation.jobs``): thin, id-taking,
+idempotent, each one ``run_job`` around one service — corpora, thumbnails, embeddings, LLM
+batches. (The recipes' jobs are the framework's one dispatcher, ``recipes/framework/jobs.py``.)"""
 
-from .jobs_assets import *  # noqa: F403
-from .jobs_llm import *  # noqa: F403
-from .jobs_scorers import *  # noqa: F403
+from __future__ import annotations
+
+from celery import shared_task
+
+from annotator.platform.models import Job
+from annotator.platform.worker import JOB_OPTIONS, run_job
+
+from . import assets, corpora
+from .embeddings import EMBED_JOB, embed_corpus
+from .gateway.batch import JOB_KIND as BATCH_JOB
+from .gateway.batch import batch_run
+from .models import Corpus, Scorer
+
+
+@shared_task(name=corpora.IMPORT_JOB, **JOB_OPTIONS)
+def import_corpus(self, job_id: int) -> None:
+    """Import a stored archive (+ manifest) as a corpus, all or nothing."""
+
+    def work(job: Job) -> dict:
+        return corpora.corpus_import_run(
+            params=job.params, created_by=job.created_by, job_id=job.pk
+        )
+
+    run_job(self, job_id, work)
+
+
+@shared_task(name=assets.THUMBNAIL_JOB, rerun_safe=True, **JOB_OPTIONS)
+def make_thumbnails(self, job_id: int) -> None:
+    """256 px WEBP thumbnails for ``params["image_ids"]``; images that have one are skipped."""
+
+    def work(job: Job) -> dict:
+        return assets.thumbnails_make(image_ids=job.params.get("image_ids", []), job_id=job.pk)
+
+    run_job(self, job_id, work)
+
+
+@shared_task(name=EMBED_JOB, rerun_safe=True, **JOB_OPTIONS)
+def embed_corpus_job(self, job_id: int) -> None:
+    """Embed a corpus's images and texts with a scorer; a redelivery resumes from the cache."""
+
+    def work(job: Job) -> dict:
+        scorer = Scorer.objects.get(pk=job.params["scorer_id"])
+        corpus = Corpus.objects.get(pk=job.params["corpus_id"])
+        return embed_corpus(scorer=scorer, corpus=corpus, job_id=job.pk)
+
+    run_job(self, job_id, work)
+
+
+@shared_task(name=BATCH_JOB, rerun_safe=True, **JOB_OPTIONS)
+def generate_batch(self, job_id: int) -> None:
+    """Run a batch of generations (``curation.gateway.batch``); items already done are skipped."""
+    run_job(self, job_id, lambda job: batch_run(job=job))

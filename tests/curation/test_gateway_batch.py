@@ -10,7 +10,7 @@ from celery import current_app
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_enqueue
 from annotator.platform.models import Job
-from curation import gateway, jobs, jobs_llm
+from curation import gateway, jobs
 from curation.gateway.batch import batch_run
 from curation.models import Generation
 from tests.fake_openai import fake_provider, reply, status
@@ -131,7 +131,6 @@ def test_rerunning_skips_items_that_already_succeeded(fake_openai, provider, pro
 def test_celery_task_is_registered_under_its_name():
     assert "curation.generate_batch" in current_app.tasks
     assert jobs.generate_batch.name == "curation.generate_batch"
-    assert jobs_llm.__all__ == ["generate_batch"]
 
 
 def test_bad_items_are_refused_with_numbered_errors_and_no_job(project):
