@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from django.apps import apps as django_apps
 
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ("annotator", "curation", "evaluation", "blindspot")
@@ -121,3 +122,25 @@ def test_import_contracts_are_kept():
         [str(linter), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+
+
+def test_a_relative_import_stays_inside_its_app():
+    """One import style: relative inside an app (a recipe app is its own), absolute across apps,
+    so a line says whether it crosses an app's border."""
+    names = sorted((c.name for c in django_apps.get_app_configs()), key=len, reverse=True)
+
+    def app_of(module: str) -> str | None:
+        return next((n for n in names if module == n or module.startswith(f"{n}.")), None)
+
+    leaving = []
+    for path in app_sources():
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        package = module.removesuffix(".__init__") if path.name == "__init__.py" else module
+        package = package if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*parts, *([node.module] if node.module else [])])
+                if app_of(target) != app_of(module):
+                    leaving.append(f"{rel(path)}:{node.lineno} {target}")
+    assert leaving == [], f"Import these absolutely (they leave their app): {leaving}"

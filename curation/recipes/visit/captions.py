@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from annotator import services as annotator_services
+from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_create
 
-from ..framework.queues import image_payload, queue_ensure, tasks_create
 from .models import VisitImage, VisitInstance, VisitTask
 from .pipelines import CAPTION_QUEUE
 

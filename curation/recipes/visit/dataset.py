@@ -18,9 +18,9 @@ from annotator.platform import edge, structured
 from annotator.platform.errors import Invalid, LineErrors
 from annotator.platform.jobs import job_enqueue, job_progress
 from annotator.platform.models import Job
+from curation.corpora import uploads
 from evaluation.families.visit import parse as visit_parse
 
-from ...corpora import uploads
 from .models import VisitFamily, VisitImage, VisitInstance, VisitPipeline, VisitReference
 from .pipelines import IMPORT_JOB, next_position, upload_text
 

@@ -19,13 +19,13 @@ from annotator.demo import images as demo_images
 from annotator.demo.visit_bench import ROWS
 from annotator.platform.files import media_url
 from annotator.platform.models import Project
+from curation.gateway import provider_offline
+from curation.recipes.framework.demo import demo_annotators, demo_once, demo_work
 from evaluation import importers
 from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
 from evaluation.families.visit import sampling
 
-from ...gateway import provider_offline
-from ..framework.demo import demo_annotators, demo_once, demo_work
 from . import dataset, families, pipelines, prompts, ratings, references, submissions
 from .models import VisitPipeline, VisitReference
 from .publish import version_publish

@@ -10,11 +10,11 @@ from django.utils.translation import gettext_lazy
 
 from annotator.models import Annotation
 from annotator.platform.errors import Invalid
+from curation.export_files import export_store, progress_for
+from curation.recipes.framework.exports import records_write
 from evaluation.families.visit import judgments as visit_judgments
 from evaluation.families.visit import parse as visit_parse
 
-from ...export_files import export_store, progress_for
-from ..framework.exports import records_write
 from .models import VisitPair, VisitPipeline
 from .publish import version_of
 

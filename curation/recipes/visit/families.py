@@ -18,11 +18,11 @@ from annotator import services as annotator_services
 from annotator.models import Task
 from annotator.platform.errors import Invalid
 from annotator.platform.models import taken_refused
+from curation import assets
+from curation.models import Image
+from curation.recipes.framework.queues import queue_ensure
 from evaluation.services import clean_name
 
-from ... import assets
-from ...models import Image
-from ..framework.queues import queue_ensure
 from . import prompts
 from .captions import caption_tasks_create, visit_tasks_create
 from .models import (

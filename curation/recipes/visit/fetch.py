@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
+from curation import assets
+from curation.recipes.framework.remote import FetchFailed, fetch_remote, remote_name
 
-from ... import assets
-from ..framework.remote import FetchFailed, fetch_remote, remote_name
 from .models import VisitImage, VisitPipeline
 from .pipelines import FETCH_GIVE_UP_AFTER
 

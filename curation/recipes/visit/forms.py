@@ -6,12 +6,12 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from annotator.platform.forms import upload_field
+from curation.models import LLMProvider
+from curation.recipes.framework.forms import RecipeForm, count_field
+from curation.recipes.framework.publish import PublishForm as LabelForm
+from curation.recipes.framework.settings import settings_of
 from evaluation import runners
 
-from ...models import LLMProvider
-from ..framework.forms import RecipeForm, count_field
-from ..framework.publish import PublishForm as LabelForm
-from ..framework.settings import settings_of
 from . import pipelines
 
 

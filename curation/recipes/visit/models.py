@@ -20,9 +20,8 @@ from django.utils.translation import gettext_lazy as _
 
 from annotator.platform.models import CreatedStamp, NewestFirst, optional_link
 from curation.models.llm import FromGeneration
+from curation.recipes.framework.models import PeopleDecide, RecipePipeline
 from evaluation.models import ResponsePair
-
-from ..framework.models import PeopleDecide, RecipePipeline
 
 __all__ = [
     "VisitFamily",

@@ -22,12 +22,17 @@ from annotator.models import Annotation, Task
 from annotator.platform.errors import Invalid
 from annotator.platform.files import media_url
 from annotator.platform.models import Project, taken_refused
+from curation import corpora
+from curation.models import LLMProvider
+from curation.recipes.framework.declare import QueueSpec
+from curation.recipes.framework.queues import (
+    image_payload,
+    queue_ensure,
+    queues_follow,
+    with_tiebreak,
+)
 from evaluation.services import clean_name
 
-from ... import corpora
-from ...models import LLMProvider
-from ..framework.declare import QueueSpec
-from ..framework.queues import image_payload, queue_ensure, queues_follow, with_tiebreak
 from . import prompts
 from .models import VisitImage, VisitInstance, VisitPipeline, VisitTask
 

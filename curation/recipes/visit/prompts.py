@@ -9,8 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from annotator.platform.errors import Invalid
-
-from ...gateway.offline import OfflineRuleError, rule
+from curation.gateway.offline import OfflineRuleError, rule
 
 REFERENCE_TEMPLATE = "visit-reference"
 REFERENCE_MULTI_TEMPLATE = "visit-reference-multi"

@@ -8,11 +8,11 @@ import json
 from django.db import transaction
 
 from annotator.platform.errors import Invalid
+from curation.recipes.framework.publish import rows_publish
 from evaluation import importers
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import BenchmarkVersion
 
-from ..framework.publish import rows_publish
 from .models import VisitInstance, VisitPipeline, VisitReference
 from .pipelines import clean_line, image_url
 

@@ -12,12 +12,12 @@ from django.utils import timezone
 from annotator.models import Task
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
+from curation.recipes.framework.queues import queue_ensure, task_row, tasks_link
+from curation.recipes.framework.stages import stage_once
 from evaluation.families.visit import living, sampling
 from evaluation.importers import pair_key
 from evaluation.models import JudgmentSet
 
-from ..framework.queues import queue_ensure, task_row, tasks_link
-from ..framework.stages import stage_once
 from .models import VisitInstance, VisitPair, VisitPipeline
 from .pipelines import (
     MAX_PAIRS_PER_CALL,

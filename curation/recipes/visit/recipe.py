@@ -13,7 +13,7 @@ from django.db.models import Count
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from ..framework.declare import (
+from curation.recipes.framework.declare import (
     Export,
     ItemList,
     Publish,
@@ -22,8 +22,9 @@ from ..framework.declare import (
     RecipeUrlNames,
     Stage,
 )
-from ..framework.forms import NameForm
-from ..framework.registry import register
+from curation.recipes.framework.forms import NameForm
+from curation.recipes.framework.registry import register
+
 from . import (
     dataset,
     demo,

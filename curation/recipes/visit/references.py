@@ -13,11 +13,11 @@ from django.db import transaction
 from annotator.models import Annotation, Task, TaskQueue
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
+from curation import gateway
+from curation.models import Generation
+from curation.recipes.framework.queues import queue_ensure, task_row, tasks_link
+from curation.recipes.framework.stages import stage_once
 
-from ... import gateway
-from ...models import Generation
-from ..framework.queues import queue_ensure, task_row, tasks_link
-from ..framework.stages import stage_once
 from . import prompts
 from .captions import caption_tasks_create, combined_caption
 from .models import VisitImage, VisitInstance, VisitPipeline, VisitReference, VisitTask

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from django.db.models import Count, Prefetch, Q
 
+from curation.recipes.framework.registry import recipe_for
+from curation.recipes.framework.selectors import count_by, in_state, object_or_404
 from evaluation.families.visit import board, stats
 
-from ..framework.registry import recipe_for
-from ..framework.selectors import count_by, in_state, object_or_404
 from .models import (
     VisitFamily,
     VisitImage,

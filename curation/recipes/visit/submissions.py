@@ -8,11 +8,11 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotator.platform.models import Job
+from curation import gateway
+from curation.models import LLMProvider
 from evaluation import runners
 from evaluation.families.visit import living
 
-from ... import gateway
-from ...models import LLMProvider
 from .models import VisitPipeline, VisitSubmission
 from .pipelines import clean_line
 from .publish import version_of

@@ -28,13 +28,13 @@ from annotator.platform.views import (
     perform,
     start_job,
 )
+from curation import gateway
+from curation.gateway.selectors import providers_of
+from curation.recipes.framework import views as framework_views
+from curation.recipes.framework.declare import Page
+from curation.recipes.framework.registry import recipe_for
 from evaluation.families.visit import board
 
-from ... import gateway
-from ...gateway.selectors import providers_of
-from ..framework import views as framework_views
-from ..framework.declare import Page
-from ..framework.registry import recipe_for
 from . import dataset, export, families, forms, ratings, references, selectors, submissions
 from .pipelines import upload_text
 

@@ -18,11 +18,11 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import IO
 
+from curation.assets import open_stored
+from curation.export_files import Progress
+from curation.models import Image
 from evaluation.families.vlind import layout
 
-from ...assets import open_stored
-from ...export_files import Progress
-from ...models import Image
 from .benches import MIN_ACCEPTS
 
 DATA_NAME = "data.json"

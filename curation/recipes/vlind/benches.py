@@ -12,11 +12,11 @@ from django.db.models import Max
 from annotator.models import Task
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Project, taken_refused
+from curation import gateway
+from curation.models import LLMProvider
+from curation.recipes.framework.declare import QueueSpec
+from curation.recipes.framework.queues import task_row
 
-from ... import gateway
-from ...models import LLMProvider
-from ..framework.declare import QueueSpec
-from ..framework.queues import task_row
 from . import concepts as concept_specs
 from . import prompts
 from .models import VLindBench, VLindConcept

@@ -15,11 +15,11 @@ import zlib
 from collections.abc import Callable
 
 from annotator.platform.models import Project
+from curation import assets, gateway
+from curation.recipes.framework.demo import demo_annotators, demo_once, demo_work
+from curation.recipes.framework.publish import publish_object
+from curation.recipes.framework.registry import recipe_for
 
-from ... import assets, gateway
-from ..framework.demo import demo_annotators, demo_once, demo_work
-from ..framework.publish import publish_object
-from ..framework.registry import recipe_for
 from . import benches, images, nouns, prompts, triples
 from .models import VLindBench, VLindImage, VLindTriple
 

@@ -19,13 +19,13 @@ from django.http import Http404
 from django.utils.translation import gettext as _
 
 from annotator.platform.errors import Invalid
+from curation.export_files import export_store, progress_for
+from curation.models import Image
 from curation.recipes.framework.publish import published_versions
 from curation.recipes.framework.registry import recipe_for
 from evaluation import importers
 from evaluation.families.vlind.parse import DATA_FIELDS
 
-from ...export_files import export_store, progress_for
-from ...models import Image
 from .archive import DATA_NAME, Row, data_json, image_count, write_zip
 from .models import VLindBench, VLindImage, VLindTriple
 from .selectors import triples_page

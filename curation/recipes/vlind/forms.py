@@ -6,9 +6,10 @@ from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from ...gateway.selectors import providers_of
-from ...models import LLMProvider
-from ..framework.forms import NameForm, RecipeForm, StageForm, count_field
+from curation.gateway.selectors import providers_of
+from curation.models import LLMProvider
+from curation.recipes.framework.forms import NameForm, RecipeForm, StageForm, count_field
+
 from . import benches, prompts
 
 # The three texts of each example, with their labels.

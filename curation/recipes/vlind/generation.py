@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
+from curation import assets, gateway
+from curation.gateway.providers import provider_endpoint
+from curation.models import LLMProvider
+from curation.recipes.framework.queues import queue_ensure
 
-from ... import assets, gateway
-from ...gateway.providers import provider_endpoint
-from ...models import LLMProvider
-from ..framework.queues import queue_ensure
 from . import prompts
 from .benches import IMAGE_PURPOSE, IMAGE_QUEUE, MAX_IMAGE_FAILURES
 from .images import free_slots, image_record

@@ -12,10 +12,10 @@ from django.db.models import Prefetch, QuerySet
 
 from annotator.models import Task, TaskQueue
 from annotator.platform.errors import Invalid
+from curation import assets
+from curation.models import Generation, Image
+from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_link
 
-from ... import assets
-from ...models import Generation, Image
-from ..framework.queues import image_payload, queue_ensure, tasks_link
 from . import prompts
 from .benches import IMAGE_QUESTION, IMAGE_QUEUE, review_decided
 from .models import VLindImage, VLindTriple

@@ -14,8 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotator.platform.models import CreatedStamp, optional_link
 from curation.models.llm import FromGeneration
-
-from ..framework.models import PeopleDecide, RecipePipeline
+from curation.recipes.framework.models import PeopleDecide, RecipePipeline
 
 __all__ = ["VLindBench", "VLindConcept", "VLindImage", "VLindTriple"]
 

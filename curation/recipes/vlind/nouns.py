@@ -7,9 +7,9 @@ import re
 
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
+from curation import gateway
+from curation.models import Generation, LLMProvider
 
-from ... import gateway
-from ...models import Generation, LLMProvider
 from . import prompts
 from .benches import MAX_NOUN, NOUNS_PURPOSE
 from .images import require_kept

@@ -18,7 +18,8 @@ import random
 import re
 from typing import Any
 
-from ...gateway.offline import OfflineRuleError, rule
+from curation.gateway.offline import OfflineRuleError, rule
+
 from . import concepts as concept_specs
 
 TRIPLES_TEMPLATE = "vlind-triples"

@@ -12,7 +12,7 @@ from django.db.models import Count, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from ..framework.declare import (
+from curation.recipes.framework.declare import (
     Export,
     Page,
     Publish,
@@ -21,7 +21,8 @@ from ..framework.declare import (
     RecipeUrlNames,
     Stage,
 )
-from ..framework.registry import register
+from curation.recipes.framework.registry import register
+
 from . import benches, demo, export, forms, generation, images, nouns, selectors, triples, views
 from .models import VLindBench, VLindTriple
 

@@ -8,9 +8,10 @@ from collections import Counter, defaultdict
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
 
-from ..framework.publish import published_versions
-from ..framework.registry import recipe_for
-from ..framework.selectors import count_by
+from curation.recipes.framework.publish import published_versions
+from curation.recipes.framework.registry import recipe_for
+from curation.recipes.framework.selectors import count_by
+
 from .images import best_of, with_images
 from .models import VLindBench, VLindImage, VLindTriple
 

@@ -12,10 +12,10 @@ from django.db.models import Max
 from annotator.models import Task
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
+from curation import gateway
+from curation.models import Generation, LLMProvider
+from curation.recipes.framework.queues import queue_ensure, tasks_link
 
-from ... import gateway
-from ...models import Generation, LLMProvider
-from ..framework.queues import queue_ensure, tasks_link
 from . import prompts
 from .benches import (
     BATCH,

@@ -21,11 +21,11 @@ from django.utils.translation import gettext_lazy
 
 from annotator.platform.errors import Invalid, ServiceError
 from annotator.platform.views import error_context, form_page, state_chips
+from curation import assets, gateway
+from curation.recipes.framework import views as framework_views
+from curation.recipes.framework.registry import recipe_for
 from evaluation.families.vlind import layout
 
-from ... import assets, gateway
-from ..framework import views as framework_views
-from ..framework.registry import recipe_for
 from . import archive, benches, export, forms, generation, images, nouns, prompts, selectors
 from .models import VLindImage, VLindTriple
 
