@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from annotator.demo import content as demo_content
 from annotator.kinds import get_kind
 from curation.gateway import DEFAULT_TEMPLATES
 from curation.gateway.offline import run_offline
@@ -217,3 +218,16 @@ def test_the_taxonomy_has_the_27_skills_of_app_c_with_table_8_definitions():
     # the config is a valid skill_tags queue config (unique ids and keys, none reserved)
     get_kind("skill_tags").validate_config(skills.QUEUE_CONFIG)
     assert skills.labels(["world_knowledge", "animal"]) == ["Animal", "World Knowledge"]
+
+
+def test_the_demo_queue_tags_the_same_skills_as_the_recipe():
+    """The crowd demo (annotator/demo, below the recipes, so it cannot read skills.json) keeps
+    its own short help texts; its groups, ids, labels and keys are the recipe's, so a tag means
+    the same everywhere."""
+
+    def shape(taxonomy):
+        return [
+            (g["group"], [(t["id"], t["label"], t["key"]) for t in g["tags"]]) for g in taxonomy
+        ]
+
+    assert shape(demo_content.SKILL_TAXONOMY) == shape(skills.TAXONOMY)
