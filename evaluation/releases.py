@@ -65,9 +65,12 @@ def parquet_rows(
     # Heavy (pandas, fsspec, ~5 s): loaded only when a release is read, like torch for scorers.
     import datasets
 
-    dataset = datasets.load_dataset(
-        "parquet", data_files=[str(f) for f in files], split="train", streaming=True
-    )
+    try:
+        dataset = datasets.load_dataset(
+            "parquet", data_files=[str(f) for f in files], split="train", streaming=True
+        )
+    except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise _unreadable(exc) from exc
     columns = list(dataset.features or {})
     missing = [c for c in required if c not in columns]
     if missing:
@@ -81,7 +84,16 @@ def parquet_rows(
             dataset = dataset.cast_column(column, datasets.Image(decode=False))
     else:
         dataset = dataset.remove_columns([c for c in images if c in columns])
-    yield from dataset
+    try:
+        yield from dataset
+    except (ValueError, OSError) as exc:
+        raise _unreadable(exc) from exc
+
+
+def _unreadable(exc: Exception) -> Invalid:
+    return refuse(
+        "A Parquet shard of the release cannot be read.", 0, f"{type(exc).__name__}: {exc}"[:300]
+    )
 
 
 def image_bytes(value: Any, base: Path, line: int, column: str) -> tuple[bytes, str]:

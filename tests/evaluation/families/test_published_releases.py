@@ -180,6 +180,15 @@ def test_a_bad_row_is_named_before_any_image_is_stored(tmp_path):
     assert BenchmarkVersion.objects.count() == 0 and Image.objects.count() == 0
 
 
+def test_a_file_that_is_not_parquet_is_refused_not_a_traceback(tmp_path):
+    (tmp_path / "bad" / "data").mkdir(parents=True)
+    (tmp_path / "bad" / "data" / "train-00000-of-00001.parquet").write_text("not parquet")
+    with pytest.raises(CommandError) as exc:
+        import_version(tmp_path / "bad")
+    assert "A Parquet shard of the release cannot be read." in str(exc.value)
+    assert "ArrowInvalid" in str(exc.value)
+
+
 def test_an_empty_folder_and_a_family_without_a_release_say_what_to_give(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(CommandError, match="No Parquet file under"):
