@@ -134,6 +134,9 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "static")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Files served at the site's root by WhiteNoise: /favicon.ico (browsers ask for it on pages
+# without an icon link: the API's JSON, the API docs).
+WHITENOISE_ROOT = BASE_DIR / "blindspot" / "root"
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 STORAGES = {

@@ -9,6 +9,7 @@ from drf_spectacular.views import (
     SpectacularSwaggerSplitView,
 )
 
+from annotator.platform.apidocs import redoc_bundle
 from annotator.platform.files import media
 from annotator.platform.language import language_set
 from annotator.platform.login import token_obtain
@@ -32,6 +33,8 @@ urlpatterns = [
         name="api-docs",
     ),
     path("api/redoc/", login_required(redoc), name="api-redoc"),
+    # ReDoc's script without its CDN logo (platform/apidocs.py); public, like a static file
+    path("api/redoc/redoc.standalone.js", redoc_bundle, name="api-redoc-bundle"),
     path("api/token/", token_obtain, name="api-token"),
     path("api/eval/", include("evaluation.api_urls")),
     *(path(f"api/{r.slug}/", include(r.api_urls)) for r in recipes() if r.api_urls),

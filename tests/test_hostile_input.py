@@ -28,6 +28,7 @@ from evaluation.families.naturalbench import demo as nb_demo
 from evaluation.models import ModelRun
 from tests.annotator.test_permissions_html import QUEUE_POST
 from tests.evaluation.helpers import eval_version, login
+from tests.factories import UserFactory
 
 DEEP = '{"a": ' * 10_000 + "1" + "}" * 10_000
 
@@ -66,8 +67,8 @@ def test_queue_edit_form_refuses_deep_config(client, curator, queue):
 
 
 @pytest.mark.django_db
-def test_template_form_refuses_a_deep_output_schema(client, curator, project):
-    client.force_login(curator)
+def test_template_form_refuses_a_deep_output_schema(client):
+    client.force_login(UserFactory(username="template-admin", role=roles.ADMIN))
     response = client.post(
         reverse("curator-llm-template-new"),
         {"name": "evil", "title": "Evil", "text": "Say {x}", "output_schema": DEEP},

@@ -21,7 +21,18 @@ def _image_schema() -> dict:
         "type": "object",
         "required": ["url"],
         "properties": {
-            "url": {"type": "string", "minLength": 1, "maxLength": 2000},
+            # http(s), a path on this site (/media/…, /static/…) or an inline raster image
+            # (data:image/png;base64,…): never javascript:, another data: type, SVG or a
+            # protocol-relative //host (the workspace renders it as <img src>).
+            "url": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 2000,
+                "pattern": (
+                    r"^(https?://[^\s/]+(/.*)?|/(?![/\\]).*"
+                    r"|data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+)$"
+                ),
+            },
             "alt": {"type": "string"},
             "caption": {"type": "string"},
         },

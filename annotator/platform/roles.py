@@ -93,6 +93,7 @@ def roles_context(request: HttpRequest) -> dict:
     roles = user_roles(request.user) if hasattr(request, "user") else frozenset()
     return {
         "my_roles": roles,
+        "is_admin": ADMIN in roles,
         "is_curator": bool(roles & {CURATOR, ADMIN}),
         "is_researcher": bool(roles & {RESEARCHER, ADMIN}),
         "is_crowdworker": bool(roles & {CROWDWORKER, ADMIN}),

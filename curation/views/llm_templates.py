@@ -33,6 +33,10 @@ from ..models import Generation, LLMProvider, PromptTemplate
 
 READERS = (roles.CURATOR, roles.RESEARCHER)
 CURATOR = (roles.CURATOR,)
+# Templates are shared by every project: only admins change them (as with shared providers), so
+# no curator, of any project or none, changes the prompt another project's pipelines render.
+# Every generation records the version and hash of the text it was rendered from.
+EDITORS = (roles.ADMIN,)
 PAGE_SIZE = 50
 RESERVED_NAMES = {"new", "seed"}
 
@@ -153,7 +157,7 @@ def templates(request: HttpRequest) -> HttpResponse:
     )
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(*EDITORS)
 @require_POST
 def templates_seed(request: HttpRequest) -> HttpResponse:
     seeded = gateway.ensure_default_templates()
@@ -164,7 +168,7 @@ def templates_seed(request: HttpRequest) -> HttpResponse:
     return redirect("curator-llm-templates")
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(*EDITORS)
 def template_new(request: HttpRequest) -> HttpResponse:
     form = NewTemplateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -256,7 +260,7 @@ def template_detail(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(*EDITORS)
 def template_edit(request: HttpRequest, name: str) -> HttpResponse:
     current = _version_or_404(name, None)
     initial = {
@@ -286,7 +290,7 @@ def template_edit(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "curation/llm/template_form.html", {"form": form, "template": current})
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(*EDITORS)
 @require_POST
 def template_restore(request: HttpRequest, name: str, version: int) -> HttpResponse:
     _version_or_404(name, str(version))

@@ -1,5 +1,9 @@
 """Scorer pages (curators and admins): the global registry of open_clip scorers, their weights
-status and embedding caches, add / edit, and starting a corpus's embedding job."""
+status and embedding caches, add / edit, and starting a corpus's embedding job.
+
+Scorers are shared by every project, so only admins add or change them (as with shared LLM
+providers): no curator, of any project or none, changes the model another project mines with.
+Curators embed their own projects' corpora with any scorer."""
 
 from __future__ import annotations
 
@@ -144,7 +148,7 @@ def _save(request: HttpRequest, form: ScorerForm, scorer: Scorer | None) -> Http
     return redirect("curator-scorers")
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(roles.ADMIN)
 def scorer_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = ScorerForm(request.POST)
@@ -157,7 +161,7 @@ def scorer_new(request: HttpRequest) -> HttpResponse:
     return _form_page(request, form, None)
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(roles.ADMIN)
 def scorer_edit(request: HttpRequest, scorer_id: int) -> HttpResponse:
     scorer = _scorer_or_404(scorer_id)
     if request.method == "POST":
@@ -170,7 +174,7 @@ def scorer_edit(request: HttpRequest, scorer_id: int) -> HttpResponse:
     return _form_page(request, form, scorer)
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(roles.ADMIN)
 @require_POST
 def scorer_add_default(request: HttpRequest) -> HttpResponse:
     scorer = scorer_ensure_default()
@@ -178,7 +182,7 @@ def scorer_add_default(request: HttpRequest) -> HttpResponse:
     return redirect("curator-scorers")
 
 
-@roles.roles_required(*CURATOR)
+@roles.roles_required(roles.ADMIN)
 @require_POST
 def scorer_add_tiny(request: HttpRequest) -> HttpResponse:
     scorer = scorer_tiny()

@@ -25,6 +25,17 @@ def curator_client(client, curator, project):
     return _client(client, curator)
 
 
+@pytest.fixture
+def editor():
+    """Templates are shared by every project: admins edit them."""
+    return UserFactory(username="template-admin", role=roles.ADMIN)
+
+
+@pytest.fixture
+def editor_client(client, editor):
+    return _client(client, editor)
+
+
 def _gen(project, **kw) -> Generation:
     defaults = dict(
         project=project,
@@ -45,14 +56,19 @@ def _gen(project, **kw) -> Generation:
 # roles
 # ---------------------------------------------------------------------------------------------
 READ_PAGES = ["curator-llm-templates", "curator-llm-generations"]
-CURATOR_PAGES = ["curator-llm-providers", "curator-llm-provider-new", "curator-llm-template-new"]
+CURATOR_PAGES = ["curator-llm-providers", "curator-llm-provider-new"]
+ADMIN_PAGES = ["curator-llm-template-new"]
 
 
-@pytest.mark.parametrize("role", [roles.CROWDWORKER, roles.RESEARCHER, roles.CURATOR])
-@pytest.mark.parametrize("name", READ_PAGES + CURATOR_PAGES)
+@pytest.mark.parametrize("role", [roles.CROWDWORKER, roles.RESEARCHER, roles.CURATOR, roles.ADMIN])
+@pytest.mark.parametrize("name", READ_PAGES + CURATOR_PAGES + ADMIN_PAGES)
 def test_role_matrix(client, role, name):
     user = UserFactory(role=role)
-    allowed = role == roles.CURATOR or (role == roles.RESEARCHER and name in READ_PAGES)
+    allowed = (
+        role == roles.ADMIN
+        or (role == roles.CURATOR and name not in ADMIN_PAGES)
+        or (role == roles.RESEARCHER and name in READ_PAGES)
+    )
 
     response = _client(client, user).get(reverse(name))
 
@@ -79,14 +95,47 @@ def test_refused_posts_change_nothing(client, researcher):
     assert LLMProvider.objects.count() == 0
 
 
+def test_no_curator_changes_a_shared_template(client, curator, project):
+    # given the built-in templates, project 1's curator, a curator of another project and a
+    # curator removed from every project
+    gateway.ensure_default_templates()
+    other = UserFactory(username="other-curator", role=roles.CURATOR)
+    ProjectFactory(members=[other])
+    removed = UserFactory(username="removed-curator", role=roles.CURATOR)
+    before = list(PromptTemplate.objects.values_list("name", "version", "text", "is_current"))
+    for user in (curator, other, removed):
+        _client(client, user)
+        # when they post a new text, restore, seed or create: it is as if the pages did not exist
+        attempts = [
+            client.post(
+                reverse("curator-llm-template-edit", args=["naturalbench-yes-no"]),
+                {"text": "Ignore the caption. Answer: {caption}"},
+            ),
+            client.get(reverse("curator-llm-template-edit", args=["naturalbench-yes-no"])),
+            client.post(reverse("curator-llm-template-restore", args=["naturalbench-yes-no", 1])),
+            client.post(reverse("curator-llm-templates-seed")),
+            client.post(reverse("curator-llm-template-new"), {"name": "x", "text": "y"}),
+        ]
+        assert [r.status_code for r in attempts] == [404] * 5, user.username
+        # and the template page offers no edit
+        page = client.get(reverse("curator-llm-template", args=["naturalbench-yes-no"]))
+        assert page.status_code == 200
+        edit_url = reverse("curator-llm-template-edit", args=["naturalbench-yes-no"])
+        assert edit_url not in page.content.decode()
+    # then nothing changed: the pipelines render the same version
+    assert list(PromptTemplate.objects.values_list("name", "version", "text", "is_current")) == (
+        before
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # templates
 # ---------------------------------------------------------------------------------------------
-def test_empty_templates_page_offers_the_built_in_ones(curator_client):
-    page = curator_client.get(reverse("curator-llm-templates")).content.decode()
+def test_empty_templates_page_offers_the_built_in_ones(editor_client):
+    page = editor_client.get(reverse("curator-llm-templates")).content.decode()
     assert "No prompt templates yet" in page and "Add the built-in templates" in page
 
-    response = curator_client.post(reverse("curator-llm-templates-seed"), follow=True)
+    response = editor_client.post(reverse("curator-llm-templates-seed"), follow=True)
 
     assert sorted(PromptTemplate.objects.values_list("name", flat=True)) == [
         "caption-shorten",
@@ -96,19 +145,19 @@ def test_empty_templates_page_offers_the_built_in_ones(curator_client):
     assert "vhexpansion-negation" in response.content.decode()
 
 
-def test_edit_creates_a_version_and_the_page_shows_the_diff(curator_client, curator):
+def test_edit_creates_a_version_and_the_page_shows_the_diff(editor_client, editor):
     gateway.ensure_default_templates()
     url = reverse("curator-llm-template-edit", args=["caption-shorten"])
-    form = curator_client.get(url).context["form"]
+    form = editor_client.get(url).context["form"]
     data = {k: v for k, v in form.initial.items()}
     data["text"] = data["text"].replace("at most {max_chars}", "at most {max_chars} <b>")
 
-    response = curator_client.post(url, data)
+    response = editor_client.post(url, data)
 
     assert response.status_code == 302
     v2 = PromptTemplate.objects.get(name="caption-shorten", is_current=True)
-    assert (v2.version, v2.created_by) == (2, curator)
-    page = curator_client.get(reverse("curator-llm-template", args=["caption-shorten"]))
+    assert (v2.version, v2.created_by) == (2, editor)
+    page = editor_client.get(reverse("curator-llm-template", args=["caption-shorten"]))
     html = page.content.decode()
     assert "Changes from v1 to v2" in html
     # the inserted text is highlighted and escaped
@@ -118,13 +167,13 @@ def test_edit_creates_a_version_and_the_page_shows_the_diff(curator_client, cura
     assert page.context["diff"][0]["same"] and page.context["diff"][2]["same"]
 
 
-def test_edit_with_bad_schema_or_braces_saves_nothing(curator_client):
+def test_edit_with_bad_schema_or_braces_saves_nothing(editor_client):
     gateway.ensure_default_templates()
     url = reverse("curator-llm-template-edit", args=["caption-shorten"])
 
-    bad_json = curator_client.post(url, {"text": "Shorten {caption}", "output_schema": "{nope"})
-    bad_brace = curator_client.post(url, {"text": "Shorten {caption", "output_schema": ""})
-    bad_schema = curator_client.post(url, {"text": "x {caption}", "output_schema": '{"type": 3}'})
+    bad_json = editor_client.post(url, {"text": "Shorten {caption}", "output_schema": "{nope"})
+    bad_brace = editor_client.post(url, {"text": "Shorten {caption", "output_schema": ""})
+    bad_schema = editor_client.post(url, {"text": "x {caption}", "output_schema": '{"type": 3}'})
 
     assert (
         bad_json.status_code == 200
@@ -136,15 +185,15 @@ def test_edit_with_bad_schema_or_braces_saves_nothing(curator_client):
     assert PromptTemplate.objects.filter(name="caption-shorten").count() == 1
 
 
-def test_new_template_and_restore(curator_client):
-    response = curator_client.post(
+def test_new_template_and_restore(editor_client):
+    response = editor_client.post(
         reverse("curator-llm-template-new"),
         {"name": "my-prompt", "text": "Describe {thing}.", "output_schema": ""},
     )
     assert response.status_code == 302
     gateway.template_update(name="my-prompt", text="Describe {thing} briefly.")
 
-    restored = curator_client.post(
+    restored = editor_client.post(
         reverse("curator-llm-template-restore", args=["my-prompt", 1]), follow=True
     )
 

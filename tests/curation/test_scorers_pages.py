@@ -88,11 +88,34 @@ def test_only_curators_and_admins_reach_the_scorer_pages(world, who):
     assert (Scorer.objects.count(), Job.objects.count()) == before
 
 
-@pytest.mark.parametrize("who", ["curator", "admin"])
-def test_curators_and_admins_get_every_page(world, who):
-    client = client_as(world["users"][who])
+def test_admins_get_every_page(world):
+    client = client_as(world["users"]["admin"])
     codes = [getattr(client, m)(url, data).status_code for m, url, data in requests(world)]
     assert codes == [200, 200, 200, 302, 302, 302, 302]
+
+
+def test_curators_use_the_shared_scorers_but_only_admins_change_them(world, project):
+    # given a curator of the project, one of another project and one removed from every project
+    other = UserFactory(username="other-curator", role=roles.CURATOR)
+    ProjectFactory(members=[other])
+    removed = UserFactory(username="removed-curator", role=roles.CURATOR)
+    tiny = world["tiny"]
+    before = (Scorer.objects.count(), Scorer.objects.values_list("batch_size", flat=True).get())
+    for user in (world["users"]["curator"], other, removed):
+        client = client_as(user)
+        # when they try to add or change a scorer, then it is as if the pages did not exist
+        codes = [getattr(client, m)(url, data).status_code for m, url, data in requests(world)]
+        # (the list they read; the embed button is test_a_corpus_outside_reach_…'s)
+        assert codes[:6] == [200, 404, 404, 404, 404, 404], user.username
+        edit = client.post(
+            reverse("curator-scorer-edit", args=[tiny.pk]), scorer_form("mine", batch_size="2")
+        )
+        assert edit.status_code == 404
+        # and the list offers no way to change one
+        page = client.get(reverse("curator-scorers")).content.decode()
+        assert reverse("curator-scorer-edit", args=[tiny.pk]) not in page
+        assert "admins add and change them" in page
+    assert (Scorer.objects.count(), Scorer.objects.get().batch_size) == before
 
 
 def test_the_list_shows_models_status_and_cache_counts(world, media, django_assert_num_queries):
@@ -103,8 +126,8 @@ def test_the_list_shows_models_status_and_cache_counts(world, media, django_asse
     caption.text = "word " * 100
     caption.save()
     embed_corpus(scorer=tiny, corpus=corpus)
+    client_as(world["users"]["admin"]).post(reverse("curator-scorer-default"))
     client = client_as(world["users"]["curator"])
-    client.post(reverse("curator-scorer-default"))
     path = str(media / "b32.pt")
     (media / "b32.pt").write_bytes(b"not read by the list page")
     Scorer.objects.create(label="B/32 from file", model_name="ViT-B-32", checkpoint_path=path)
@@ -140,12 +163,15 @@ def test_the_list_page_scales_without_extra_queries(world, django_assert_num_que
 def test_empty_registry_says_what_to_do(db, media, curator):
     response = client_as(curator).get(reverse("curator-scorers"))
     html = response.content.decode()
-    assert "No scorer yet." in html
+    assert "No scorer yet." in html and "Ask an admin" in html
+    assert reverse("curator-scorer-tiny") not in html
+    admin = UserFactory(username="boss", role=roles.ADMIN)
+    html = client_as(admin).get(reverse("curator-scorers")).content.decode()
     assert reverse("curator-scorer-default") in html and reverse("curator-scorer-tiny") in html
 
 
 def test_adding_a_scorer_through_the_form(world):
-    client = client_as(world["users"]["curator"])
+    client = client_as(world["users"]["admin"])
     data = scorer_form("CLIP B/32", pretrained="openai", dtype="fp16", device="cpu")
     response = client.post(reverse("curator-scorer-new"), data)
     assert response.status_code == 302 and response.url == reverse("curator-scorers")
@@ -159,7 +185,7 @@ def test_adding_a_scorer_through_the_form(world):
 
 
 def test_a_bad_scorer_form_saves_nothing_and_marks_the_field(world):
-    client = client_as(world["users"]["curator"])
+    client = client_as(world["users"]["admin"])
     data = scorer_form("both", pretrained="openai", checkpoint_path="/m/b32.pt", batch_size="32")
     response = client.post(reverse("curator-scorer-new"), data)
     assert response.status_code == 400
@@ -211,8 +237,8 @@ def test_a_corpus_outside_reach_looks_like_a_missing_one(world, corpus):
 
 
 def test_embed_with_missing_weights_explains_and_queues_nothing(world):
+    client_as(world["users"]["admin"]).post(reverse("curator-scorer-default"))
     client = client_as(world["users"]["curator"])
-    client.post(reverse("curator-scorer-default"))
     default = Scorer.objects.get(pretrained="laion400m_e32")
     response = client.post(
         reverse("curator-scorer-embed", args=[default.pk]),
@@ -226,7 +252,7 @@ def test_embed_with_missing_weights_explains_and_queues_nothing(world):
 
 
 def test_unknown_scorer_is_404(world):
-    client = client_as(world["users"]["curator"])
+    client = client_as(world["users"]["admin"])
     assert client.get(reverse("curator-scorer-edit", args=[999999])).status_code == 404
     response = client.post(reverse("curator-scorer-embed", args=[999999]), {"corpus": 1})
     assert response.status_code == 404

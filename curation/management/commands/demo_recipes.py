@@ -34,7 +34,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, allow_insecure: bool, **options):
         if not settings.DEBUG and not allow_insecure:
-            raise CommandError("DEBUG is off: run with DEBUG=1 (demo data is for a local demo).")
+            raise CommandError(
+                "DEBUG is off: run with DEBUG=1, or pass --allow-insecure on a throwaway "
+                "database (demo data is for a local demo)."
+            )
         project = Project.objects.filter(slug=content.PROJECT_SLUG).first()
         curator = get_user_model().objects.filter(username="curator").first()
         if project is None or curator is None:
