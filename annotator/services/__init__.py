@@ -7,7 +7,7 @@ invitations. This package re-exports their public API, so callers write
 ``from annotator import services`` and ``services.assignment_claim(...)``.
 """
 
-from .claiming import ClaimResult, assignment_claim
+from .claiming import ClaimResult, assignment_claim, tasks_keep_from
 from .decisions import enrollment_resume, task_decide, task_event_emit
 from .invitations import invitation_accept, invitation_create
 from .leases import (
@@ -69,6 +69,7 @@ __all__ = [
     "task_decide",
     "task_event_emit",
     "tasks_bulk_create",
+    "tasks_keep_from",
     "tasks_cancel",
     "tasks_settle",
     "undo_refusal",

@@ -290,3 +290,27 @@ def assignment_claim(*, queue: TaskQueue, annotator, now=None) -> ClaimResult:
             retry_after=retry_after,
         )
     return ClaimResult(None, _("No more tasks for you in this queue. Thank you!"))
+
+
+def tasks_keep_from(*, task_ids: list[int], person) -> int:
+    """``person`` is never handed these tasks (the author of the item other people verify): a
+    finished assignment in the "skipped" state, which claiming passes over like any skip and
+    which holds no slot. Idempotent; returns how many were added."""
+    now = timezone.now()
+    tasks = Task.objects.filter(pk__in=task_ids).values_list("pk", "queue_id")
+    made = Assignment.objects.bulk_create(
+        [
+            Assignment(
+                task_id=pk,
+                queue_id=queue_id,
+                annotator=person,
+                state=Assignment.State.SKIPPED,
+                leased_at=now,
+                expires_at=now,
+                finished_at=now,
+            )
+            for pk, queue_id in tasks
+        ],
+        ignore_conflicts=True,
+    )
+    return len(made)
