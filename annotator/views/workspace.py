@@ -33,6 +33,7 @@ from ..platform import roles
 from ..platform.errors import Invalid, NotFound, ServiceError
 from ..platform.files import media_url
 from ..platform.language import language_cookie_set, profile_language
+from ..platform.home import home_cards
 from ..platform.roles import roles_required
 from ..platform.scoping import get_or_404
 
@@ -281,6 +282,7 @@ def home(request: HttpRequest) -> HttpResponse:
     ctx: dict = {}
     if roles.has_role(request.user, [roles.CROWDWORKER]):
         ctx["queues"] = selectors.available_queues(request.user)
+        ctx["cards"] = home_cards(request.user)
         ctx.update(_progress(request))
     return render(request, "annotator/workspace/home.html", ctx)
 

@@ -154,6 +154,30 @@ class Page:
 
 
 @dataclass(frozen=True)
+class WorkerPage:
+    """A page crowdworkers use in one of the recipe's objects
+    (``work/<slug>/<int:pk_kwarg>/<route>``): the object is loaded among those of the worker's
+    projects that ``Workers.open`` keeps (404 otherwise, as a missing one), then
+    ``view(request, obj, **route kwargs)`` answers."""
+
+    route: str  # "" (the object's workspace) or "items/<int:item_id>/"
+    view: Callable[..., Any]  # (request, obj, **kwargs) -> HttpResponse
+    name: str  # the URL name ("hunt-work")
+    methods: tuple[str, ...] | None = ("GET",)
+
+
+@dataclass(frozen=True)
+class Workers:
+    """What crowdworkers do in a recipe's objects besides the engine's task queues (a hunt):
+    their pages, which objects are open to them, and a card on their home page."""
+
+    pages: tuple[WorkerPage, ...]
+    open: Callable[[Any], Any]  # the recipe model's queryset -> the objects open for work
+    home_template: str = ""  # included on the home page with ``home_context(user)``
+    home_context: Callable[[Any], dict] | None = None  # user -> its context ({}: no card)
+
+
+@dataclass(frozen=True)
 class ItemList:
     """A paged list of an object's items behind a funnel count (cases, pairs, triples…), under
     the object at ``url``, filtered by ``?state=`` with a chip (label and count) per state."""
@@ -244,6 +268,7 @@ class Recipe:
     refuse: Callable[[Any, Any], None] | None = None  # (request, ServiceError) on a refusal
     pages: tuple[Page, ...] = ()  # the recipe's own pages under the object
     api_urls: str = ""  # dotted module of patterns mounted at api/<slug>/
+    workers: Workers | None = None  # crowdworkers' own pages (a hunt), mounted at work/<slug>/
     demo: Callable[..., Any] | None = None  # (*, project, curator)
 
     def __post_init__(self) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from annotator.outcomes import HANDLERS, outcome_handler
+from annotator.platform.home import home_card_add, home_card_remove
 from annotator.platform.webhooks import JOB_SUCCESS_EVENTS
 
 from .declare import Export, Recipe, Stage
@@ -50,6 +51,9 @@ def register(recipe: Recipe) -> Recipe:
     for export in recipe.exports:  # its webhooks hear "export.ready" when the job succeeds
         JOB_SUCCESS_EVENTS.add(export.job_kind, "export.ready")
     _RUNS.update((stage.run, (recipe, stage)) for stage in recipe.stages)
+    workers = recipe.workers
+    if workers is not None and workers.home_template and workers.home_context is not None:
+        home_card_add(recipe.key, workers.home_template, workers.home_context)
     _RECIPES[recipe.key] = recipe
     return recipe
 
@@ -67,6 +71,7 @@ def unregister(key: str) -> None:
         JOB_SUCCESS_EVENTS.pop(kind, None)
     for stage in recipe.stages:
         _RUNS.pop(stage.run, None)
+    home_card_remove(key)
 
 
 def recipes() -> list[Recipe]:

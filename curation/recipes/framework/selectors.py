@@ -65,3 +65,19 @@ def in_state(queryset: QuerySet, field: str, state: str) -> QuerySet:
     if state in {value for value, _label in queryset.model._meta.get_field(field).choices}:
         return queryset.filter(**{field: state})
     return queryset
+
+
+def workable_for(recipe: Recipe, user) -> QuerySet:
+    """The recipe's objects open to crowdworkers (``Recipe.workers.open``) in ``user``'s
+    projects; none for anyone without the crowdworker role (admins pass every role check)."""
+    if recipe.workers is None or not roles.has_role(user, [roles.CROWDWORKER]):
+        return recipe.model.objects.none()
+    objects = recipe.model.objects.select_related("project").filter(project__in=projects_for(user))
+    return recipe.workers.open(objects)
+
+
+def workable_or_404(recipe: Recipe, user, pk: int) -> Any:
+    obj = workable_for(recipe, user).filter(pk=pk).first()
+    if obj is None:
+        raise Http404
+    return obj

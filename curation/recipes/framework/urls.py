@@ -12,9 +12,10 @@ from annotator.platform import roles
 from annotator.platform.files import DOWNLOAD_ROLES
 
 from . import views
-from .declare import Export, ItemList, Page, Recipe
+from .declare import Export, ItemList, Page, Recipe, WorkerPage
 
 CURATOR = (roles.CURATOR,)  # admins pass every role check
+WORKER = (roles.CROWDWORKER,)
 READERS = (roles.CURATOR, roles.RESEARCHER)
 # As today's decorators: require_GET, require_POST, GET and POST, none (a form page).
 GET, POST, BOTH, ANY = ("GET",), ("POST",), ("GET", "POST"), None
@@ -106,3 +107,26 @@ def patterns_for(recipe: Recipe) -> list[URLPattern]:
         view = _bound(recipe, _list_view(declared), CURATOR, GET)
         out.append(path(base + declared.url, view, name=declared.url_name))
     return out
+
+
+def _worker_view(page: WorkerPage) -> Callable:
+    def worker_page(recipe, request, **kwargs):
+        return views.worker_page(recipe, page, request, **kwargs)
+
+    worker_page.__name__, worker_page.__doc__ = page.view.__name__, page.view.__doc__
+    return worker_page
+
+
+def worker_patterns_for(recipe: Recipe) -> list[URLPattern]:
+    """The crowdworkers' pages of a recipe (``Recipe.workers``), under ``work/<slug>/``."""
+    if recipe.workers is None:
+        return []
+    base = f"{recipe.slug}/<int:{recipe.pk_kwarg}>/"
+    return [
+        path(
+            base + page.route,
+            _bound(recipe, _worker_view(page), WORKER, page.methods),
+            name=page.name,
+        )
+        for page in recipe.workers.pages
+    ]

@@ -38,7 +38,7 @@ from annotator.platform.views import (
 from curation.export_files import export_card, export_cards, newest_export, serve_export
 
 from . import exports, selectors, stages
-from .declare import Create, Export, ItemList, Page, Recipe, Stage
+from .declare import Create, Export, ItemList, Page, Recipe, Stage, WorkerPage
 from .publish import PublishForm, publish_context, publish_object, publish_version
 
 
@@ -408,3 +408,9 @@ def export_file(recipe: Recipe, request: HttpRequest, pk: int, job_id: int) -> H
         return export_card(request, label, job)
     anchor = export.anchor if export is not None else recipe.exports[0].anchor
     return serve_export(request, job, back=detail_url(recipe, obj, anchor))
+
+
+def worker_page(recipe: Recipe, page: WorkerPage, request: HttpRequest, pk: int, **kwargs):
+    """A crowdworkers' page of an object open to them (404 for any other object)."""
+    obj = selectors.workable_or_404(recipe, request.user, pk)
+    return page.view(request, obj, **kwargs)
