@@ -8,6 +8,7 @@ client sent (messages, image data URLs, seed, logprobs)::
     fake.script(status(429, headers={"Retry-After": "2"}), reply("ok"))
     fake.script(hang(5))                      # longer than the client's timeout
     fake.default = reply("ok")                # when the script has run out
+    fake.default = VLMPlayers(delay=0.2)      # vision models and a blind one, by model name
 
 A behaviour may also be a callable ``fn(request_body) -> behaviour`` for replies that depend on
 the prompt. With nothing scripted and no default the server answers 400, so a test that forgot
@@ -16,6 +17,7 @@ to script a reply fails loudly instead of retrying.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections import deque
@@ -70,6 +72,48 @@ def hang(seconds: float) -> Hang:
 
 
 Behaviour = Reply | Status | Hang | Callable[[dict], Any]
+
+
+def _question_and_images(body: dict) -> tuple[str, list[str]]:
+    """The last user message's text and its image URLs (data URLs as the gateway sends them)."""
+    texts: list[str] = []
+    images: list[str] = []
+    for message in body.get("messages") or []:
+        if message.get("role") != "user":
+            continue
+        texts, images = [], []
+        content = message.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        for part in parts:
+            if part.get("type") == "text":
+                texts.append(part.get("text", ""))
+            elif part.get("type") == "image_url":
+                images.append((part.get("image_url") or {}).get("url", ""))
+    return "\n".join(texts), images
+
+
+@dataclass
+class VLMPlayers:
+    """Deterministic players for model-in-the-loop tests (the hunt): every model answers
+    "Yes" or "No" after ``delay`` seconds, from a hash of its name, the prompt's text and, when
+    the request carries images, the images' bytes. A vision model's answer so changes with the
+    image and the question; a request without images (a blind model) gets the same answer for
+    the same text. ``fixed`` pins a model's answer ({"always-yes": "Yes"}). ``answer`` tells a
+    test what a model will say."""
+
+    delay: float = 0.0
+    fixed: dict = field(default_factory=dict)
+
+    def answer(self, model: str, prompt: str, images: list[str] | tuple = ()) -> str:
+        if model in self.fixed:
+            return self.fixed[model]
+        digest = hashlib.sha256("\x1f".join([model, prompt, *images]).encode()).digest()
+        return ("Yes", "No")[digest[0] & 1]
+
+    def __call__(self, body: dict) -> Reply:
+        prompt, images = _question_and_images(body)
+        text = self.answer(str(body.get("model", "")), prompt, images)
+        return Reply(content=f"{text}.", delay=self.delay)
 
 
 class FakeOpenAI:
