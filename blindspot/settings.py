@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "curation.recipes.vhexpansion",
     "curation.recipes.visit",
     "curation.recipes.vlind",
+    "curation.recipes.hunt",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,243 @@
+"""The models answer a candidate (a job, never in a web request): every target sees the
+(image, question) of each slot, the blind model only the question; all calls run at once through
+the LLM gateway (its timeouts and retries), each recorded as a Generation, and every answer is
+read by the NaturalBench family's official parser (Sec. 4). Then the verdict
+(``criterion.verdict``) says whom the candidate fooled.
+
+Step ``first``: the worker's question on the first image. Step ``pair``: the question on the
+partner image and the second question on both. After the first step's answers are stored (the
+page shows them at once) the pool images nearest to the first are proposed as partners and the
+question is compared with the round's earlier ones (``duplicates``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from curation import gateway
+from curation.gateway import calls
+from curation.gateway.service import generation_prepare, generation_record
+from curation.models import Generation, Image, LLMProvider
+from evaluation.compute import ItemData
+from evaluation.families.naturalbench.prompts import YES_NO
+from evaluation.prompts import ensure_templates
+from evaluation.registry import family_of
+
+from . import checks, criterion, duplicates, partners
+from .models import HuntAnswer, HuntCandidate, HuntRound, HuntTarget
+from .standins import STANDIN, STANDIN_SPEC
+
+ASK_JOB = "hunt.ask"
+FIRST, PAIR = "first", "pair"
+FAMILY = "naturalbench"
+PARALLEL = 16  # calls in flight per candidate
+
+
+def templates_ensure() -> None:
+    """The prompts the hunt asks through: the family's official yes/no prompt and the stand-ins'."""
+    ensure_templates([YES_NO])
+    gateway.template_ensure(**STANDIN_SPEC)
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One call: who answers which slot, with which image (None: the blind model)."""
+
+    target: HuntTarget | None
+    slot: str
+    question: str
+    image: Image | None
+
+
+def _images(candidate: HuntCandidate) -> dict[str, Image]:
+    out = {"first": candidate.image}
+    if candidate.partner is not None:
+        out["partner"] = candidate.partner
+    return out
+
+
+def asks_for(candidate: HuntCandidate, targets: list[HuntTarget], step: str) -> list[Ask]:
+    """The calls of a step: each slot once per target (with its image) and once for the blind
+    model (question only; NaturalBench evaluates a blind model per item, Sec. 4, Fig. 5)."""
+    first_answer = candidate.answer
+    images = _images(candidate)
+    if step == FIRST:
+        wanted = [(0, "first")]
+    else:
+        wanted = [(0, "partner"), (1, "first"), (1, "partner")]
+    questions = (candidate.question, candidate.question_1)
+    out = []
+    for q, which in wanted:
+        slot = criterion.slot_of(q, which, first_answer)
+        for target in targets:
+            out.append(Ask(target, slot, questions[q], images[which]))
+        out.append(Ask(None, slot, questions[q], None))
+    return out
+
+
+def _plan(round_: HuntRound, ask: Ask, blind: LLMProvider, *, job_id, created_by, key: str):
+    variables = {"question": ask.question, "separator": ""}
+    if ask.target is None:
+        template, provider, images, seed = YES_NO, blind, (), 0
+    else:
+        provider = ask.target.provider
+        offline = provider.kind == LLMProvider.Kind.OFFLINE
+        template = STANDIN if offline else YES_NO
+        if offline:
+            variables["image_sha256"] = ask.image.sha256
+        images, seed = (ask.image,), ask.target.position
+    return generation_prepare(
+        template=template,
+        variables=variables,
+        project=round_.project,
+        provider=provider,
+        purpose=f"hunt.{'blind' if ask.target is None else 'target'}",
+        seed=seed,
+        images=images,
+        job=job_id,
+        created_by=created_by,
+        item_key=key,
+    )
+
+
+def _parse(text: str, question_type: str) -> str | None:
+    parse = family_of(FAMILY).parse_answer
+    parsed = parse(ItemData("hunt", {"question_type": question_type}), {"q0_i0": text})
+    return parsed[0]
+
+
+def _answers_by(candidate: HuntCandidate, aliases: dict[int, str]) -> tuple[dict, dict]:
+    targets: dict[str, dict] = {alias: {} for alias in aliases.values()}
+    blind: dict[str, str | None] = {}
+    for answer in candidate.answers.all():
+        parsed = answer.parsed or None
+        if answer.target_id is None:
+            blind[answer.slot] = parsed
+        else:
+            targets[aliases[answer.target_id]][answer.slot] = parsed
+    return targets, blind
+
+
+def candidate_verdict(candidate: HuntCandidate, targets: list[HuntTarget], slots) -> dict:
+    """The verdict over ``slots`` as stored on the candidate (JSON)."""
+    aliases = {t.pk: t.alias for t in targets}
+    by_target, blind = _answers_by(candidate, aliases)
+    v = criterion.verdict(slots=tuple(slots), targets=by_target, blind=blind)
+    return {
+        "slots": list(v.slots),
+        "fooled": v.fooled,
+        "blind_correct": v.blind_correct,
+        "blind_chance": v.blind_chance,
+        "blind_solvable": v.blind_solvable,
+        "blindspot": v.is_blindspot,
+        "complete": v.complete,
+    }
+
+
+def _call_all(round_: HuntRound, candidate: HuntCandidate, asks: list[Ask], *, job_id, created_by):
+    """Run every call at once (threads) and store each answer as it arrives."""
+    blind = round_.blind or gateway.provider_offline()
+    plans = {}
+    for n, ask in enumerate(asks):
+        who = "blind" if ask.target is None else f"t{ask.target.position}"
+        key = f"hunt-{candidate.pk}-{ask.slot}-{who}"
+        plans[n] = _plan(round_, ask, blind, job_id=job_id, created_by=created_by, key=key)
+    todo = iter(plans.items())
+
+    def next_call():
+        entry = next(todo, None)
+        return None if entry is None else (entry[0], entry[1].request)
+
+    errors: list[str] = []
+    workers = max(1, min(PARALLEL, len(asks)))
+    for arrived in calls.execute_concurrently(next_call, workers=workers, name="hunt"):
+        for n, result in arrived:
+            ask = asks[n]
+            generation = generation_record(plans[n], result)
+            if generation.status != Generation.Status.OK:
+                # A failed call is no answer (it would count as fooled): the step is asked again.
+                errors.append(f"{ask.slot}: {generation.error[:300]}")
+                continue
+            text = "" if generation.output is None else str(generation.output)
+            parsed = _parse(text, round_.question_type)
+            HuntAnswer.objects.update_or_create(
+                candidate=candidate,
+                target=ask.target,
+                slot=ask.slot,
+                defaults={
+                    "generation": generation,
+                    "text": text[:2000],
+                    "parsed": parsed or "",
+                    "correct": criterion.correct(parsed, ask.slot),
+                },
+            )
+    return errors
+
+
+def ask_run(round_: HuntRound, *, job_id=None, created_by=None, candidate_id: int, step: str):
+    """The job: the models answer ``step`` of the candidate; then its verdict and next state."""
+    candidate = HuntCandidate.objects.select_related("image", "partner").get(
+        pk=candidate_id, round=round_
+    )
+    waiting = HuntCandidate.State.ASKING if step == FIRST else HuntCandidate.State.PAIRING
+    if candidate.state != waiting:
+        return {"skipped": f"candidate is {candidate.state}"}
+    targets = list(round_.targets.select_related("provider"))
+    asks = asks_for(candidate, targets, step)
+    errors = _call_all(round_, candidate, asks, job_id=job_id, created_by=created_by)
+    slots = criterion.pair_slots(second_question=step == PAIR)
+    if step == FIRST:
+        slots = (criterion.first_image_slot(candidate.answer),)
+    verdict = candidate_verdict(candidate, targets, slots)
+    if errors:
+        _failed(candidate, waiting, verdict, errors)
+    elif step == FIRST:
+        _first_done(round_, candidate, verdict)
+    else:
+        _pair_done(round_, candidate, verdict)
+    return {"calls": len(asks), "failed": len(errors), "verdict": verdict}
+
+
+def _failed(candidate: HuntCandidate, waiting: str, verdict: dict, errors: list[str]) -> None:
+    """Some calls failed after the gateway's retries: the worker may ask again (the answers
+    that arrived are kept; only the missing ones are asked)."""
+    error = f"{len(errors)} model call(s) failed: " + "; ".join(errors[:3])
+    HuntCandidate.objects.filter(pk=candidate.pk, state=waiting).update(
+        state=HuntCandidate.State.FAILED, verdict=verdict, error=error[:2000]
+    )
+
+
+def _first_done(round_: HuntRound, candidate: HuntCandidate, verdict: dict) -> None:
+    """Store the first verdict (the page shows it), then propose partners and flag a
+    near-duplicate of an earlier question of the round."""
+    HuntCandidate.objects.filter(pk=candidate.pk).update(verdict=verdict)
+    earlier = (
+        HuntCandidate.objects.filter(round=round_, pk__lt=candidate.pk)
+        .order_by("-pk")
+        .values_list("pk", "normal")
+    )
+    match = duplicates.closest(candidate.question, earlier.iterator(chunk_size=2000))
+    fields = {
+        "neighbours": partners.nearest(round_, candidate.image, k=round_.neighbours),
+        "state": HuntCandidate.State.PARTNER,
+        "error": "",
+    }
+    if match is not None:
+        fields.update(duplicate_of_id=match.key, duplicate_score=match.score)
+    HuntCandidate.objects.filter(pk=candidate.pk, state=HuntCandidate.State.ASKING).update(**fields)
+
+
+def _pair_done(round_: HuntRound, candidate: HuntCandidate, verdict: dict) -> None:
+    """A blindspot goes to people for verification as a 2 × 2 sample; anything else stops."""
+    with transaction.atomic():
+        fresh = HuntCandidate.objects.select_for_update().get(pk=candidate.pk)
+        if fresh.state != HuntCandidate.State.PAIRING:
+            return
+        fresh.verdict, fresh.blindspot, fresh.error = verdict, verdict["blindspot"], ""
+        if verdict["blindspot"]:
+            checks.candidate_verify(round_, fresh)
+        else:
+            fresh.state = HuntCandidate.State.NOT_BLINDSPOT
+        fresh.save(update_fields=["verdict", "blindspot", "error", "state", "record", "updated_at"])

@@ -1,0 +1,132 @@
+"""A worker's moves in a hunt, each atomic and checked at the edge: submit a question on a pool
+image (limits, rate, a duplicate of their own refused), pick the partner image and write the
+second question, ask the models again after a failure. Each move that needs the models starts
+the ``hunt.ask`` job after commit (a web worker never waits for a model)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotator.platform.errors import Conflict, Invalid, ServiceError
+from annotator.platform.jobs import job_enqueue
+from curation.models import Image, Sample
+
+from . import criterion, duplicates
+from .asking import ASK_JOB, FIRST, PAIR
+from .models import HuntCandidate, HuntRound
+
+MAX_QUESTION = 300
+ANSWERS = {"yes": criterion.A0, "no": criterion.A1}
+
+
+class RateLimited(ServiceError):
+    status = 429
+
+
+def _question(text: str, what: str = "question") -> str:
+    text = " ".join((text or "").split())
+    if len(text) < 8:
+        raise Invalid(f"Write a {what} of at least 8 characters.")
+    if len(text) > MAX_QUESTION:
+        raise Invalid(f"A {what} has at most {MAX_QUESTION} characters (this one {len(text)}).")
+    return text
+
+
+def _in_pool(round_: HuntRound, image_id) -> Image:
+    try:
+        image_id = int(image_id)
+    except (TypeError, ValueError):
+        raise Invalid("Choose an image from the round's pool.") from None
+    if not Sample.objects.filter(corpus_id=round_.corpus_id, image_id=image_id).exists():
+        raise Invalid("That image is not in this round's pool.")
+    return Image.objects.get(pk=image_id)
+
+
+def _ask(round_: HuntRound, candidate: HuntCandidate, step: str, worker) -> None:
+    job = job_enqueue(
+        kind=ASK_JOB,
+        params={"round_id": round_.pk, "candidate_id": candidate.pk, "step": step},
+        created_by=worker,
+        project=round_.project,
+        total=0,
+    )
+    HuntCandidate.objects.filter(pk=candidate.pk).update(job=job)
+    candidate.job = job
+
+
+def candidate_submit(
+    *, round_: HuntRound, worker, image_id, question: str, answer: str
+) -> HuntCandidate:
+    """A new candidate: the worker's question and its answer ("yes"/"no") on a pool image."""
+    if round_.state != HuntRound.State.OPEN:
+        raise Conflict("This round is closed.")
+    question = _question(question)
+    if answer not in ANSWERS:
+        raise Invalid("Say whether the answer on this image is Yes or No.")
+    image = _in_pool(round_, image_id)
+    normal = duplicates.normal_form(question)
+    with transaction.atomic():
+        HuntRound.objects.select_for_update().filter(pk=round_.pk).first()  # one writer per round
+        mine = HuntCandidate.objects.filter(round=round_, worker=worker)
+        if mine.count() >= round_.max_items_per_worker:
+            raise Conflict(
+                f"You have written the {round_.max_items_per_worker} questions this round allows."
+            )
+        recent = mine.filter(created_at__gte=timezone.now() - timedelta(minutes=1)).count()
+        if recent >= round_.max_per_minute:
+            raise RateLimited(
+                f"At most {round_.max_per_minute} questions a minute: wait a moment and submit "
+                "again (your text is still in the box)."
+            )
+        if mine.filter(image=image, normal=normal).exists():
+            raise Conflict("You already asked this question about this image.")
+        candidate = HuntCandidate.objects.create(
+            round=round_,
+            worker=worker,
+            image=image,
+            question=question,
+            answer=ANSWERS[answer],
+            normal=normal,
+        )
+        _ask(round_, candidate, FIRST, worker)
+    return candidate
+
+
+def candidate_pair(
+    *, candidate: HuntCandidate, worker, partner_id, question_1: str
+) -> HuntCandidate:
+    """The partner image (where the first question's answer flips) and the second question
+    (whose answer on the first image is the opposite of the first's): the 2 × 2 is asked."""
+    round_ = candidate.round
+    question_1 = _question(question_1, "second question")
+    if duplicates.normal_form(question_1) == candidate.normal:
+        raise Invalid("The second question must differ from the first.")
+    partner = _in_pool(round_, partner_id)
+    if partner.pk == candidate.image_id:
+        raise Invalid("The partner must be another image than the first.")
+    with transaction.atomic():
+        fresh = HuntCandidate.objects.select_for_update().get(pk=candidate.pk)
+        if fresh.state != HuntCandidate.State.PARTNER:
+            raise Conflict("This question is not waiting for a partner image.")
+        fresh.partner, fresh.question_1 = partner, question_1
+        fresh.state = HuntCandidate.State.PAIRING
+        fresh.save(update_fields=["partner", "question_1", "state", "updated_at"])
+        _ask(round_, fresh, PAIR, worker)
+    return fresh
+
+
+def candidate_ask_again(*, candidate: HuntCandidate, worker) -> HuntCandidate:
+    """After failed calls: the step that failed is asked again (answers that arrived are kept
+    and asked again too, under the same slots)."""
+    with transaction.atomic():
+        fresh = HuntCandidate.objects.select_for_update().get(pk=candidate.pk)
+        if fresh.state != HuntCandidate.State.FAILED:
+            raise Conflict("Only a question whose model calls failed can be asked again.")
+        step = PAIR if fresh.partner_id else FIRST
+        fresh.state = HuntCandidate.State.PAIRING if step == PAIR else HuntCandidate.State.ASKING
+        fresh.save(update_fields=["state", "updated_at"])
+        _ask(candidate.round, fresh, step, worker)
+    return fresh

@@ -1,0 +1,59 @@
+"""Duplicate and near-duplicate hunt questions (issue 24: flagged, so one trick is not counted
+twice). Pure: no Django.
+
+A question is reduced to its ``normal_form`` (case folded, accents and punctuation dropped,
+spaces collapsed): two questions with the same normal form are duplicates. Near-duplicates have
+normal forms whose ``difflib`` ratio is at least ``NEAR``: the ratio follows the order of the
+text, so a typo or a plural does not hide a copy ("mug" / "mugs": 0.98) while swapping the
+objects of a relation makes another question ("Is the mug left of the laptop?" / "Is the laptop
+left of the mug?": 0.69).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+NEAR = 0.9  # ratio at or above which a question is a near-duplicate
+_NOT_WORD = re.compile(r"[^\w\s]+")
+_SPACES = re.compile(r"\s+")
+
+
+def normal_form(question: str) -> str:
+    """Lower case, no accents, no punctuation, single spaces."""
+    text = unicodedata.normalize("NFKD", question)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
+    return _SPACES.sub(" ", _NOT_WORD.sub(" ", text)).strip()
+
+
+@dataclass(frozen=True)
+class Match:
+    key: object  # the caller's id of the earlier question
+    score: float
+
+    @property
+    def duplicate(self) -> bool:
+        return self.score >= 1.0
+
+
+def closest(question: str, earlier: Iterable[tuple[object, str]], *, near: float = NEAR):
+    """The earlier question (``(key, normal form)`` pairs) most like ``question``, with a ratio
+    at or above ``near`` (ties: the first given; a duplicate ends the search), or None."""
+    mine = normal_form(question)
+    matcher = SequenceMatcher(autojunk=False)
+    matcher.set_seq2(mine)
+    best: Match | None = None
+    for key, text in earlier:
+        if text == mine:
+            return Match(key, 1.0)
+        matcher.set_seq1(text)
+        # The cheap upper bounds first: most earlier questions are nothing like this one.
+        if matcher.real_quick_ratio() < near or matcher.quick_ratio() < near:
+            continue
+        score = matcher.ratio()
+        if score >= near and (best is None or score > best.score):
+            best = Match(key, round(score, 4))
+    return best

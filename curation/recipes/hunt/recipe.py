@@ -1,0 +1,130 @@
+"""The hunt (issue 24) declared on the recipe framework: curators open rounds; crowdworkers hunt
+in them (``workers``: their own pages, and a home-page card); the models answer in the
+``hunt.ask`` job; blindspots are verified in a ``vqa_choice`` queue and published as a
+NaturalBench-family version."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from curation.recipes.framework.declare import (
+    Export,
+    Publish,
+    Recipe,
+    RecipeTemplates,
+    RecipeUrlNames,
+    Stage,
+    WorkerPage,
+    Workers,
+)
+from curation.recipes.framework.registry import register
+
+from . import publish, rounds, selectors, views
+from .asking import ASK_JOB, ask_run
+from .checks import CHECK_HANDLER, VERIFY_QUEUE, check_record
+from .demo import hunt_demo
+from .forms import RoundForm, SettingsForm
+from .models import HuntCandidate, HuntRound
+
+POST = ("POST",)
+
+
+def _published(version) -> str:
+    return _("Published %(n)d hunted samples as %(label)s.") % {
+        "n": version.item_count,
+        "label": version,
+    }
+
+
+def _update(round_: HuntRound, **data) -> None:
+    rounds.round_update(round_, **data)
+
+
+RECIPE = register(
+    Recipe(
+        key="hunt",
+        label="Hunts",
+        model=HuntRound,
+        pk_kwarg="round_id",
+        names=RecipeUrlNames(
+            list="curator-hunt-rounds",
+            detail="curator-hunt-round",
+            new="curator-hunt-new",
+            settings="curator-hunt-settings",
+        ),
+        context_name="round",
+        list_key="rounds",
+        order=50,
+        templates=RecipeTemplates(
+            detail="hunt/round.html",
+            funnel="hunt/_funnel.html",
+        ),
+        stages=(
+            Stage(
+                "ask",
+                gettext_lazy("Models answer"),
+                ASK_JOB,
+                ask_run,
+                button=False,
+                rerun_safe=True,
+            ),
+        ),
+        queues=(VERIFY_QUEUE,),
+        outcomes={CHECK_HANDLER: check_record},
+        exports=(
+            Export(
+                job_kind=publish.EXPORT_JOB,
+                run=publish.export_run,
+                unknown=lambda p: "" if p["fmt"] == "jsonl" else _("Unknown export format."),
+                label=lambda p: _("Items with every model answer (JSONL)"),
+                what=lambda p: "JSONL",
+                url_name="curator-hunt-export",
+                file_url_name="curator-hunt-export-file",
+                buttons=(
+                    (gettext_lazy("Items with every model answer (JSONL)"), {"fmt": "jsonl"}),
+                ),
+            ),
+        ),
+        publishes=Publish(
+            family=publish.FAMILY,
+            items=publish.published_items,
+            source=lambda r: f"hunt round {r.pk}: {r.name}",
+            done=_published,
+            name=lambda r: f"{r.name} · {r.project.slug}"[:200],
+            url_name="curator-hunt-publish",
+        ),
+        funnel=selectors.funnel,
+        bar=lambda f: f["written"],
+        list_counts={
+            "n_items": Count("candidates", distinct=True),
+            "n_validated": Count(
+                "candidates",
+                filter=Q(candidates__state=HuntCandidate.State.VALIDATED),
+                distinct=True,
+            ),
+        },
+        detail_context=views.detail_context,
+        create_form=RoundForm,
+        create=rounds.round_create,
+        settings_form=SettingsForm,
+        update=_update,
+        workers=Workers(
+            pages=(
+                WorkerPage("", views.workspace, "hunt-work"),
+                WorkerPage("submit/", views.submit, "hunt-submit", POST),
+                WorkerPage("mine/", views.mine, "hunt-mine"),
+                WorkerPage("items/<int:candidate_id>/", views.item, "hunt-item"),
+                WorkerPage(
+                    "items/<int:candidate_id>/partner/", views.partner, "hunt-partner", POST
+                ),
+                WorkerPage("items/<int:candidate_id>/again/", views.again, "hunt-again", POST),
+            ),
+            open=lambda rounds_: rounds_.filter(state=HuntRound.State.OPEN),
+            home_template="hunt/_home.html",
+            home_context=views.home_context,
+        ),
+        demo=hunt_demo,
+    )
+)

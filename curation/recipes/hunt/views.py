@@ -1,0 +1,288 @@
+"""The hunt's pages. Crowdworkers (``Recipe.workers``): the workspace (a pool image, or a caption
+search of the pool; write a question and its answer), an item's page (the verdicts, polled by
+htmx while the models answer; then the partner images; then the pair's verdict) and their own
+items. Curators: the round's detail page is its dashboard (``detail_context``).
+
+A worker reaches only the open rounds of their projects and only their own items; anything else
+answers 404 like a missing page. Every POST changes one thing through ``candidates`` and
+redirects (htmx: the item's fragment)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+
+from annotator.platform.errors import ServiceError
+from curation.models import Image, LLMProvider, Sample
+from evaluation.plots import Series, bar_chart
+
+from . import candidates, partners, selectors
+from . import criterion as c
+from .models import HuntCandidate, HuntRound
+from .rounds import candidates_of, rounds_open_for
+from .standins import STANDIN_LABEL
+
+RUNNING = (HuntCandidate.State.ASKING, HuntCandidate.State.PAIRING)
+SEARCH_LIMIT = 9
+POLL = "every 400ms"
+
+
+def target_names(round_: HuntRound, *, for_worker: bool) -> dict[str, str]:
+    """Target alias -> what a page shows: the alias alone when the round hides names from
+    workers; else "alias · provider", stand-ins always labelled as such."""
+    names = {}
+    for target in round_.targets.select_related("provider"):
+        label = target.alias
+        if not (for_worker and round_.hide_targets):
+            label = f"{target.alias} · {target.provider.name}"
+        if target.provider.kind == LLMProvider.Kind.OFFLINE:
+            label = f"{label} ({STANDIN_LABEL})"
+        names[target.alias] = label
+    return names
+
+
+def blind_label(round_: HuntRound) -> str:
+    if round_.blind_id is None:
+        return _("Blind model: offline blind baseline (question text only)")
+    return _("Blind model: %(name)s (question text only)") % {"name": round_.blind.name}
+
+
+# --------------------------------------------------------------------------------------------
+# crowdworkers
+# --------------------------------------------------------------------------------------------
+def _image_or_none(round_: HuntRound, raw: str | None) -> Image | None:
+    try:
+        pk = int(raw or "")
+    except ValueError:
+        return None
+    in_pool = Sample.objects.filter(corpus_id=round_.corpus_id, image_id=pk)
+    return Image.objects.filter(pk=pk).first() if in_pool.exists() else None
+
+
+def workspace(request: HttpRequest, round_: HuntRound) -> HttpResponse:
+    """A pool image to hunt on (``?image=``, or the next random one), or caption search
+    results (``?q=``), and the question form."""
+    query = (request.GET.get("q") or "").strip()[:100]
+    found = partners.search(round_, query, limit=SEARCH_LIMIT) if query else []
+    image = _image_or_none(round_, request.GET.get("image"))
+    if image is None and not query:
+        image = partners.next_image(round_, request.user)
+    mine = candidates_of(request.user, round_)
+    context = {
+        "round": round_,
+        "image": image,
+        "query": query,
+        "found": found,
+        "written": mine.count(),
+        "points": selectors.points_of(request.user, round_),
+        "open_item": mine.exclude(
+            state__in=[
+                HuntCandidate.State.NOT_BLINDSPOT,
+                HuntCandidate.State.VERIFYING,
+                HuntCandidate.State.VALIDATED,
+                HuntCandidate.State.REJECTED,
+            ]
+        ).first(),
+        "blind_label": blind_label(round_),
+        "targets": target_names(round_, for_worker=True).values(),
+    }
+    return render(request, "hunt/work.html", context)
+
+
+def submit(request: HttpRequest, round_: HuntRound) -> HttpResponse:
+    try:
+        candidate = candidates.candidate_submit(
+            round_=round_,
+            worker=request.user,
+            image_id=request.POST.get("image"),
+            question=request.POST.get("question", ""),
+            answer=request.POST.get("answer", ""),
+        )
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        context = {
+            "round": round_,
+            "image": _image_or_none(round_, request.POST.get("image")),
+            "question": request.POST.get("question", ""),
+            "answer": request.POST.get("answer", ""),
+            "error": exc.message,
+            "written": candidates_of(request.user, round_).count(),
+            "points": selectors.points_of(request.user, round_),
+            "blind_label": blind_label(round_),
+            "targets": target_names(round_, for_worker=True).values(),
+        }
+        return render(request, "hunt/work.html", context, status=exc.status)
+    return redirect("hunt-item", round_.pk, candidate.pk)
+
+
+def _mine_or_404(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HuntCandidate:
+    candidate = (
+        candidates_of(request.user, round_)
+        .select_related("round", "image", "partner")
+        .filter(pk=candidate_id)
+        .first()
+    )
+    if candidate is None:
+        raise Http404
+    return candidate
+
+
+def verdict_table(round_: HuntRound, candidate: HuntCandidate) -> dict:
+    """The answers as the item's page shows them: a column per slot asked so far (first image
+    and question first), a row per target then the blind model; each cell the answer or None."""
+    names = target_names(round_, for_worker=True)
+    wanted = [
+        (_("Question 1, your picture"), c.slot_of(0, "first", candidate.answer)),
+        (_("Question 1, partner"), c.slot_of(0, "partner", candidate.answer)),
+        (_("Question 2, your picture"), c.slot_of(1, "first", candidate.answer)),
+        (_("Question 2, partner"), c.slot_of(1, "partner", candidate.answer)),
+    ]
+    cells: dict[tuple, object] = {}
+    for answer in candidate.answers.select_related("target"):
+        cells[(answer.target.alias if answer.target else "", answer.slot)] = answer
+    asked = {slot for _who, slot in cells}
+    columns = [
+        {"label": label, "slot": slot, "truth": "Yes" if c.GROUND_TRUTH[slot] == c.A0 else "No"}
+        for label, slot in wanted
+        if slot in asked or (slot == wanted[0][1])
+    ]
+    rows = [
+        {
+            "name": name,
+            "blind": False,
+            "cells": [cells.get((alias, col["slot"])) for col in columns],
+        }
+        for alias, name in names.items()
+    ]
+    rows.append(
+        {
+            "name": blind_label(round_),
+            "blind": True,
+            "cells": [cells.get(("", col["slot"])) for col in columns],
+        }
+    )
+    return {"columns": columns, "rows": rows}
+
+
+def item_context(round_: HuntRound, candidate: HuntCandidate) -> dict:
+    order = c.image_order(candidate.answer)
+    slots = {
+        "first_q0": c.slot_of(0, "first", candidate.answer),
+        "partner_q0": c.slot_of(0, "partner", candidate.answer),
+        "first_q1": c.slot_of(1, "first", candidate.answer),
+        "partner_q1": c.slot_of(1, "partner", candidate.answer),
+    }
+    neighbours = []
+    if candidate.state == HuntCandidate.State.PARTNER:
+        ids = [n["id"] for n in (candidate.neighbours or {}).get("images", [])]
+        by_id = Image.objects.in_bulk(ids)
+        neighbours = [
+            {"image": by_id[n["id"]], "score": n["score"], "key": k}
+            for k, n in enumerate(candidate.neighbours.get("images", []), start=1)
+            if n["id"] in by_id
+        ]
+    return {
+        "round": round_,
+        "item": candidate,
+        "running": candidate.state in RUNNING,
+        "poll": POLL,
+        "table": verdict_table(round_, candidate),
+        "slots": slots,
+        "order": order,
+        "targets": list(target_names(round_, for_worker=True).values()),
+        "blind_label": blind_label(round_),
+        "first_answer": "Yes" if candidate.answer == c.A0 else "No",
+        "flipped_answer": "No" if candidate.answer == c.A0 else "Yes",
+        "neighbours": neighbours,
+        "method": (candidate.neighbours or {}).get("method", ""),
+    }
+
+
+def item(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HttpResponse:
+    """An item's page; ``?part=status`` (htmx, polled while the models answer) its status."""
+    candidate = _mine_or_404(request, round_, candidate_id)
+    context = item_context(round_, candidate)
+    if request.GET.get("part") == "status":
+        return render(request, "hunt/_item.html", context)
+    return render(request, "hunt/item.html", context)
+
+
+def partner(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HttpResponse:
+    candidate = _mine_or_404(request, round_, candidate_id)
+    try:
+        candidates.candidate_pair(
+            candidate=candidate,
+            worker=request.user,
+            partner_id=request.POST.get("partner"),
+            question_1=request.POST.get("question_1", ""),
+        )
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+        context = item_context(round_, candidate)
+        context.update(error=exc.message, question_1=request.POST.get("question_1", ""))
+        return render(request, "hunt/item.html", context, status=exc.status)
+    return redirect("hunt-item", round_.pk, candidate.pk)
+
+
+def again(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HttpResponse:
+    candidate = _mine_or_404(request, round_, candidate_id)
+    try:
+        candidates.candidate_ask_again(candidate=candidate, worker=request.user)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    return redirect("hunt-item", round_.pk, candidate.pk)
+
+
+def mine(request: HttpRequest, round_: HuntRound) -> HttpResponse:
+    """The worker's own items in the round, newest first, with their states and points."""
+    items = candidates_of(request.user, round_).select_related("image", "partner")[:200]
+    return render(
+        request,
+        "hunt/mine.html",
+        {"round": round_, "items": items, "points": selectors.points_of(request.user, round_)},
+    )
+
+
+def home_context(user) -> dict:
+    """The crowdworker home page's card: the open rounds of their projects."""
+    rounds = list(rounds_open_for(user)[:20])
+    if not rounds:
+        return {}
+    return {"rounds": [{"round": r, "url": reverse("hunt-work", args=[r.pk])} for r in rounds]}
+
+
+# --------------------------------------------------------------------------------------------
+# curators: the round's detail page is its dashboard
+# --------------------------------------------------------------------------------------------
+def fooling_plot(round_: HuntRound) -> str:
+    labels, rates = selectors.fooling_over_time(round_)
+    if not labels:
+        return ""
+    names = target_names(round_, for_worker=False)
+    series = [Series(names.get(alias, alias), values) for alias, values in rates.items()]
+    return bar_chart(
+        labels,
+        series,
+        title=_("Fooling rate per target, by day (first image)"),
+        y_label=_("share of answers wrong (%)"),
+        y_max=1.0,
+    )
+
+
+def detail_context(request: HttpRequest, round_: HuntRound, base: dict) -> dict:
+    names = target_names(round_, for_worker=False)
+    rates = selectors.fooling_rates(round_)
+    for row in rates:
+        row["name"] = names.get(row["alias"], row["alias"])
+    return {
+        "rates": rates,
+        "plot": fooling_plot(round_),
+        "blind": selectors.blind_shares(round_),
+        "people": selectors.people(round_),
+        "hardest": selectors.hardest(round_),
+        "targets": names.values(),
+        "blind_label": blind_label(round_),
+    }
