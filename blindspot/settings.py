@@ -274,6 +274,18 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # Messages with no route go here (the beat's tasks and re-runs included): separate
 # installations sharing one Redis database each name their own.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
+# Job kinds sent to a queue of their own, "kind=queue,…" (BLINDSPOT_JOB_QUEUES=hunt.ask=hunt):
+# short, network-bound jobs such as a hunt's model calls, for a worker with a threads pool.
+CELERY_TASK_ROUTES = {
+    kind.strip(): {"queue": queue.strip()}
+    for kind, _sep, queue in (
+        item.partition("=") for item in env.list("BLINDSPOT_JOB_QUEUES", default=[])
+    )
+    if kind.strip() and queue.strip()
+}
+# Jobs wake the pages that wait on them through Redis (annotator.platform.wakeups); unset: the
+# broker's URL when it is Redis and jobs are not eager; empty: pages poll on a timer.
+BLINDSPOT_WAKEUPS_URL = env.str("BLINDSPOT_WAKEUPS_URL", default=None)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 BLINDSPOT_JOB_HEARTBEAT_S = env.float("BLINDSPOT_JOB_HEARTBEAT_S", default=10.0)
 BLINDSPOT_JOB_LOST_AFTER_S = env.float("BLINDSPOT_JOB_LOST_AFTER_S", default=60.0)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from annotator.platform import wakeups
 from curation import gateway
 from curation.gateway import calls
 from curation.gateway.service import generation_prepare, generation_record
@@ -187,6 +188,7 @@ def ask_run(round_: HuntRound, *, job_id=None, created_by=None, candidate_id: in
     targets = list(round_.targets.select_related("provider"))
     asks = asks_for(candidate, targets, step)
     errors = _call_all(round_, candidate, asks, job_id=job_id, created_by=created_by)
+    wakeups.wake(wake_name(candidate.pk))  # every answer is stored: the page shows them now
     slots = criterion.pair_slots(second_question=step == PAIR)
     if step == FIRST:
         slots = (criterion.first_image_slot(candidate.answer),)
@@ -197,7 +199,13 @@ def ask_run(round_: HuntRound, *, job_id=None, created_by=None, candidate_id: in
         _first_done(round_, candidate, verdict)
     else:
         _pair_done(round_, candidate, verdict)
+    wakeups.wake(wake_name(candidate.pk))
     return {"calls": len(asks), "failed": len(errors), "verdict": verdict}
+
+
+def wake_name(candidate_id: int) -> str:
+    """What the item's page waits on (``annotator.platform.wakeups``)."""
+    return f"hunt:{candidate_id}"
 
 
 def _failed(candidate: HuntCandidate, waiting: str, verdict: dict, errors: list[str]) -> None:

@@ -130,7 +130,8 @@ class HuntCandidate(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     duplicate_score = models.FloatField(null=True, blank=True)
-    neighbours = models.JSONField(default=list, blank=True)  # Image ids proposed as partners
+    # partners.nearest: {"method": "nearest" | "random", "images": [{"id", "score"}]}
+    neighbours = models.JSONField(default=dict, blank=True)
     partner = models.ForeignKey(
         "curation.Image", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

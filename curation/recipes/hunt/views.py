@@ -15,19 +15,22 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
+from annotator.platform import wakeups
 from annotator.platform.errors import ServiceError
 from curation.models import Image, LLMProvider, Sample
 from evaluation.plots import Series, bar_chart
 
 from . import candidates, partners, selectors
 from . import criterion as c
+from .asking import wake_name
 from .models import HuntCandidate, HuntRound
 from .rounds import candidates_of, rounds_open_for
 from .standins import STANDIN_LABEL
 
 RUNNING = (HuntCandidate.State.ASKING, HuntCandidate.State.PAIRING)
 SEARCH_LIMIT = 9
-POLL = "every 400ms"
+WAIT_S = 10.0  # a long-poll returns after this at the latest, and the page asks again
+POLL = "every 1s"  # without wake-ups (the demo: jobs run in the web process)
 
 
 def target_names(round_: HuntRound, *, for_worker: bool) -> dict[str, str]:
@@ -177,17 +180,18 @@ def item_context(round_: HuntRound, candidate: HuntCandidate) -> dict:
     }
     neighbours = []
     if candidate.state == HuntCandidate.State.PARTNER:
-        ids = [n["id"] for n in (candidate.neighbours or {}).get("images", [])]
-        by_id = Image.objects.in_bulk(ids)
+        proposed = (candidate.neighbours or {}).get("images", [])
+        by_id = Image.objects.in_bulk([n["id"] for n in proposed])
         neighbours = [
             {"image": by_id[n["id"]], "score": n["score"], "key": k}
-            for k, n in enumerate(candidate.neighbours.get("images", []), start=1)
+            for k, n in enumerate(proposed, start=1)
             if n["id"] in by_id
         ]
     return {
         "round": round_,
         "item": candidate,
         "running": candidate.state in RUNNING,
+        "long_poll": wakeups.enabled(),
         "poll": POLL,
         "table": verdict_table(round_, candidate),
         "slots": slots,
@@ -202,8 +206,13 @@ def item_context(round_: HuntRound, candidate: HuntCandidate) -> dict:
 
 
 def item(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HttpResponse:
-    """An item's page; ``?part=status`` (htmx, polled while the models answer) its status."""
+    """An item's page; ``?part=status`` (htmx, while the models answer) its status, and with
+    ``&wait=1`` a long-poll that returns when the job wakes the item (or after ``WAIT_S``)."""
     candidate = _mine_or_404(request, round_, candidate_id)
+    if request.GET.get("wait") and candidate.state in RUNNING:
+        # A long-poll: back as soon as the job stores answers or moves the item on.
+        if wakeups.wait(wake_name(candidate.pk), WAIT_S):
+            candidate = _mine_or_404(request, round_, candidate_id)
     context = item_context(round_, candidate)
     if request.GET.get("part") == "status":
         return render(request, "hunt/_item.html", context)

@@ -1,0 +1,78 @@
+"""Wake-ups: a job tells a waiting page that something it shows has changed, so the page
+long-polls (one request that returns as soon as the change happens, or after a bound) instead of
+polling on a timer. Through Redis (``BLINDSPOT_WAKEUPS_URL``, by default the Celery broker's
+URL when it is Redis): ``wake`` pushes to a short-lived list, ``wait`` blocks on it (BLPOP),
+so a waiting request costs no CPU and no database query.
+
+Without Redis (the demo runs jobs in the web process) ``enabled()`` is False, ``wait`` returns
+at once and pages poll on a timer; a Redis that stops answering is treated alike, never as an
+error of the request.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import redis
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+KEEP_S = 30  # a wake-up nobody collected expires
+_local = threading.local()
+
+
+def _url() -> str:
+    url = getattr(settings, "BLINDSPOT_WAKEUPS_URL", None)
+    if url is None:
+        broker = getattr(settings, "CELERY_BROKER_URL", "") or ""
+        eager = getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False)
+        url = broker if broker.startswith(("redis://", "rediss://")) and not eager else ""
+    return url
+
+
+def enabled() -> bool:
+    return bool(_url())
+
+
+def _client() -> redis.Redis | None:
+    url = _url()
+    if not url:
+        return None
+    client = getattr(_local, "client", None)
+    if client is None or getattr(_local, "url", "") != url:
+        client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=None)
+        _local.client, _local.url = client, url
+    return client
+
+
+def _key(name: str) -> str:
+    return f"blindspot:wake:{name}"
+
+
+def wake(name: str) -> None:
+    """Tell whoever waits on ``name`` (and the next one to wait within KEEP_S) to look again."""
+    client = _client()
+    if client is None:
+        return
+    try:
+        with client.pipeline() as pipe:
+            pipe.rpush(_key(name), 1).expire(_key(name), KEEP_S).execute()
+    except redis.RedisError:
+        log.warning("wake-up %s not sent", name, exc_info=True)
+
+
+def wait(name: str, timeout_s: float) -> bool:
+    """Block until ``name`` is woken (True) or ``timeout_s`` passes (False); at once False
+    without Redis."""
+    client = _client()
+    if client is None:
+        return False
+    try:
+        found = client.blpop([_key(name)], timeout=max(timeout_s, 0.01))
+    except redis.RedisError:
+        log.warning("wake-up %s: waiting failed", name, exc_info=True)
+        return False
+    if found:
+        client.delete(_key(name))  # several wake-ups while nobody waited count as one
+    return bool(found)

@@ -1,0 +1,160 @@
+"""The hunt's pages over HTTP: the worker's home card, workspace, item page (polled verdicts,
+partner step) and own items; the curator's round dashboard; 404 for anything out of reach."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from django.urls import reverse
+
+from annotator.platform import wakeups
+from curation.recipes.hunt import candidates as svc
+from curation.recipes.hunt import views
+from curation.recipes.hunt.asking import wake_name
+from curation.recipes.hunt.models import HuntCandidate, HuntRound
+
+pytestmark = pytest.mark.django_db
+
+
+def _image_on(page: str) -> str:
+    return re.search(r'data-image="(\d+)"', page).group(1)
+
+
+def test_a_worker_hunts_through_the_pages(
+    client, crowdworker, hunt_round, eager, django_capture_on_commit_callbacks
+):
+    client.force_login(crowdworker)
+    # The home page lists the open round
+    home = client.get(reverse("home")).content.decode()
+    assert reverse("hunt-work", args=[hunt_round.pk]) in home and "Round 1" in home
+    work = client.get(reverse("hunt-work", args=[hunt_round.pk]))
+    assert work.status_code == 200
+    image = _image_on(work.content.decode())
+    # Submitting runs the models in a job and lands on the item's page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("hunt-submit", args=[hunt_round.pk]),
+            {"image": image, "question": "Is there a cat in this picture?", "answer": "no"},
+        )
+    cand = HuntCandidate.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("hunt-item", args=[hunt_round.pk, cand.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert page.count('data-testid="answer"') == 3  # two targets and the blind model
+    assert 'data-state="partner"' in page and "hx-trigger" not in page  # done: no polling
+    assert "Vision A" not in page  # the round hides the targets' names from workers
+    # The partner step, then the pair's result
+    partner = cand.neighbours["images"][0]["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            reverse("hunt-partner", args=[hunt_round.pk, cand.pk]),
+            {"partner": partner, "question_1": "Is there a dog in this picture?"},
+        )
+    page = client.get(reverse("hunt-item", args=[hunt_round.pk, cand.pk])).content.decode()
+    assert page.count('data-testid="answer"') == 12
+    assert 'data-testid="hunt-result"' in page
+    mine = client.get(reverse("hunt-mine", args=[hunt_round.pk])).content.decode()
+    assert "Is there a cat in this picture?" in mine
+
+
+def test_a_running_item_polls_its_status_with_few_queries(
+    client, crowdworker, hunt_round, django_assert_max_num_queries
+):
+    image = hunt_round.corpus.samples.first().image
+    cand = HuntCandidate.objects.create(
+        round=hunt_round,
+        worker=crowdworker,
+        image=image,
+        question="Is it a square?",
+        answer="a0",
+        normal="is it a square",
+    )
+    client.force_login(crowdworker)
+    url = reverse("hunt-item", args=[hunt_round.pk, cand.pk]) + "?part=status"
+    with django_assert_max_num_queries(12):
+        fragment = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    # A long-poll: the next request waits for the job's wake-up
+    assert "wait=1" in fragment and 'hx-trigger="load"' in fragment and "asking" in fragment
+
+
+def test_the_long_poll_returns_when_the_job_wakes_the_item(
+    client, crowdworker, hunt_round, monkeypatch
+):
+    monkeypatch.setattr(views, "WAIT_S", 0.3)
+    image = hunt_round.corpus.samples.first().image
+    cand = HuntCandidate.objects.create(
+        round=hunt_round,
+        worker=crowdworker,
+        image=image,
+        question="Is it a square?",
+        answer="a0",
+        normal="is it a square",
+    )
+    client.force_login(crowdworker)
+    url = reverse("hunt-item", args=[hunt_round.pk, cand.pk]) + "?part=status&wait=1"
+    started = time.monotonic()
+    client.get(url)
+    assert time.monotonic() - started >= 0.3  # nothing happened: it waited the bound
+    wakeups.wake(wake_name(cand.pk))
+    HuntCandidate.objects.filter(pk=cand.pk).update(state=HuntCandidate.State.PARTNER)
+    started = time.monotonic()
+    fragment = client.get(url).content.decode()
+    assert time.monotonic() - started < 0.3 and 'data-state="partner"' in fragment
+
+
+def test_refusals_keep_the_text_and_say_why(client, crowdworker, hunt_round):
+    client.force_login(crowdworker)
+    image = hunt_round.corpus.samples.first().image
+    response = client.post(
+        reverse("hunt-submit", args=[hunt_round.pk]),
+        {"image": image.pk, "question": "Dog?", "answer": "yes"},
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "at least 8 characters" in page and "Dog?" in page
+    assert not HuntCandidate.objects.exists()
+
+
+def test_out_of_reach_answers_404(
+    client, crowdworker, other_worker, researcher, curator, hunt_round
+):
+    image = hunt_round.corpus.samples.first().image
+    theirs = HuntCandidate.objects.create(
+        round=hunt_round,
+        worker=other_worker,
+        image=image,
+        question="Is it a circle?",
+        answer="a0",
+        normal="is it a circle",
+    )
+    client.force_login(crowdworker)
+    assert client.get(reverse("hunt-item", args=[hunt_round.pk, theirs.pk])).status_code == 404
+    for person in (researcher, curator):  # the workspace is crowdworkers'
+        client.force_login(person)
+        assert client.get(reverse("hunt-work", args=[hunt_round.pk])).status_code == 404
+    HuntRound.objects.filter(pk=hunt_round.pk).update(state=HuntRound.State.CLOSED)
+    client.force_login(crowdworker)
+    assert client.get(reverse("hunt-work", args=[hunt_round.pk])).status_code == 404
+    assert "Round 1" not in client.get(reverse("home")).content.decode()
+
+
+def test_the_curator_dashboard_shows_fooling_rates_with_a_plot(
+    client, curator, crowdworker, hunt_round, eager, django_capture_on_commit_callbacks
+):
+    image = hunt_round.corpus.samples.first().image
+    with django_capture_on_commit_callbacks(execute=True):
+        svc.candidate_submit(
+            round_=hunt_round,
+            worker=crowdworker,
+            image_id=image.pk,
+            question="Is there a cat in this picture?",
+            answer="no",
+        )
+    client.force_login(curator)
+    page = client.get(reverse("curator-hunt-round", args=[hunt_round.pk])).content.decode()
+    assert 'data-testid="hunt-rates"' in page
+    assert 'data-testid="rate-model-b">100%' in page  # the yes-sayer on a "No" item
+    assert "<svg" in page and "Fooling rate per target" in page
+    assert "Yes-sayer" in page  # curators see the names
