@@ -8,11 +8,14 @@ the main thread records results. Every attempt is logged; retries back off expon
 from __future__ import annotations
 
 import email.utils
+import functools
+import ssl
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
+import httpx
 import openai
 
 from .call_types import CallRequest, CallResult, Endpoint
@@ -83,6 +86,14 @@ def retry_after_seconds(headers: Any) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context per process, made as httpx makes its default one (certifi, and the
+    SSL_CERT_FILE / SSL_CERT_DIR environment): loading the certificates takes 10–100 ms, which
+    every call paid again when each client made its own."""
+    return httpx.create_ssl_context(trust_env=True)
+
+
 def client(endpoint: Endpoint, *, max_retries: int = 0) -> openai.OpenAI:
     """The ``openai`` client of ``endpoint``. Its own retries are off by default: the chat
     calls' attempt loop decides when to try again."""
@@ -91,6 +102,7 @@ def client(endpoint: Endpoint, *, max_retries: int = 0) -> openai.OpenAI:
         api_key=endpoint.api_key,
         timeout=endpoint.timeout_s,
         max_retries=max_retries,
+        http_client=openai.DefaultHttpxClient(verify=_tls()),
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from ..models import Generation, LLMProvider, PromptTemplate
 from . import calls
 from .call_types import CallRequest, CallResult
-from .images import prepare_image
+from .images import PreparedImage, prepare_image
 from .providers import backoff_from_settings, provider_endpoint, provider_for
 from .rendering import build_messages, elide_images, render
 from .templates import template_current
@@ -69,6 +69,9 @@ def generation_prepare(
 
     prepared = []
     for img in images or []:
+        if isinstance(img, PreparedImage):  # made once for several calls (prepare_image)
+            prepared.append(img)
+            continue
         try:
             prepared.append(prepare_image(img))
         except (OSError, ValueError) as exc:  # PIL's UnidentifiedImageError is an OSError
@@ -148,8 +151,16 @@ _RESULT_FIELDS = (
 
 
 def generation_record(plan: Plan, result: CallResult) -> Generation:
+    generation = generation_build(plan, result)
+    generation.save(force_insert=True)
+    return generation
+
+
+def generation_build(plan: Plan, result: CallResult) -> Generation:
+    """The Generation of a call, not saved yet (several are inserted at once with
+    ``bulk_create``)."""
     tpl = plan.template
-    return Generation.objects.create(
+    return Generation(
         **{name: getattr(plan, name) for name in _PLAN_FIELDS},
         **{name: getattr(result, name) for name in _RESULT_FIELDS},
         provider_kind=plan.provider.kind,

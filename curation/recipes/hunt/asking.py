@@ -19,7 +19,8 @@ from django.db import transaction
 from annotator.platform import wakeups
 from curation import gateway
 from curation.gateway import calls
-from curation.gateway.service import generation_prepare, generation_record
+from curation.gateway.images import prepare_image
+from curation.gateway.service import generation_build, generation_prepare
 from curation.models import Generation, Image, LLMProvider
 from evaluation.compute import ItemData
 from evaluation.families.naturalbench.prompts import YES_NO
@@ -78,29 +79,53 @@ def asks_for(candidate: HuntCandidate, targets: list[HuntTarget], step: str) -> 
     return out
 
 
-def _plan(round_: HuntRound, ask: Ask, blind: LLMProvider, *, job_id, created_by, key: str):
-    variables = {"question": ask.question, "separator": ""}
-    if ask.target is None:
-        template, provider, images, seed = YES_NO, blind, (), 0
-    else:
-        provider = ask.target.provider
-        offline = provider.kind == LLMProvider.Kind.OFFLINE
-        template = STANDIN if offline else YES_NO
-        if offline:
-            variables["image_sha256"] = ask.image.sha256
-        images, seed = (ask.image,), ask.target.position
-    return generation_prepare(
-        template=template,
-        variables=variables,
-        project=round_.project,
-        provider=provider,
-        purpose=f"hunt.{'blind' if ask.target is None else 'target'}",
-        seed=seed,
-        images=images,
-        job=job_id,
-        created_by=created_by,
-        item_key=key,
-    )
+class Planner:
+    """Plans the calls of one step: each template read once, each image encoded once for all
+    the calls that send it."""
+
+    def __init__(self, round_: HuntRound, *, job_id, created_by):
+        self.round, self.job_id, self.created_by = round_, job_id, created_by
+        self.blind = round_.blind or gateway.provider_offline()
+        self.templates: dict = {}
+        self.images: dict = {}
+
+    def _template(self, name: str):
+        if name not in self.templates:
+            self.templates[name] = gateway.template_current(name)
+        return self.templates[name]
+
+    def _image(self, image: Image):
+        if image.pk not in self.images:
+            try:
+                self.images[image.pk] = prepare_image(image)
+            except (OSError, ValueError):
+                # Unreadable: each call records why (generation_prepare reads it again).
+                self.images[image.pk] = image
+        return self.images[image.pk]
+
+    def plan(self, ask: Ask, key: str):
+        variables = {"question": ask.question, "separator": ""}
+        if ask.target is None:
+            template, provider, images, seed = YES_NO, self.blind, (), 0
+        else:
+            provider = ask.target.provider
+            offline = provider.kind == LLMProvider.Kind.OFFLINE
+            template = STANDIN if offline else YES_NO
+            if offline:
+                variables["image_sha256"] = ask.image.sha256
+            images, seed = (self._image(ask.image),), ask.target.position
+        return generation_prepare(
+            template=self._template(template),
+            variables=variables,
+            project=self.round.project,
+            provider=provider,
+            purpose=f"hunt.{'blind' if ask.target is None else 'target'}",
+            seed=seed,
+            images=images,
+            job=self.job_id,
+            created_by=self.created_by,
+            item_key=key,
+        )
 
 
 def _parse(text: str, question_type: str) -> str | None:
@@ -112,12 +137,11 @@ def _parse(text: str, question_type: str) -> str | None:
 def _answers_by(candidate: HuntCandidate, aliases: dict[int, str]) -> tuple[dict, dict]:
     targets: dict[str, dict] = {alias: {} for alias in aliases.values()}
     blind: dict[str, str | None] = {}
-    for answer in candidate.answers.all():
-        parsed = answer.parsed or None
-        if answer.target_id is None:
-            blind[answer.slot] = parsed
+    for target_id, slot, parsed in candidate.answers.values_list("target_id", "slot", "parsed"):
+        if target_id is None:
+            blind[slot] = parsed or None
         else:
-            targets[aliases[answer.target_id]][answer.slot] = parsed
+            targets[aliases[target_id]][slot] = parsed or None
     return targets, blind
 
 
@@ -138,13 +162,15 @@ def candidate_verdict(candidate: HuntCandidate, targets: list[HuntTarget], slots
 
 
 def _call_all(round_: HuntRound, candidate: HuntCandidate, asks: list[Ask], *, job_id, created_by):
-    """Run every call at once (threads) and store each answer as it arrives."""
-    blind = round_.blind or gateway.provider_offline()
+    """Run every call at once (threads); the answers that arrive together are stored together
+    (their Generations, then the answers, one INSERT each) and the page is woken."""
+    planner = Planner(round_, job_id=job_id, created_by=created_by)
     plans = {}
     for n, ask in enumerate(asks):
         who = "blind" if ask.target is None else f"t{ask.target.position}"
-        key = f"hunt-{candidate.pk}-{ask.slot}-{who}"
-        plans[n] = _plan(round_, ask, blind, job_id=job_id, created_by=created_by, key=key)
+        plans[n] = planner.plan(ask, f"hunt-{candidate.pk}-{ask.slot}-{who}")
+    if candidate.error:  # asked again after a failure: these slots start afresh
+        HuntAnswer.objects.filter(candidate=candidate, slot__in={a.slot for a in asks}).delete()
     todo = iter(plans.items())
 
     def next_call():
@@ -154,26 +180,30 @@ def _call_all(round_: HuntRound, candidate: HuntCandidate, asks: list[Ask], *, j
     errors: list[str] = []
     workers = max(1, min(PARALLEL, len(asks)))
     for arrived in calls.execute_concurrently(next_call, workers=workers, name="hunt"):
-        for n, result in arrived:
-            ask = asks[n]
-            generation = generation_record(plans[n], result)
-            if generation.status != Generation.Status.OK:
-                # A failed call is no answer (it would count as fooled): the step is asked again.
-                errors.append(f"{ask.slot}: {generation.error[:300]}")
-                continue
-            text = "" if generation.output is None else str(generation.output)
-            parsed = _parse(text, round_.question_type)
-            HuntAnswer.objects.update_or_create(
-                candidate=candidate,
-                target=ask.target,
-                slot=ask.slot,
-                defaults={
-                    "generation": generation,
-                    "text": text[:2000],
-                    "parsed": parsed or "",
-                    "correct": criterion.correct(parsed, ask.slot),
-                },
-            )
+        made = [(asks[n], generation_build(plans[n], result)) for n, result in arrived]
+        with transaction.atomic():
+            Generation.objects.bulk_create([generation for _ask, generation in made])
+            answers = []
+            for ask, generation in made:
+                if generation.status != Generation.Status.OK:
+                    # A failed call is no answer (it would count as fooled): asked again.
+                    errors.append(f"{ask.slot}: {generation.error[:300]}")
+                    continue
+                text = "" if generation.output is None else str(generation.output)
+                parsed = _parse(text, round_.question_type)
+                answers.append(
+                    HuntAnswer(
+                        candidate=candidate,
+                        target=ask.target,
+                        slot=ask.slot,
+                        generation=generation,
+                        text=text[:2000],
+                        parsed=parsed or "",
+                        correct=criterion.correct(parsed, ask.slot),
+                    )
+                )
+            HuntAnswer.objects.bulk_create(answers)
+        wakeups.wake(wake_name(candidate.pk))  # the page shows these answers now
     return errors
 
 
@@ -187,8 +217,13 @@ def ask_run(round_: HuntRound, *, job_id=None, created_by=None, candidate_id: in
         return {"skipped": f"candidate is {candidate.state}"}
     targets = list(round_.targets.select_related("provider"))
     asks = asks_for(candidate, targets, step)
-    errors = _call_all(round_, candidate, asks, job_id=job_id, created_by=created_by)
-    wakeups.wake(wake_name(candidate.pk))  # every answer is stored: the page shows them now
+    try:
+        errors = _call_all(round_, candidate, asks, job_id=job_id, created_by=created_by)
+    except Exception as exc:
+        # The page must not wait for ever: the item says what went wrong, the job fails too.
+        _failed(candidate, waiting, candidate.verdict, [f"{type(exc).__name__}: {exc}"])
+        wakeups.wake(wake_name(candidate.pk))
+        raise
     slots = criterion.pair_slots(second_question=step == PAIR)
     if step == FIRST:
         slots = (criterion.first_image_slot(candidate.answer),)

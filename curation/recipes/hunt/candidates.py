@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -69,7 +70,8 @@ def candidate_submit(
     image = _in_pool(round_, image_id)
     normal = duplicates.normal_form(question)
     with transaction.atomic():
-        HuntRound.objects.select_for_update().filter(pk=round_.pk).first()  # one writer per round
+        # One submit at a time per worker, so the limits hold under a double click.
+        get_user_model().objects.select_for_update().filter(pk=worker.pk).first()
         mine = HuntCandidate.objects.filter(round=round_, worker=worker)
         if mine.count() >= round_.max_items_per_worker:
             raise Conflict(

@@ -1,0 +1,508 @@
+#!/usr/bin/env python
+"""Blindspot's own time per hunt step (a script, not a test; issue 24).
+
+A hunt step is what a worker waits for after pressing "Ask the models": the question is
+submitted (``POST …/submit/``, which stores the item and enqueues the ``hunt.ask`` job), the job
+asks every target and the blind model at once through the LLM gateway, stores each answer with
+its Generation and wakes the page, and the page's long-poll (``GET …?part=status&wait=1``)
+returns with every answer on it. The models are the fake OpenAI-compatible server of
+``tests/fake_openai.py`` in its own process, answering every call after a fixed 200 ms
+(``VLMPlayers``); two vision targets and a blind model, so three calls per step, in parallel.
+
+    overhead = (time until every model answer is on the page) − 200 ms
+
+The whole product runs as in production, on 127.0.0.1: PostgreSQL (a database of its own,
+dropped and made again every run), gunicorn (gthread), a Celery worker with a threads pool on a
+queue of its own (``BLINDSPOT_JOB_QUEUES=hunt.ask=<queue>``), Redis as broker and for the
+wake-ups. Simulated workers are processes (no shared GIL with each other or the server), each
+logged in with its own session, each submitting a new question as soon as its last one is
+answered (no thinking time: the harshest load for a given number of workers).
+
+Prints ``1 workers: p50 … ms p99 … ms`` and ``20 workers: p50 … ms p99 … ms`` (overhead), the
+client's total step time, and a breakdown from the database (enqueue → job start, the job's own
+time outside the model calls). Target: p99 overhead ≤ 50 ms at 20 workers.
+
+    python benchmarks/hunt.py            # 1 and 20 workers, 60 s each (~4 min)
+    python benchmarks/hunt.py --quick    # 15 s each (~2 min)
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import http.cookies
+import json
+import multiprocessing as mp
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from http.client import HTTPConnection
+from pathlib import Path
+from urllib.parse import urlencode, urlparse
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/blindspot_bench_hunt"
+MODEL_DELAY_S = 0.2
+TARGET_P99_MS = 50.0
+ANSWER = re.compile(r'data-testid="answer"')
+
+
+# --------------------------------------------------------------------------------------------
+# Environment, database, services
+# --------------------------------------------------------------------------------------------
+def configure_env(url: str, broker: str, queue: str) -> dict[str, str]:
+    env = {
+        "DATABASE_URL": url,
+        "DJANGO_SETTINGS_MODULE": "blindspot.settings",
+        "DEBUG": "0",
+        "SECRET_KEY": os.environ.get("SECRET_KEY", "benchmark-only-" + "x" * 40),
+        "SECURE_SSL_REDIRECT": "0",
+        "SECURE": "0",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "CONN_MAX_AGE": "60",
+        "CELERY_BROKER_URL": broker,
+        "CELERY_TASK_ALWAYS_EAGER": "0",
+        "CELERY_TASK_DEFAULT_QUEUE": f"{queue}-default",
+        "BLINDSPOT_JOB_QUEUES": f"hunt.ask={queue}",
+        "LOG_LEVEL": "ERROR",
+        "STATICFILES_STORAGE": "django.contrib.staticfiles.storage.StaticFilesStorage",
+        "PYTHONWARNINGS": "ignore:No directory at",
+        "BLINDSPOT_VAR_DIR": os.environ.get("BLINDSPOT_VAR_DIR", tempfile.mkdtemp(prefix="hunt-")),
+    }
+    os.environ.update(env)
+    sys.path.insert(0, str(ROOT))
+    return env
+
+
+def recreate_database(url: str) -> None:
+    import psycopg
+
+    parts = urlparse(url)
+    name = parts.path.lstrip("/")
+    if not name.replace("_", "").isalnum():
+        raise SystemExit(f"refusing odd database name {name!r}")
+    admin = parts._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(port: int, path: str, proc: subprocess.Popen, what: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            conn = HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", path)
+            conn.getresponse().read()
+            return
+        except OSError:
+            if proc.poll() is not None:
+                raise SystemExit(f"{what} exited during start-up") from None
+            time.sleep(0.3)
+    raise SystemExit(f"{what} did not answer within 60 s")
+
+
+def start(cmd: list[str], env: dict, log: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+FAKE_SERVER = """
+import os, sys, time, django
+sys.path.insert(0, {root!r})
+django.setup()
+from tests.fake_openai import FakeOpenAI, VLMPlayers
+fake = FakeOpenAI()
+fake.default = VLMPlayers(delay={delay})
+print(fake.port, flush=True)
+while True:
+    time.sleep(3600)
+"""
+
+
+def start_fake_server(env: dict, workdir: Path) -> tuple[subprocess.Popen, int]:
+    """The fake OpenAI-compatible server in its own process; returns it and its port."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", FAKE_SERVER.format(root=str(ROOT), delay=MODEL_DELAY_S)],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=(workdir / "fake.log").open("w"),
+        start_new_session=True,
+        text=True,
+    )
+    line = proc.stdout.readline().strip()
+    if not line.isdigit():
+        stop(proc)
+        raise SystemExit(f"the fake server did not start (see {workdir / 'fake.log'})")
+    return proc, int(line)
+
+
+def start_gunicorn(env: dict, port: int, workers: int, threads: int, workdir: Path):
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    cmd = [
+        str(gunicorn) if gunicorn.exists() else "gunicorn",
+        "blindspot.wsgi:application",
+        "--config",
+        str(ROOT / "gunicorn.conf.py"),
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--worker-class",
+        "gthread",
+        "--threads",
+        str(threads),
+        "--log-level",
+        "warning",
+    ]
+    proc = start(cmd, env, workdir / "gunicorn.log")
+    wait_http(port, "/login/", proc, "gunicorn")
+    return proc
+
+
+def start_celery(env: dict, queue: str, concurrency: int, workdir: Path):
+    celery = Path(sys.executable).with_name("celery")
+    cmd = [
+        str(celery) if celery.exists() else "celery",
+        "-A",
+        "blindspot",
+        "worker",
+        "-Q",
+        queue,
+        "--pool",
+        "threads",
+        "--concurrency",
+        str(concurrency),
+        "--loglevel",
+        "WARNING",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+        "-n",
+        f"{queue}@%h",
+    ]
+    proc = start(cmd, env, workdir / "celery.log")
+    time.sleep(4)  # the worker connects to the broker and starts its pool
+    if proc.poll() is not None:
+        raise SystemExit(f"the Celery worker exited (see {workdir / 'celery.log'})")
+    return proc
+
+
+# --------------------------------------------------------------------------------------------
+# The world: a project, a pool, two vision targets and a blind model on the fake server
+# --------------------------------------------------------------------------------------------
+def build_world(fake_port: int, n_workers: int) -> dict:
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0, interactive=False)
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from annotator import services as annotator_services
+    from annotator.platform import roles
+    from curation.corpora import demo_corpus
+    from curation.models import LLMProvider
+    from curation.recipes.hunt.rounds import round_create
+
+    User = get_user_model()
+    curator = User.objects.create_user("bench-curator")
+    roles.grant_role(curator, roles.CURATOR)
+    project = annotator_services.project_create(
+        name="Hunt bench", slug="hunt-bench", created_by=curator
+    )
+    pool = demo_corpus(project=project, created_by=curator)
+    base = f"http://127.0.0.1:{fake_port}/v1"
+
+    def provider(name: str, model: str, vision: bool) -> LLMProvider:
+        return LLMProvider.objects.create(
+            project=project,
+            name=name,
+            model=model,
+            base_url=base,
+            api_key="sk-bench",
+            supports_vision=vision,
+            timeout_s=10.0,
+            max_retries=1,
+        )
+
+    targets = [provider("Target A", "vision-a", True), provider("Target B", "vision-b", True)]
+    round_ = round_create(
+        project=project,
+        created_by=curator,
+        name="Bench round",
+        corpus=pool,
+        targets=targets,
+        blind=provider("Blind", "blind", False),
+        max_items_per_worker=100000,
+        max_per_minute=10000,
+    )
+    sessions = []
+    for k in range(n_workers):
+        person = User.objects.create_user(f"bench-worker-{k}")
+        roles.grant_role(person, roles.CROWDWORKER)
+        project.members.add(person)
+        client = Client()
+        client.force_login(person)
+        sessions.append(client.cookies["sessionid"].value)
+    images = list(pool.samples.values_list("image_id", flat=True))
+    return {"round": round_.pk, "sessions": sessions, "images": images, "answers": 3}
+
+
+# --------------------------------------------------------------------------------------------
+# One simulated worker (a process)
+# --------------------------------------------------------------------------------------------
+class Session:
+    """A logged-in browser: session and CSRF cookies over one keep-alive connection."""
+
+    def __init__(self, port: int, session_id: str):
+        self.port = port
+        self.cookies = {"sessionid": session_id}
+        self.conn = HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def request(self, method: str, path: str, body: dict | None = None, headers=None):
+        head = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
+        head.update(headers or {})
+        data = None
+        if body is not None:
+            data = urlencode(body)
+            head["Content-Type"] = "application/x-www-form-urlencoded"
+            head["X-CSRFToken"] = self.cookies.get("csrftoken", "")
+            head["Referer"] = f"http://127.0.0.1:{self.port}/"
+        try:
+            self.conn.request(method, path, body=data, headers=head)
+            response = self.conn.getresponse()
+        except (OSError, http.client.HTTPException):
+            self.conn.close()
+            self.conn = HTTPConnection("127.0.0.1", self.port, timeout=60)
+            self.conn.request(method, path, body=data, headers=head)
+            response = self.conn.getresponse()
+        text = response.read().decode()
+        for header in response.headers.get_all("Set-Cookie") or []:
+            jar = http.cookies.SimpleCookie(header)
+            for key, morsel in jar.items():
+                self.cookies[key] = morsel.value
+        return response.status, response.headers, text
+
+
+def hunt_worker(port, world, session_id, seed, window, out) -> None:
+    """Submit a question, long-poll until every answer is on the page, again, for the window."""
+    start_at, record_from, end = window
+    rng = random.Random(seed)
+    session = Session(port, session_id)
+    round_id = world["round"]
+    session.request("GET", f"/work/hunt/{round_id}/")  # the CSRF cookie
+    steps, totals, errors, n = [], [], [], 0
+    while time.time() < start_at:
+        time.sleep(0.01)
+    while time.time() < end:
+        n += 1
+        body = {
+            "image": rng.choice(world["images"]),
+            "question": f"Is there a thing number {seed} {n} {time.time_ns()} here?",
+            "answer": rng.choice(("yes", "no")),
+        }
+        t0 = time.perf_counter()
+        status, headers, text = session.request("POST", f"/work/hunt/{round_id}/submit/", body)
+        if status != 302:
+            errors.append(f"submit {status}: {text[:200]}")
+            time.sleep(0.5)
+            continue
+        item = headers["Location"]
+        answers = 0
+        while answers < world["answers"] and time.time() < end + 30:
+            status, _h, text = session.request(
+                "GET", f"{item}?part=status&wait=1", headers={"HX-Request": "true"}
+            )
+            if status != 200:
+                errors.append(f"status {status}")
+                break
+            answers = len(ANSWER.findall(text))
+        elapsed = time.perf_counter() - t0
+        if answers >= world["answers"] and time.time() >= record_from:
+            totals.append(elapsed * 1000)
+            steps.append(item)
+    out.put({"totals": totals, "items": steps, "errors": errors[:20]})
+
+
+def run_phase(port: int, world: dict, n_workers: int, seconds: float, warmup: float) -> dict:
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    start_at = time.time() + 2.0
+    window = (start_at, start_at + warmup, start_at + warmup + seconds)
+    procs = [
+        ctx.Process(target=hunt_worker, args=(port, world, world["sessions"][k], k, window, out))
+        for k in range(n_workers)
+    ]
+    load_before = os.getloadavg()
+    for p in procs:
+        p.start()
+    parts = [out.get(timeout=seconds + warmup + 120) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+    totals = [t for part in parts for t in part["totals"]]
+    items = [i for part in parts for i in part["items"]]
+    errors = [e for part in parts for e in part["errors"]]
+    return {
+        "totals": totals,
+        "items": items,
+        "errors": errors,
+        "load": (load_before, os.getloadavg()),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Figures
+# --------------------------------------------------------------------------------------------
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    k = min(len(ordered) - 1, max(0, int(round(q / 100 * (len(ordered) - 1)))))
+    return ordered[k]
+
+
+def breakdown(items: list[str]) -> dict:
+    """From the database, per measured step: submit → job start (the queue), and the job's own
+    time outside its model calls (job time − the longest call's latency)."""
+    from django.db.models import Max
+
+    from annotator.platform.models import Job
+    from curation.recipes.hunt.models import HuntCandidate
+
+    ids = [int(path.rstrip("/").rsplit("/", 1)[1]) for path in items]
+    queue, own = [], []
+    rows = HuntCandidate.objects.filter(pk__in=ids).values_list("pk", "created_at", "job_id")
+    jobs = Job.objects.in_bulk([job_id for _pk, _c, job_id in rows if job_id])
+    from curation.models import Generation
+
+    longest = dict(
+        Generation.objects.filter(item_key__startswith="hunt-", job_id__in=list(jobs))
+        .values_list("job_id")
+        .annotate(m=Max("latency_ms"))
+    )
+    for _pk, created, job_id in rows:
+        job = jobs.get(job_id)
+        if job is None or job.started_at is None or job.finished_at is None:
+            continue
+        queue.append((job.started_at - created).total_seconds() * 1000)
+        own.append((job.finished_at - job.started_at).total_seconds() * 1000 - longest[job_id])
+    return {"queue": queue, "own": own}
+
+
+def report(n: int, phase: dict) -> float:
+    totals = phase["totals"]
+    overhead = [t - MODEL_DELAY_S * 1000 for t in totals]
+    p50, p99 = pct(overhead, 50), pct(overhead, 99)
+    print(f"{n} workers: p50 {p50:.1f} ms p99 {p99:.1f} ms")
+    before, after = phase["load"]
+    print(
+        f"    {len(totals)} steps; client step time p50 {pct(totals, 50):.1f} ms p99 "
+        f"{pct(totals, 99):.1f} ms (fake models: {MODEL_DELAY_S * 1000:.0f} ms); load average "
+        f"{before[0]:.2f} → {after[0]:.2f}"
+    )
+    parts = breakdown(phase["items"])
+    if parts["queue"]:
+        print(
+            f"    submit → job start p50 {pct(parts['queue'], 50):.1f} ms p99 "
+            f"{pct(parts['queue'], 99):.1f} ms; job outside the model calls p50 "
+            f"{pct(parts['own'], 50):.1f} ms p99 {pct(parts['own'], 99):.1f} ms"
+        )
+    if phase["errors"]:
+        print(f"    ERRORS ({len(phase['errors'])}): {phase['errors'][:3]}")
+    return p99
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="15 s per phase (~2 min in all)")
+    parser.add_argument(
+        "--database-url", default=os.environ.get("HUNT_BENCH_DATABASE_URL", DEFAULT_URL)
+    )
+    parser.add_argument(
+        "--broker",
+        default=os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0"),
+        help="Redis URL (broker and wake-ups)",
+    )
+    parser.add_argument("--workers", default="1,20", help="concurrent workers per phase")
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--gunicorn-workers", type=int, default=2)
+    parser.add_argument("--gunicorn-threads", type=int, default=16)
+    parser.add_argument("--celery-threads", type=int, default=32)
+    args = parser.parse_args()
+    if args.quick:
+        args.seconds, args.warmup = 15.0, 3.0
+    phases = [int(n) for n in args.workers.split(",")]
+    queue = f"hunt-bench-{os.getpid()}"
+    env = configure_env(args.database_url, args.broker, queue)
+    recreate_database(args.database_url)
+    workdir = Path(tempfile.mkdtemp(prefix="hunt-bench-"))
+    fake, fake_port = start_fake_server(env, workdir)
+    procs = [fake]
+    try:
+        world = build_world(fake_port, max(phases))
+        from django.db import connections
+
+        connections.close_all()
+        port = free_port()
+        procs.append(
+            start_gunicorn(env, port, args.gunicorn_workers, args.gunicorn_threads, workdir)
+        )
+        procs.append(start_celery(env, queue, args.celery_threads, workdir))
+        print(
+            f"hunt steps: fake models answer in {MODEL_DELAY_S * 1000:.0f} ms, 2 targets + blind; "
+            f"gunicorn {args.gunicorn_workers}×{args.gunicorn_threads} gthread, Celery threads "
+            f"×{args.celery_threads}; {args.seconds:g} s per phase after {args.warmup:g} s",
+            flush=True,
+        )
+        worst = 0.0
+        for n in phases:
+            phase = run_phase(port, world, n, args.seconds, args.warmup)
+            p99 = report(n, phase)
+            if n == max(phases):
+                worst = p99
+        mark = "OK" if worst <= TARGET_P99_MS else "MISS"
+        print(
+            f"[{mark}] p99 overhead at {max(phases)} workers {worst:.1f} ms "
+            f"(target ≤ {TARGET_P99_MS:g})"
+        )
+        print(json.dumps({"logs": str(workdir)}))
+    finally:
+        for proc in reversed(procs):
+            stop(proc)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
