@@ -202,6 +202,7 @@ def item_context(round_: HuntRound, candidate: HuntCandidate) -> dict:
         "flipped_answer": "No" if candidate.answer == c.A0 else "Yes",
         "neighbours": neighbours,
         "method": (candidate.neighbours or {}).get("method", ""),
+        "points": selectors.points_of(candidate.worker, round_),
     }
 
 
