@@ -32,8 +32,8 @@ from ..models import Annotation, Assignment, TaskQueue
 from ..platform import roles
 from ..platform.errors import Invalid, NotFound, ServiceError
 from ..platform.files import media_url
-from ..platform.language import language_cookie_set, profile_language
 from ..platform.home import home_cards
+from ..platform.language import language_cookie_set, profile_language
 from ..platform.roles import roles_required
 from ..platform.scoping import get_or_404
 

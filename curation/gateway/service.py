@@ -44,6 +44,22 @@ def _json_safe(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
+def _prepared(images) -> tuple[list[PreparedImage], str]:
+    """The images as data URLs (an already prepared one as it is: made once for several calls),
+    and why one could not be read ("" when all could)."""
+    prepared, problem = [], ""
+    for img in images:
+        if isinstance(img, PreparedImage):
+            prepared.append(img)
+            continue
+        try:
+            prepared.append(prepare_image(img))
+        except (OSError, ValueError) as exc:  # PIL's UnidentifiedImageError is an OSError
+            label = getattr(img, "sha256", "") or f"{len(img)} bytes"
+            problem = problem or f"Image {label} could not be read: {type(exc).__name__}: {exc}"
+    return prepared, problem
+
+
 def generation_prepare(
     *,
     template: str | PromptTemplate,
@@ -67,16 +83,8 @@ def generation_prepare(
     provider = provider or provider_for(project)
     endpoint, blocked = provider_endpoint(provider)
 
-    prepared = []
-    for img in images or []:
-        if isinstance(img, PreparedImage):  # made once for several calls (prepare_image)
-            prepared.append(img)
-            continue
-        try:
-            prepared.append(prepare_image(img))
-        except (OSError, ValueError) as exc:  # PIL's UnidentifiedImageError is an OSError
-            label = getattr(img, "sha256", "") or f"{len(img)} bytes"
-            blocked = blocked or f"Image {label} could not be read: {type(exc).__name__}: {exc}"
+    prepared, unreadable = _prepared(images or [])
+    blocked = blocked or unreadable
     if prepared and provider.kind == LLMProvider.Kind.OPENAI and not provider.supports_vision:
         blocked = blocked or (
             f"Provider {provider.name!r} is not marked as accepting images; tick "
