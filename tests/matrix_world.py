@@ -77,6 +77,7 @@ def _mark(obj: Model, attr: str = "name") -> None:
 
 
 def _recipes(project: Project, curator) -> dict:
+    from curation.recipes.hunt.demo import hunt_demo
     from curation.recipes.naturalbench.demo import naturalbench_demo
     from curation.recipes.vhexpansion.demo import vhexpansion_demo
     from curation.recipes.visit.demo import visit_demo
@@ -86,7 +87,8 @@ def _recipes(project: Project, curator) -> dict:
     vhx = vhexpansion_demo(project=project, curator=curator)
     vlind = vlind_demo(project=project, curator=curator)
     visit = visit_demo(project=project, curator=curator)
-    return {"nb": nb, "vhx": vhx, "vlind": vlind, "visit": visit}
+    hunt = hunt_demo(project=project, curator=curator)
+    return {"nb": nb, "vhx": vhx, "vlind": vlind, "visit": visit, "hunt": hunt}
 
 
 def _rename_recipes(made: dict) -> None:
@@ -105,6 +107,7 @@ def _rename_recipes(made: dict) -> None:
     Benchmark.objects.filter(pk=vhx.benchmark_id).update(name=name)
     _mark(made["nb"])
     _mark(made["visit"])
+    _mark(made["hunt"])
 
 
 def _export_job(kind: str, project: Project, curator, **params) -> Job:
@@ -164,10 +167,34 @@ def _nb_items() -> str:
     return nb_demo.naturalbench_items(4)
 
 
+def _hunt(round_, worker, curator, ids: dict) -> None:
+    """The demo round, two of its pool images and one item of the world's worker, waiting for
+    its partner image (the worker's pages), and an export job (its card)."""
+    from curation.recipes.hunt.models import HuntCandidate
+
+    images = list(round_.corpus.samples.order_by("position").values_list("image_id", flat=True))
+    ids["hunt"] = round_.pk
+    ids["hunt_image"], ids["hunt_image2"] = images[0], images[1]
+    ids["hunt_item"] = HuntCandidate.objects.create(
+        round=round_,
+        worker=worker,
+        image_id=images[0],
+        question=f"{MARKER} Is there a square?",
+        answer="a0",
+        normal="is there a square",
+        state=HuntCandidate.State.PARTNER,
+        neighbours={"method": "random", "images": [{"id": images[1], "score": None}]},
+    ).pk
+    ids["hunt_export_job"] = _export_job(
+        "hunt.export", round_.project, curator, round_id=round_.pk, fmt="jsonl"
+    ).pk
+
+
 def _project_2_parents(p2: Project, curator2) -> dict:
     """One object of project 2 per recipe: the parents under which project 1's children (its
     versions, triples, families, export jobs) are named in the mixed-ids test."""
     from curation.models import Corpus
+    from curation.recipes.hunt.models import HuntRound
     from curation.recipes.naturalbench.models import NaturalBenchPipeline
     from curation.recipes.vhexpansion.models import VHCaseSet
     from curation.recipes.visit import pipelines as visit_pipelines
@@ -176,6 +203,7 @@ def _project_2_parents(p2: Project, curator2) -> dict:
     corpus = Corpus.objects.create(project=p2, name="Beta corpus", slug="beta")
     nb = NaturalBenchPipeline.objects.create(project=p2, name="Beta pipeline", corpus=corpus)
     vhx = VHCaseSet.objects.create(project=p2, name="Beta set")
+    hunt = HuntRound.objects.create(project=p2, name="Beta hunt", corpus=corpus)
     vlind = vlind_benches.bench_create(project=p2, name="Beta bench", created_by=curator2)
     visit = visit_pipelines.pipeline_create(project=p2, name="Beta VisIT", created_by=curator2)
     from evaluation import services as eval_services
@@ -193,6 +221,7 @@ def _project_2_parents(p2: Project, curator2) -> dict:
         "p2:vhx": vhx.pk,
         "p2:vlind": vlind.pk,
         "p2:visit": visit.pk,
+        "p2:hunt": hunt.pk,
         "p2:version": version.pk,
         "p2:queue": TaskQueue.objects.get(project=p2).pk,
     }
@@ -331,6 +360,7 @@ def _build() -> World:
         created_by=curator,
     ).pk
 
+    _hunt(made["hunt"], worker, curator, ids)
     _evaluation(p1, curator, made, ids)
     ids.update(_project_2_parents(p2, curator2))
 

@@ -142,6 +142,8 @@ nb = {"pipeline_id": Id("nb")}
 vhx = {"set_id": Id("vhx")}
 vlind = {"bench_id": Id("vlind")}
 triple = {"bench_id": Id("vlind"), "triple_id": Id("vlind_triple")}
+hunt = {"round_id": Id("hunt")}
+hunt_item = {"round_id": Id("hunt"), "candidate_id": Id("hunt_item")}
 visit = {"pipeline_id": Id("visit")}
 version = {"version_id": Id("version")}
 visit_version = {"version_id": Id("visit_version")}
@@ -425,6 +427,27 @@ TABLE: dict[str, Row] = {
     "api-eval-run": row(get(CR), **run),
     "api-eval-metrics": row(get(CR), **run),
     "api-eval-compute": row(post(CR), **run),
+    # --- the hunt: curators' rounds, crowdworkers' own pages (their items only) ---
+    "curator-hunt-rounds": row(get(C, scope=OWN)),
+    "curator-hunt-new": row(get(C), post(C, {"name": "Evil hunt"}), **project),
+    "curator-hunt-round": row(get(C), **hunt),
+    "curator-hunt-settings": row(post(C), **hunt),
+    "curator-hunt-publish": row(post(C, {"label": "v-evil"}), **hunt),
+    "curator-hunt-export": row(get(CR), post(C), fmt="jsonl", **hunt),
+    "curator-hunt-export-file": row(
+        get(CR, query="part=card"), job_id=Id("hunt_export_job"), **hunt
+    ),
+    "hunt-work": row(get(W), **hunt),
+    "hunt-submit": row(
+        post(W, {"image": Id("hunt_image"), "question": "Is it evil here?", "answer": "yes"}),
+        **hunt,
+    ),
+    "hunt-mine": row(get(W), **hunt),
+    "hunt-item": row(get(W), **hunt_item),
+    "hunt-partner": row(
+        post(W, {"partner": Id("hunt_image2"), "question_1": "Is it good here?"}), **hunt_item
+    ),
+    "hunt-again": row(post(W), **hunt_item),
 }
 
 
@@ -847,7 +870,7 @@ def test_project_1s_naturalbench_version_cannot_seed_a_set_in_project_2(matrix):
         transaction.savepoint_rollback(sid)
 
 
-PARENTS = ("nb", "vhx", "vlind", "visit")  # world ids of the recipes' top objects
+PARENTS = ("nb", "vhx", "vlind", "visit", "hunt")  # world ids of the recipes' top objects
 
 
 def mixed_rows() -> list[tuple[str, str, dict]]:
