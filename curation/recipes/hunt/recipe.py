@@ -68,7 +68,6 @@ RECIPE = register(
                 ASK_JOB,
                 ask_run,
                 button=False,
-                rerun_safe=True,
             ),
         ),
         queues=(VERIFY_QUEUE,),
