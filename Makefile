@@ -38,7 +38,7 @@ venv: $(VENV)/.installed
 
 run: venv
 	$(DEMO_ENV) $(BIN)/python manage.py migrate --noinput
-	$(DEMO_ENV) $(BIN)/python manage.py demo
+	$(DEMO_ENV) $(BIN)/python manage.py demo --url http://$(HOST):$(PORT)/
 	$(DEMO_ENV) $(BIN)/python manage.py demo_recipes
 	$(DEMO_ENV) $(BIN)/python manage.py runserver $(HOST):$(PORT)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.db import DatabaseError
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
 from .. import selectors, services
@@ -68,6 +68,14 @@ class NextApi(EngineApiView):
 
     roles = (CROWDWORKER,)
     serializer_class = ClaimOut
+
+    def http_method_not_allowed(self, request, *args, **kwargs):
+        # A GET here is the common slip (claiming changes state): say which call claims.
+        raise exceptions.MethodNotAllowed(
+            request.method,
+            detail=f"Method {request.method} not allowed: claim your next task with "
+            f"POST {request.path} (no body).",
+        )
 
     @extend_schema(request=None, responses={200: ClaimOut, **ERRORS})
     def post(self, request, queue_id: int):

@@ -310,17 +310,35 @@ register(
 
 
 # --- review: VLind-Bench App. A, VisIT-Bench reference checks, VHExpansion negations -------------
+# The checklist's keys, criterion by criterion (the config allows 12): letters no other key of a
+# review task or of the workspace uses (a / r verdicts, digits reasons, s i z u h b c e …).
+CRITERION_KEYS = "qwtyopdfgjkl"
+
+
+def criterion_keys(config: dict) -> list[tuple[int, str, str]]:
+    """(index, key, text) of each review criterion."""
+    return [(i, CRITERION_KEYS[i], c) for i, c in enumerate(config.get("criteria", []))]
+
+
 class Review(Kind):
+    """Accept or reject against a checklist. Accept needs every criterion ticked unless the
+    queue's config says ``"criteria_advisory": true``; a rejection needs one of the queue's
+    reason codes when it has any."""
+
     public_fields = ("title", "images", "text", "fields")
 
     def keys(self, config, payload=None):
-        keys = [Key("a", gettext_noop("Accept")), Key("r", gettext_noop("Reject"))]
+        keys = [Key(k, text) for _i, k, text in criterion_keys(config)]
+        keys += [Key("a", gettext_noop("Accept")), Key("r", gettext_noop("Reject"))]
         for i, reason in enumerate(config.get("reason_codes", [])[:9]):
             keys.append(Key(str(i + 1), reason["label"]))
+        if config.get("reason_codes"):
+            keys.append(Key("0", gettext_noop("No reason (clear the reason)")))
         return keys
 
     def public_config(self, config):
         out = {"criteria": list(config.get("criteria", []))}
+        out["criteria_advisory"] = bool(config.get("criteria_advisory"))
         out["reason_codes"] = [_pick(r, ("code", "label")) for r in config.get("reason_codes", [])]
         return out
 
@@ -353,6 +371,19 @@ class Review(Kind):
         if cleaned["verdict"] == "accept" and cleaned.get("reason"):
             raise SchemaError("response.reason: a reason code only goes with a rejection")
         cleaned.setdefault("checked", [])
+        criteria = config.get("criteria", [])
+        if cleaned["verdict"] == "accept" and not config.get("criteria_advisory"):
+            missing = [f"{i} ({c})" for i, c in enumerate(criteria) if i not in cleaned["checked"]]
+            if missing:
+                raise SchemaError(
+                    "response.checked: accept only when every criterion holds; not ticked: "
+                    + ", ".join(missing)
+                )
+        codes = [r["code"] for r in config.get("reason_codes", [])]
+        if cleaned["verdict"] == "reject" and codes and not cleaned.get("reason"):
+            raise SchemaError(
+                "response.reason: a rejection needs a reason code, one of: " + ", ".join(codes)
+            )
         cleaned["reason"] = cleaned.get("reason") or None
         cleaned["comment"] = cleaned.get("comment", "").strip()
         return cleaned
@@ -388,6 +419,7 @@ register(
             "type": "object",
             "properties": {
                 "criteria": {"type": "array", "items": TEXT, "maxItems": 12},
+                "criteria_advisory": {"type": "boolean"},
                 "reason_codes": {
                     "type": "array",
                     "maxItems": 9,

@@ -28,6 +28,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from .. import selectors, services
 from ..kinds import get_kind, report_reasons
+from ..kinds.builtin import criterion_keys
 from ..models import Annotation, Assignment, TaskQueue
 from ..platform import roles
 from ..platform.errors import Invalid, NotFound, ServiceError
@@ -81,7 +82,8 @@ def _kind_context(kind, queue: TaskQueue, payload: dict) -> dict:
         ctx["min_tags"] = config.get("min_tags", 1)
         ctx["max_tags"] = config.get("max_tags", 8)
     elif kind.name == "review":
-        ctx["criteria"] = list(enumerate(config.get("criteria", [])))
+        ctx["criteria"] = criterion_keys(config)
+        ctx["criteria_advisory"] = bool(config.get("criteria_advisory"))
         ctx["reasons"] = [
             {"key": str(i + 1), **r} for i, r in enumerate(config.get("reason_codes", [])[:9])
         ]

@@ -131,7 +131,7 @@ CASES = {
             "reason_codes": [{"code": "wrong", "label": "Wrong fact", "why": "SECRET-CONFIG-NOTE"}],
         },
         gold={"verdict": "accept"},
-        answer={"verdict": "accept"},
+        answer={"verdict": "accept", "checked": [0]},
     ),
     "write_text": salted(
         {
@@ -276,6 +276,7 @@ def test_public_config_per_kind():
     }
     assert get_kind("review").public_config(CASES["review"]["config"]) == {
         "criteria": ["The statement is true"],
+        "criteria_advisory": False,
         "reason_codes": [{"code": "wrong", "label": "Wrong fact"}],
     }
     assert get_kind("write_text").public_config(CASES["write_text"]["config"]) == {

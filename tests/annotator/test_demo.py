@@ -228,3 +228,15 @@ def test_demo_refuses_to_run_with_debug_off_unless_told(demo_settings):
 
     assert not get_user_model().objects.exists()
     assert not Project.objects.exists()
+
+
+@pytest.mark.django_db
+def test_demo_prints_the_real_address(demo_settings, monkeypatch):
+    # PORT as `make run PORT=…` serves it, and --url with or without its trailing slash
+    monkeypatch.setenv("PORT", "8123")
+    out = run_demo()
+    assert "ready at http://127.0.0.1:8123/" in out
+    assert "API docs at http://127.0.0.1:8123/api/docs/" in out
+    out = run_demo("--url", "http://127.0.0.1:18766")
+    assert "ready at http://127.0.0.1:18766/" in out
+    assert "API docs at http://127.0.0.1:18766/api/docs/" in out

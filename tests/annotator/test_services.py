@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from annotator import services
+from annotator.kinds import get_kind
 from annotator.models import Annotation, Assignment, Enrollment, Task, TaskQueue
 from annotator.outcomes import outcome_handler
 from annotator.platform import roles
@@ -1060,3 +1061,32 @@ def test_parse_task_rows_reports_line_numbers():
     with pytest.raises(Invalid) as err:
         services.parse_task_rows("\n \n")
     assert err.value.message == "The upload holds no tasks."
+
+
+def test_review_checklist_counts(crowdworker, other_worker):
+    # Given a review queue with two criteria and reason codes
+    queue = QueueFactory(kind="review", config=REVIEW, redundancy=2, max_redundancy=2)
+    task = TaskFactory(queue=queue, payload={"title": "Triple 9"})
+    claim(queue, crowdworker)
+    # Then an accept with a criterion unticked, or a rejection without a reason, is refused
+    for bad, why in (
+        ({"verdict": "accept"}, "not ticked: 0"),
+        ({"verdict": "accept", "checked": [0]}, "not ticked: 1"),
+        ({"verdict": "reject"}, "needs a reason code"),
+    ):
+        with pytest.raises(Invalid, match=why):
+            services.annotation_submit(task_id=task.id, annotator=crowdworker, response=bad)
+    # and exactly what was ticked is stored
+    ok = {"verdict": "accept", "checked": [1, 0]}
+    stored = services.annotation_submit(task_id=task.id, annotator=crowdworker, response=ok)
+    assert stored.annotation.response["checked"] == [1, 0]
+    # Every criterion has a key; "?" lists them, the verdicts, the reasons and 0
+    keys = [(k.key, str(k.label)) for k in get_kind("review").keys(queue.config)]
+    assert [k for k, _label in keys] == ["q", "w", "a", "r", "1", "2", "0"]
+    # An advisory checklist lets an unticked accept through
+    advisory = QueueFactory(kind="review", config={**REVIEW, "criteria_advisory": True})
+    other = TaskFactory(queue=advisory, payload={"title": "Triple 10"})
+    claim(advisory, other_worker)
+    services.annotation_submit(
+        task_id=other.id, annotator=other_worker, response={"verdict": "accept"}
+    )

@@ -174,3 +174,12 @@ def test_curator_task_page_shows_the_trail(client, two_tasks, crowdworker, curat
     resp = client.get(f"/api/queues/{queue.pk}/annotations/?format=jsonl")
     rows = [json.loads(line) for line in b"".join(resp.streaming_content).decode().splitlines()]
     assert [r["response"] for r in rows if r["task_id"] == first.pk] == [{"answer": "No"}]
+
+
+def test_get_on_next_answers_405_naming_post(queue, crowdworker):
+    api = APIClient()
+    api.force_authenticate(crowdworker)
+    resp = api.get(f"/api/queues/{queue.pk}/next/")
+    assert resp.status_code == 405
+    assert f"POST /api/queues/{queue.pk}/next/" in resp.json()["message"]
+    assert "POST" in resp["Allow"]

@@ -100,7 +100,8 @@ KEYSTROKES = {
     # c toggles Color; "/" focuses the filter, Enter ticks the only match; then submit
     "skill_tags": ["c", "/", "type:spatial", "Enter", "Enter"],
     "forced_choice": ["a", "Enter"],
-    "review": ["r", "1", "Enter"],
+    # accept with the criterion unticked is refused inline; q ticks it, Enter accepts
+    "review": ["a", "Enter", "wait:#task-alert [data-status='400']", "q", "Enter"],
     "write_text": ["e", "Control+a", "type:Is the ball blue?", "Escape", "Control+Enter"],
 }
 
@@ -137,6 +138,8 @@ def test_crowdworker_completes_every_kind_with_the_keyboard(
         for stroke in KEYSTROKES[queue.kind]:
             if stroke.startswith("type:"):
                 page.keyboard.type(stroke[5:])
+            elif stroke.startswith("wait:"):
+                page.wait_for_selector(stroke[5:])
             else:
                 page.keyboard.press(stroke)
         # The next fragment (here: the friendly empty state) replaces the task without a reload.
@@ -145,14 +148,17 @@ def test_crowdworker_completes_every_kind_with_the_keyboard(
         assert page.evaluate("window.__sameDocument === true"), "the page reloaded"
 
     assert page.js_errors == []
-    assert page.console_errors == []  # no Content-Security-Policy refusal, no failed load
+    # no Content-Security-Policy refusal, no failed load but the one refused accept (400)
+    refused = [e for e in page.console_errors if "status of 400" in e and "/submit/" in e]
+    assert len(refused) == 1
+    assert [e for e in page.console_errors if e not in refused] == []
 
     # As a curator: every task has its annotation and, with redundancy 1, a decision.
     expected = {
         "pair_verify": {"decision": "keep"},
         "vqa_choice": {"answer": "नहीं"},
         "skill_tags": {"tags": ["color", "spatial"]},
-        "review": {"verdict": "reject", "checked": [], "reason": "false", "comment": ""},
+        "review": {"verdict": "accept", "checked": [0], "reason": None, "comment": ""},
         "write_text": {"text": "Is the ball blue?", "edited_from_draft": True},
     }
     for queue in queues:

@@ -8,6 +8,7 @@ exactly like a curator's upload, so the demo cannot hold an item the app would r
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from django.conf import settings
@@ -35,6 +36,15 @@ DEMO_USERS = [
 IMPORT_JOB = "annotator.import_tasks"
 
 
+def server_url(given: str | None) -> str:
+    """The address the demo's server answers at, ending in "/" so paths can be appended:
+    ``--url`` as given, else ``http://$HOST:$PORT/`` (the Makefile's variables)."""
+    if not given:
+        host = os.environ.get("HOST") or "127.0.0.1"
+        given = f"http://{host}:{os.environ.get('PORT') or '8000'}/"
+    return given if given.endswith("/") else given + "/"
+
+
 def media_url() -> str:
     url = settings.MEDIA_URL
     return url if url.startswith(("/", "http://", "https://")) else f"/{url}"
@@ -56,7 +66,10 @@ class Command(BaseCommand):
             help="Delete the demo project (queues, tasks, answers, jobs) and images, then rebuild.",
         )
         parser.add_argument(
-            "--url", default="http://127.0.0.1:8000/", help="Where the server will answer."
+            "--url",
+            default=None,
+            help="Where the server will answer (default: http://$HOST:$PORT/, as `make run` "
+            "serves it; 127.0.0.1 and 8000 when unset).",
         )
         parser.add_argument(
             "--allow-insecure",
@@ -64,7 +77,8 @@ class Command(BaseCommand):
             help="Run even with DEBUG off (the demo passwords are printed and published).",
         )
 
-    def handle(self, *args, reset: bool, url: str, allow_insecure: bool, **options):
+    def handle(self, *args, reset: bool, url: str | None, allow_insecure: bool, **options):
+        url = server_url(url)
         if not settings.DEBUG and not allow_insecure:
             raise CommandError(
                 "DEBUG is off: this looks like production, and the demo users have published "

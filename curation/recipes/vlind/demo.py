@@ -76,11 +76,13 @@ def _seed(*parts) -> int:
 def reviews_answer(queue, people, accepts_of: Callable[[int], int]) -> None:
     """Each reviewer (k = 0, 1, …) answers every task handed out to them: accept while k <
     ``accepts_of(task id)``, else reject (the demo and the tests)."""
+    criteria = queue.config.get("criteria", [])
     for k, person in enumerate(people):
 
         def verdict(task, k=k) -> dict:
             if k < accepts_of(task.pk):
-                return {"verdict": "accept"}
+                # every criterion ticked: the review kind accepts nothing less
+                return {"verdict": "accept", "checked": list(range(len(criteria)))}
             return {"verdict": "reject", "reason": "unclear_truth"}
 
         demo_work(queue, person, verdict)

@@ -119,6 +119,11 @@ def review(queue, people, verdicts: dict[str, str]) -> None:
                 response={
                     "verdict": verdict,
                     **({"reason": "changed"} if verdict == "reject" else {}),
+                    **(
+                        {"checked": list(range(len(queue.config.get("criteria", []))))}
+                        if verdict == "accept"
+                        else {}
+                    ),
                 },
             )
 

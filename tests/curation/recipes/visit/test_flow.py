@@ -63,6 +63,8 @@ def _caption(pipeline, crowdworker, text=CAPTION_TEXT):
 def _review(pipeline, reviewer, verdict="accept", reason=None, comment=""):
     pipeline.refresh_from_db()
     response = {"verdict": verdict, "comment": comment}
+    if verdict == "accept":  # every criterion holds
+        response["checked"] = list(range(len(pipeline.review_queue.config.get("criteria", []))))
     if reason:
         response["reason"] = reason
     return answer_all(pipeline.review_queue, reviewer, lambda a: dict(response))
