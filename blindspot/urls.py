@@ -37,6 +37,7 @@ urlpatterns = [
     path("api/redoc/redoc.standalone.js", redoc_bundle, name="api-redoc-bundle"),
     path("api/token/", token_obtain, name="api-token"),
     path("api/eval/", include("evaluation.api_urls")),
+    path("api/recipes/", include("curation.recipes.framework.api_urls")),
     *(path(f"api/{r.slug}/", include(r.api_urls)) for r in recipes() if r.api_urls),
     path("api/", include("annotator.api_urls")),
     path("eval/", include("evaluation.urls")),

@@ -386,6 +386,19 @@ TABLE: dict[str, Row] = {
     ),
     "api-visit-submission": row(get(CR), submission_id=Id("visit_submission"), **visit),
     "api-visit-leaderboard": row(get(CR), **visit),
+    # --- recipes over JSON (framework.api) ---
+    "api-recipes": row(get(CR, scope=OWN)),
+    "api-recipe-objects": row(get(C, scope=OWN), key="naturalbench"),
+    "api-recipe-stage": row(post(C, {}), key="naturalbench", object_id=Id("nb"), stage="mine"),
+    "api-recipe-export": row(
+        post(C, {"kind": "vhexpansion.export", "args": {"fmt": "jsonl"}}),
+        key="vhexpansion",
+        object_id=Id("vhx"),
+    ),
+    # the world's export job is still running: its file answers 404 saying so, to anyone
+    "api-recipe-export-file": row(
+        get(CR, ok=(404,)), key="vhexpansion", object_id=Id("vhx"), job_id=Id("vhx_export_job")
+    ),
     # --- evaluation: pages ---
     "eval-benchmarks": row(get(CR, scope=OWN)),
     # a complete, valid import: naming project 1 is the only thing wrong for outsiders

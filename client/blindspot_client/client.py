@@ -44,6 +44,11 @@ ENDPOINTS: dict[str, tuple[str, str]] = {
     "judge": ("POST", "/api/eval/versions/{version_id}/judge/"),
     "run": ("GET", "/api/eval/runs/{run_id}/"),
     "run_compute": ("POST", "/api/eval/runs/{run_id}/compute/"),
+    "recipes": ("GET", "/api/recipes/"),
+    "recipe_objects": ("GET", "/api/recipes/{key}/objects/"),
+    "recipe_stage": ("POST", "/api/recipes/{key}/objects/{object_id}/stages/{stage}/"),
+    "recipe_export": ("POST", "/api/recipes/{key}/objects/{object_id}/exports/"),
+    "recipe_export_file": ("GET", "/api/recipes/{key}/objects/{object_id}/exports/{job_id}/"),
     "webhooks": ("GET", "/api/projects/{project_id}/webhooks/"),
     "webhook_create": ("POST", "/api/projects/{project_id}/webhooks/"),
     "webhook_deliveries": ("GET", "/api/webhooks/{webhook_id}/deliveries/"),
@@ -444,6 +449,86 @@ class Client:
                     raise TimeoutError(f"Job {job_id} is still {job.status}.")
                 time.sleep(poll)
                 job = self.job(job_id)
+
+    # ----------------------------------------------------------------------------------------
+    # Recipes
+    # ----------------------------------------------------------------------------------------
+    def recipes(self) -> list[dict[str, Any]]:
+        """Every recipe (``key``, ``label``) with its ``stages`` and ``exports``."""
+        return self._json("recipes")
+
+    def pipelines(self, recipe: str) -> list[dict[str, Any]]:
+        """A recipe's objects (pipelines, case sets, benches) in the projects you curate, each
+        with its funnel ``counts``."""
+        return list(self._paged("recipe_objects", key=recipe))
+
+    def start_stage(self, recipe: str, pipeline: int, stage: str, **params: Any) -> Job:
+        """Start a stage (its page's button; ``params`` are the button's form fields)."""
+        body = {"params": params}
+        return Job.of(
+            self._json("recipe_stage", key=recipe, object_id=pipeline, stage=stage, json_body=body)
+        )
+
+    def start_export(
+        self,
+        recipe: str,
+        pipeline: int,
+        kind: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        **args: Any,
+    ) -> Job:
+        """Start an export job: ``kind`` as listed by :meth:`recipes`, ``args`` its route's
+        arguments (``fmt="jsonl"``), ``params`` its form fields."""
+        body = {"kind": kind, "args": args, "params": dict(params or {})}
+        return Job.of(self._json("recipe_export", key=recipe, object_id=pipeline, json_body=body))
+
+    def download_export(
+        self,
+        recipe: str,
+        pipeline: int,
+        job_id: int,
+        path: str | os.PathLike[str],
+        *,
+        progress: bool = True,
+    ) -> Path:
+        """Save a finished export's file to ``path`` (a folder: under the file's own name),
+        streamed, and check its SHA-256 against the one the job recorded; a mismatch removes
+        the file and raises :class:`ChecksumMismatch`. A redirect to a signed storage URL is
+        followed without your token."""
+        result = self.job(job_id).result or {}
+        target = Path(path)
+        if target.is_dir():
+            target = target / (result.get("filename") or f"export-{job_id}")
+        response = self._request(
+            "recipe_export_file", key=recipe, object_id=pipeline, job_id=job_id, stream=True
+        )
+        try:
+            if response.status_code in (301, 302, 303, 307, 308):
+                location = response.headers["Location"]
+                response.close()
+                if location.startswith("/"):  # served by the app itself after all
+                    location = self.url + location
+                response = httpx.get(location, follow_redirects=False, timeout=self.http.timeout)
+                if response.status_code >= 400:
+                    raise self._error(response, "GET", location.split("?", 1)[0])
+            size = int(response.headers.get("Content-Length") or result.get("size") or 0)
+            digest = hashlib.sha256()
+            with Progress(size, f"Downloading {target.name}", enabled=progress) as bar:
+                with open(target, "wb") as fh:
+                    for block in response.iter_bytes(1 << 20):
+                        fh.write(block)
+                        digest.update(block)
+                        bar.update(len(block))
+        finally:
+            response.close()
+        expected = result.get("sha256")
+        if expected and digest.hexdigest() != expected:
+            target.unlink(missing_ok=True)
+            raise ChecksumMismatch(
+                f"{target.name}: SHA-256 {digest.hexdigest()} is not the recorded {expected}."
+            )
+        return target
 
     # ----------------------------------------------------------------------------------------
     # Evaluation

@@ -43,7 +43,7 @@ class Site:
     url: str
     project: object
     other_project: object
-    tokens: dict[str, str]  # curator, researcher, worker1, worker2, outsider
+    tokens: dict[str, str]  # curator, researcher, worker1 to 3, outsider
 
 
 @pytest.fixture
@@ -53,11 +53,13 @@ def site(live_server, transactional_db, eager) -> Site:
         "researcher": roles.RESEARCHER,
         "worker1": roles.CROWDWORKER,
         "worker2": roles.CROWDWORKER,
+        "worker3": roles.CROWDWORKER,
         "outsider": roles.CURATOR,
     }
     users = {name: UserFactory(username=f"c-{name}", role=role) for name, role in people.items()}
     project = ProjectFactory(
-        name="Colours", members=[users[n] for n in ("curator", "researcher", "worker1", "worker2")]
+        name="Colours",
+        members=[users[n] for n in ("curator", "researcher", "worker1", "worker2", "worker3")],
     )
     other = ProjectFactory(name="Elsewhere", members=[users["outsider"]])
     tokens = {name: Token.objects.get_or_create(user=u)[0].key for name, u in users.items()}

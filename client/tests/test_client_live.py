@@ -3,12 +3,15 @@ outcomes as a DataFrame and a Dataset, jobs, evaluation, webhooks, and every err
 
 from __future__ import annotations
 
+import hashlib
 import json
+import zipfile
 
 import httpx
 import pytest
 from blindspot_client import (
     ENDPOINTS,
+    ChecksumMismatch,
     Client,
     Conflict,
     Forbidden,
@@ -33,12 +36,13 @@ def vqa(i: int) -> dict:
     }
 
 
-def annotate_all(client: Client, queue_id: int, answer=lambda task: "Yes") -> int:
+def annotate_all(client: Client, queue_id: int, answer=lambda task: "Yes", respond=None) -> int:
     """One annotator answers every task the server hands them, through the API."""
     answered = 0
     task = client.next_task(queue_id)
     while task is not None:
-        result = client.submit(task["id"], {"answer": answer(task)})
+        response = respond(task) if respond else {"answer": answer(task)}
+        result = client.submit(task["id"], response)
         answered += 1
         task = result["next"]["task"]
     return answered
@@ -243,3 +247,67 @@ def test_a_receiver_hears_the_queue_finish(site, client_for, settings):
         assert (delivery["status"], delivery["response_code"]) == ("succeeded", 200)
     finally:
         receiver.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Recipes: a pipeline's stage, an export downloaded and checked
+# --------------------------------------------------------------------------------------------
+def test_recipe_stage_export_and_download(site, client_for, settings, tmp_path):
+    import io
+
+    from django.contrib.auth import get_user_model
+    from PIL import Image as PILImage
+
+    from curation import assets
+    from curation.recipes.vhexpansion import case_sources
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.BLINDSPOT_PROTECTED_MEDIA_REDIRECT = ""
+    curator = get_user_model().objects.get(username="c-curator")
+    triples = []
+    for colour in ("red", "blue", "green"):
+        buf = io.BytesIO()
+        PILImage.new("RGB", (40, 30), colour).save(buf, "PNG")
+        image, _ = assets.image_ingest(data=buf.getvalue(), name=f"{colour}.png")
+        question = f"Is the cube {colour}?"
+        triples.append(case_sources.Triple(image=image, question=question, answer="yes"))
+    case_set = case_sources.case_set_from_triples(
+        project=site.project, name="Cubes", triples=triples, created_by=curator
+    )
+    bs = client_for("curator")
+    vhx = next(r for r in bs.recipes() if r["key"] == "vhexpansion")
+    assert "negate" in [s["name"] for s in vhx["stages"]]
+    (pipeline,) = bs.pipelines("vhexpansion")
+    assert pipeline["id"] == case_set.pk and pipeline["name"] == "Cubes"
+    job = bs.start_stage("vhexpansion", case_set.pk, "negate")
+    assert bs.wait_for_job(job.id, timeout=60, poll=0.2, progress=False).status == "succeeded"
+    # people accept the drafted negations in the set's review queue, through the API
+    (review,) = [q for q in bs.queues(project=site.project.pk) if q.kind == "review"]
+    for worker in ("worker1", "worker2", "worker3"):  # three reviewers per negation
+        annotate_all(client_for(worker), review.id, respond=lambda task: {"verdict": "accept"})
+    assert bs.wait_for_queue(review.id, timeout=30, poll=0.2, progress=False)
+    with pytest.raises(NotFound):
+        bs.start_stage("vhexpansion", case_set.pk, "no-such-stage")
+    with pytest.raises(InvalidRequest, match="Unknown export format"):
+        bs.start_export("vhexpansion", case_set.pk, "vhexpansion.export", fmt="pdf")
+    export = bs.start_export("vhexpansion", case_set.pk, "vhexpansion.export", fmt="jsonl")
+    done = bs.wait_for_job(export.id, timeout=60, poll=0.2, progress=False)
+    # a researcher of the project downloads it; the checksum is the job's
+    saved = client_for("researcher").download_export(
+        "vhexpansion", case_set.pk, export.id, tmp_path, progress=False
+    )
+    assert saved.name == done.result["filename"]
+    assert hashlib.sha256(saved.read_bytes()).hexdigest() == done.result["sha256"]
+    with zipfile.ZipFile(saved) as archive:  # the export's zip: images and the JSONL
+        assert any(name.endswith(".jsonl") for name in archive.namelist())
+    # a file changed in storage is refused and not kept
+    stored = settings.MEDIA_ROOT / done.result["path"]
+    stored.write_bytes(stored.read_bytes() + b"tampered")
+    target = tmp_path / "again.jsonl"
+    with pytest.raises(ChecksumMismatch):
+        bs.download_export("vhexpansion", case_set.pk, export.id, target, progress=False)
+    assert not target.exists()
+    with pytest.raises(NotFound):
+        client_for("outsider").download_export(
+            "vhexpansion", case_set.pk, export.id, tmp_path / "x", progress=False
+        )
