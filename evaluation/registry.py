@@ -147,6 +147,8 @@ class Pairwise:
     agreement_plot: Callable[[dict], str] | None = None  # agreement results -> SVG
     # A judgment set in the paper's own judgments layout: set -> (file name, text).
     export: Callable[[Any], tuple[str, str]] | None = None
+    # How the reference player reads on pages, from where the version's references came from.
+    reference_label: Callable[[int], str] | None = None
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,10 @@ def _judgments_page(
             ),
             "judge_form": form if form is not None else _judge_form(request, version),
             "can_export": pairwise.export is not None,
+            # Where the reference came from, when the family says (drafted, published, …).
+            "reference_label": pairwise.reference_label(version.pk)
+            if pairwise.reference_label
+            else "",
             "judge_error": error,
             "active_judges": [s for s in sets if s.job is not None and not s.job.is_finished],
             **abilities(request),

@@ -61,13 +61,18 @@ def test_judgments_page_empty_state_says_what_to_do(client, visit_version):
 
 @pytest.mark.django_db
 def test_judgments_page_shows_ratings_agreement_and_plots(client, rated):
-    response = page(client, roles.RESEARCHER, "eval-judgments", rated.pk, max_queries=8)
+    # (+1: where the version's reference came from, for the reference row's label)
+    response = page(client, roles.RESEARCHER, "eval-judgments", rated.pk, max_queries=9)
     text = response.content.decode()
     judge = JudgmentSet.objects.get(label="GPT-4 judge")
     crowd = JudgmentSet.objects.get(label="Crowd")
     # Both sets with their players, linked to the runs, best first
     assert text.count('class="card judgment-set"') == 2
     assert "LLaVA-13B" in text and "human_verified_reference" in text
+    # the reference says where it came from (the published file: GPT-4's, human-verified)
+    assert "GPT-4 reference (published, human-verified)" in text
+    # each set downloads in the sandbox's head-to-head layout
+    assert reverse("eval-judgments-export", args=[rated.pk, judge.pk]) in text
     top = judge.results["players"][0]
     assert top["player"] == "human_verified_reference"
     assert reverse("eval-run", args=[judge.results["players"][1]["run_id"]]) in text

@@ -19,6 +19,7 @@ PAIRWISE = Pairwise(
     strata=visit.STRATA,
     agreement_plot=plots.agreement_plot,
     export=exports.head2head_export,
+    reference_label=board.reference_label,
 )
 
 FAMILY = register(
