@@ -144,3 +144,17 @@ def test_a_relative_import_stays_inside_its_app():
                 if app_of(target) != app_of(module):
                     leaving.append(f"{rel(path)}:{node.lineno} {target}")
     assert leaving == [], f"Import these absolutely (they leave their app): {leaving}"
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A name shared between modules is public (no leading underscore): seams are not cut by
+    line ranges."""
+    private = [
+        f"{rel(path)}:{node.lineno} {alias.name}"
+        for path in app_sources()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+    assert private == [], f"Make these public where they are shared, or move them: {private}"

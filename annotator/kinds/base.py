@@ -53,7 +53,7 @@ def public_image(image: dict) -> dict:
     return {k: image[k] for k in ("url", "alt", "caption") if k in image}
 
 
-def _pick(source: dict, names: tuple[str, ...]) -> dict:
+def fields_pick(source: dict, names: tuple[str, ...]) -> dict:
     return {name: source[name] for name in names if name in source}
 
 
@@ -163,7 +163,7 @@ class Kind:
 
     def public_payload(self, payload: dict, presentation: dict) -> dict:
         """The payload as the workspace shows it for one assignment."""
-        out = _pick(payload, self.public_fields)
+        out = fields_pick(payload, self.public_fields)
         if "images" in out:
             out["images"] = [public_image(i) for i in out["images"]]
         if "image" in out:
@@ -172,7 +172,7 @@ class Kind:
 
     def public_config(self, config: dict) -> dict:
         """The queue settings the workspace uses (and shows) for this kind."""
-        return _pick(config, self.public_config_fields)
+        return fields_pick(config, self.public_config_fields)
 
     def public_response(self, response: dict) -> dict:
         """A stored answer as its author gave it (their history): nothing the server added."""

@@ -8,7 +8,7 @@ from django.utils.translation import gettext_noop
 
 from ..aggregation import Decision
 from ..platform.errors import SchemaError
-from .base import IMAGE, IMAGES, TEXT, Key, Kind, _pick, check, register
+from .base import IMAGE, IMAGES, TEXT, Key, Kind, check, fields_pick, register
 
 
 # --- pair_verify: NaturalBench Sec. 3 step 1 ---------------------------------------------------
@@ -155,7 +155,7 @@ class SkillTags(Kind):
         out["taxonomy"] = [
             {
                 "group": g["group"],
-                "tags": [_pick(t, ("id", "label", "key", "description")) for t in g["tags"]],
+                "tags": [fields_pick(t, ("id", "label", "key", "description")) for t in g["tags"]],
             }
             for g in config.get("taxonomy", [])
         ]
@@ -339,7 +339,9 @@ class Review(Kind):
     def public_config(self, config):
         out = {"criteria": list(config.get("criteria", []))}
         out["criteria_advisory"] = bool(config.get("criteria_advisory"))
-        out["reason_codes"] = [_pick(r, ("code", "label")) for r in config.get("reason_codes", [])]
+        out["reason_codes"] = [
+            fields_pick(r, ("code", "label")) for r in config.get("reason_codes", [])
+        ]
         return out
 
     def response_schema(self, config, payload):

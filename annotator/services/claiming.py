@@ -16,8 +16,8 @@ from django.utils.translation import gettext as _
 
 from ..kinds import get_kind
 from ..models import Assignment, Enrollment, Task, TaskQueue
-from .decisions import _enrollment, _settle_qualification
-from .leases import _ASSIGNMENT, _TASK, leases_expire
+from .decisions import enrollment_get, qualification_settle
+from .leases import ASSIGNMENT_SHAPE, TASK_SHAPE, leases_expire
 
 
 @dataclass
@@ -118,7 +118,7 @@ WITH picked AS (
 ), counted AS (
     UPDATE annotator_task t SET active_count = t.active_count + 1
     FROM leased WHERE t.id = leased.task_id
-    RETURNING {_TASK.columns}
+    RETURNING {TASK_SHAPE.columns}
 )
 SELECT leased.id, counted.* FROM leased JOIN counted ON TRUE
 """
@@ -140,7 +140,7 @@ def _claim_regular_pg(queue: TaskQueue, annotator, now) -> Assignment | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    task = _TASK.build(row, 1)
+    task = TASK_SHAPE.build(row, 1)
     task.queue = queue
     assignment = Assignment(
         pk=row[0],
@@ -209,7 +209,7 @@ def _held_by_others(queue: TaskQueue, annotator, now) -> tuple[int, int | None]:
 _STANDING_SQL = f"""
 SELECT
     (SELECT e.state FROM annotator_enrollment e WHERE e.queue_id = %s AND e.annotator_id = %s),
-    {_ASSIGNMENT.columns}, {_TASK.columns}
+    {ASSIGNMENT_SHAPE.columns}, {TASK_SHAPE.columns}
 FROM (SELECT 1 AS one) AS one
 LEFT JOIN annotator_assignment a ON a.id = (
     SELECT l.id FROM annotator_assignment l
@@ -225,9 +225,9 @@ def _standing(queue: TaskQueue, annotator, now) -> tuple[str | None, Assignment 
     with connection.cursor() as cursor:
         cursor.execute(_STANDING_SQL, [queue.pk, annotator.pk, annotator.pk, queue.pk, when])
         row = cursor.fetchone()
-    live = _ASSIGNMENT.build(row, 1)
+    live = ASSIGNMENT_SHAPE.build(row, 1)
     if live is not None:
-        live.task = _TASK.build(row, 1 + _ASSIGNMENT.width)
+        live.task = TASK_SHAPE.build(row, 1 + ASSIGNMENT_SHAPE.width)
         live.queue = live.task.queue = queue
     return row[0], live
 
@@ -243,7 +243,7 @@ def assignment_claim(*, queue: TaskQueue, annotator, now=None) -> ClaimResult:
     if standing == Enrollment.State.ACTIVE:
         enrollment = None  # the common case: nothing to check, nothing to load
     else:
-        enrollment = _enrollment(queue, annotator)
+        enrollment = enrollment_get(queue, annotator)
         if enrollment.state in (Enrollment.State.FAILED, Enrollment.State.PAUSED):
             return ClaimResult(None, enrollment.reason or _("You are paused in this queue."))
     if enrollment is not None and enrollment.state == Enrollment.State.QUALIFYING:
@@ -254,7 +254,7 @@ def assignment_claim(*, queue: TaskQueue, annotator, now=None) -> ClaimResult:
         with transaction.atomic():
             enrollment = Enrollment.objects.select_for_update().get(pk=enrollment.pk)
             if enrollment.state == Enrollment.State.QUALIFYING:
-                _settle_qualification(enrollment, queue)
+                qualification_settle(enrollment, queue)
         if enrollment.state != Enrollment.State.ACTIVE:
             return ClaimResult(None, enrollment.reason)
     if queue.gold_rate and random.random() < queue.gold_rate:

@@ -14,7 +14,7 @@ from ..outcomes import run_outcome_handler
 from ..platform.webhooks import webhook_emit
 
 
-def _enrollment(queue: TaskQueue, annotator) -> Enrollment:
+def enrollment_get(queue: TaskQueue, annotator) -> Enrollment:
     initial = Enrollment.State.QUALIFYING if queue.qualification_count else Enrollment.State.ACTIVE
     enrollment, _created = Enrollment.objects.get_or_create(
         queue=queue, annotator=annotator, defaults={"state": initial}
@@ -22,7 +22,7 @@ def _enrollment(queue: TaskQueue, annotator) -> Enrollment:
     return enrollment
 
 
-def _settle_qualification(enrollment: Enrollment, queue: TaskQueue) -> None:
+def qualification_settle(enrollment: Enrollment, queue: TaskQueue) -> None:
     """Decide a qualifying annotator's standing once K gold items are answered (or none remain)."""
     answered, correct = enrollment.gold_answered, enrollment.gold_correct
     accuracy = correct / answered if answered else 1.0
@@ -43,8 +43,8 @@ def _settle_qualification(enrollment: Enrollment, queue: TaskQueue) -> None:
     enrollment.save(update_fields=["state", "reason", "updated_at"])
 
 
-def _record_gold(queue: TaskQueue, annotator, correct: bool) -> Enrollment:
-    enrollment = _enrollment(queue, annotator)
+def gold_record(queue: TaskQueue, annotator, correct: bool) -> Enrollment:
+    enrollment = enrollment_get(queue, annotator)
     enrollment = Enrollment.objects.select_for_update().get(pk=enrollment.pk)
     enrollment.gold_answered += 1
     enrollment.gold_correct += int(correct)
@@ -54,7 +54,7 @@ def _record_gold(queue: TaskQueue, annotator, correct: bool) -> Enrollment:
         enrollment.state == Enrollment.State.QUALIFYING
         and enrollment.gold_answered >= queue.qualification_count
     ):
-        _settle_qualification(enrollment, queue)
+        qualification_settle(enrollment, queue)
     elif (
         enrollment.state == Enrollment.State.ACTIVE
         and queue.gold_pause_below is not None

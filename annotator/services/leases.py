@@ -20,10 +20,10 @@ from ..platform.models import Project
 from ..platform.rows import Shape
 from .decisions import task_decide
 
-_ASSIGNMENT = Shape(Assignment, "a")
+ASSIGNMENT_SHAPE = Shape(Assignment, "a")
 
 
-_TASK = Shape(Task, "t")
+TASK_SHAPE = Shape(Task, "t")
 
 
 _QUEUE = Shape(TaskQueue, "q")
@@ -47,10 +47,10 @@ def leases_expire(*, queue: TaskQueue | None = None, now=None, limit: int = 1000
     stale = Assignment.objects.filter(state=Assignment.State.LEASED, expires_at__lte=now)
     if queue is not None:
         stale = stale.filter(queue=queue)
-    return _leases_end(stale[:limit], now=now, wait=False)
+    return leases_end(stale[:limit], now=now, wait=False)
 
 
-def _leases_end(leases, *, now, wait: bool) -> int:
+def leases_end(leases, *, now, wait: bool) -> int:
     """End each of ``leases`` that is still live-or-stale (state leased), as an expiry does:
     the assignment is expired and a regular slot goes back to the pool (``_slot_returned``).
 
@@ -89,7 +89,7 @@ def annotator_leases_revoke(*, annotator, everywhere: bool = False, now=None) ->
     ``everywhere``, e.g. before the account is deleted), else the leases in projects they are
     no longer a member of (admins keep theirs). The slots go back to the pool as on expiry;
     the person's later submit, skip, report or heartbeat on those tasks answers 404
-    (``_held_assignment``). Returns how many leases ended.
+    (``assignment_held``). Returns how many leases ended.
     """
     now = now or timezone.now()
     annotator = get_user_model().objects.get(pk=annotator.pk)  # roles and flags as stored now
@@ -101,12 +101,12 @@ def annotator_leases_revoke(*, annotator, everywhere: bool = False, now=None) ->
             project_id=OuterRef("queue__project_id"), user_id=annotator.pk
         )
         leases = leases.exclude(Exists(member))
-    return _leases_end(leases.order_by("task_id"), now=now, wait=True)
+    return leases_end(leases.order_by("task_id"), now=now, wait=True)
 
 
 # The task, its queue and whether the person is (still) a member of the queue's project.
 _HELD_TASK_SQL = f"""
-SELECT {_TASK.columns}, {_QUEUE.columns},
+SELECT {TASK_SHAPE.columns}, {_QUEUE.columns},
     EXISTS (SELECT 1 FROM annotator_project_members m
             WHERE m.project_id = q.project_id AND m.user_id = %s)
 FROM annotator_task t JOIN annotator_taskqueue q ON q.id = t.queue_id
@@ -115,7 +115,7 @@ WHERE t.id = %s
 
 
 _HELD_ASSIGNMENT_SQL = f"""
-SELECT {_ASSIGNMENT.columns} FROM annotator_assignment a
+SELECT {ASSIGNMENT_SHAPE.columns} FROM annotator_assignment a
 WHERE a.task_id = %s AND a.annotator_id = %s
 """
 
@@ -128,7 +128,7 @@ def _fetch_one(sql: str, params: list, *, lock: str = "") -> tuple | None:
         return cursor.fetchone()
 
 
-def _held_assignment(*, task_id: int, annotator, now) -> Assignment:
+def assignment_held(*, task_id: int, annotator, now) -> Assignment:
     """Lock the task, then this person's assignment on it (task first, as everywhere).
 
     Someone who may no longer work, or is no longer a member of the task's project (admins
@@ -147,15 +147,15 @@ def _held_assignment(*, task_id: int, annotator, now) -> Assignment:
     mine = row and _fetch_one(_HELD_ASSIGNMENT_SQL, [task_id, annotator.pk], lock=" OF a")
     if not mine:
         raise NotFound(_("No such task."))
-    assignment = _ASSIGNMENT.build(mine)
-    task = _TASK.build(row)
-    task.queue = _QUEUE.build(row, _TASK.width)
+    assignment = ASSIGNMENT_SHAPE.build(mine)
+    task = TASK_SHAPE.build(row)
+    task.queue = _QUEUE.build(row, TASK_SHAPE.width)
     assignment.task = task
     assignment.queue = task.queue
     return assignment
 
 
-def _lease_lost(assignment: Assignment, now) -> Conflict | None:
+def lease_lost(assignment: Assignment, now) -> Conflict | None:
     if assignment.task.state == Task.State.CANCELLED:  # tasks_cancel ended the lease
         return Conflict(
             _(
@@ -191,7 +191,7 @@ WHERE a.task_id = %(task)s AND a.annotator_id = %(person)s AND a.state = 'leased
   AND a.expires_at > %(now)s AND q.id = a.queue_id
   AND (%(admin)s OR EXISTS (SELECT 1 FROM annotator_project_members m
                             WHERE m.project_id = q.project_id AND m.user_id = %(person)s))
-RETURNING {_ASSIGNMENT.columns}
+RETURNING {ASSIGNMENT_SHAPE.columns}
 """
 
 
@@ -214,10 +214,10 @@ def assignment_heartbeat(*, task_id: int, annotator, now=None) -> Assignment:
             cursor.execute(_PG_HEARTBEAT, params)
             row = cursor.fetchone()
         if row is not None:
-            return _ASSIGNMENT.build(row)
+            return ASSIGNMENT_SHAPE.build(row)
     with transaction.atomic():
-        assignment = _held_assignment(task_id=task_id, annotator=annotator, now=now)
-        if (error := _lease_lost(assignment, now)) is not None:
+        assignment = assignment_held(task_id=task_id, annotator=annotator, now=now)
+        if (error := lease_lost(assignment, now)) is not None:
             raise error
         assignment.expires_at = now + assignment.queue.lease_ttl
         assignment.save(update_fields=["expires_at"])
@@ -235,11 +235,11 @@ def _release(
     """End a lease without an answer; ``reason(queue)`` checks and gives a report's reason."""
     now = now or timezone.now()
     with transaction.atomic():
-        assignment = _held_assignment(task_id=task_id, annotator=annotator, now=now)
+        assignment = assignment_held(task_id=task_id, annotator=annotator, now=now)
         why = reason(assignment.queue) if reason is not None else ""
         if assignment.state == state:
             return assignment  # idempotent
-        if (error := _lease_lost(assignment, now)) is not None:
+        if (error := lease_lost(assignment, now)) is not None:
             raise error
         assignment.state = state
         assignment.finished_at = now

@@ -17,8 +17,8 @@ from ..models import Annotation, Assignment, Task
 from ..platform.errors import Conflict, Invalid, SchemaError
 from . import claiming
 from .claiming import ClaimResult
-from .decisions import _record_gold, task_decide
-from .leases import _held_assignment, _lease_lost
+from .decisions import gold_record, task_decide
+from .leases import assignment_held, lease_lost
 
 
 @dataclass
@@ -102,7 +102,7 @@ def annotation_submit(
     """
     now = now or timezone.now()
     with transaction.atomic():
-        assignment = _held_assignment(task_id=task_id, annotator=annotator, now=now)
+        assignment = assignment_held(task_id=task_id, annotator=annotator, now=now)
         task, queue = assignment.task, assignment.queue
         kind = get_kind(queue.kind)
         if assignment.state == Assignment.State.SUBMITTED:
@@ -121,7 +121,7 @@ def annotation_submit(
             created = False
             annotation = existing
         else:
-            if (error := _lease_lost(assignment, now)) is not None:
+            if (error := lease_lost(assignment, now)) is not None:
                 raise error
             try:
                 cleaned = kind.clean_response(
@@ -143,7 +143,7 @@ def annotation_submit(
             )
             created = True
             if assignment.is_gold:
-                _record_gold(queue, annotator, bool(correct))
+                gold_record(queue, annotator, bool(correct))
             else:
                 task.done_count += 1  # counted in the database by _answer_store
                 if task.done_count >= task.required and task.state == Task.State.OPEN:

@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 
 from ..models import Annotation, Assignment, Enrollment, Task, TaskQueue, UndoneAnnotation
 from ..platform.errors import Conflict
-from .leases import _held_assignment, _leases_end
+from .leases import assignment_held, leases_end
 
 
 def undo_refusal(
@@ -54,7 +54,7 @@ def annotation_undo(*, task_id: int, annotator, now=None) -> Assignment:
     """
     now = now or timezone.now()
     with transaction.atomic():
-        assignment = _held_assignment(task_id=task_id, annotator=annotator, now=now)
+        assignment = assignment_held(task_id=task_id, annotator=annotator, now=now)
         task, queue = assignment.task, assignment.queue
         if assignment.state != Assignment.State.SUBMITTED:
             raise Conflict(_("You have no answer to undo on this task."))
@@ -95,7 +95,7 @@ def annotation_undo(*, task_id: int, annotator, now=None) -> Assignment:
     others = Assignment.objects.filter(
         annotator=annotator, queue_id=queue.pk, state=Assignment.State.LEASED
     ).exclude(pk=assignment.pk)
-    _leases_end(others.order_by("task_id"), now=now, wait=True)
+    leases_end(others.order_by("task_id"), now=now, wait=True)
     return assignment
 
 

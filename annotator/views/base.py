@@ -36,15 +36,15 @@ QUALITY_KEYS = (
 )
 
 
-def _attach_progress(queues: list[TaskQueue]) -> list[TaskQueue]:
+def progress_attach(queues: list[TaskQueue]) -> list[TaskQueue]:
     progress = selectors.queue_progress([q.pk for q in queues])
     for q in queues:
         q.progress = progress[q.pk]
-        q.bar = _segments(q.progress)
+        q.bar = progress_segments(q.progress)
     return queues
 
 
-def _segments(p: dict) -> list[dict]:
+def progress_segments(p: dict) -> list[dict]:
     """A stacked bar: decided / undecided / leased / waiting, as percentages of all tasks."""
     total = p.get("total") or 0
     leased = min(p.get("leased", 0), p.get("open", 0))
@@ -60,11 +60,11 @@ def _segments(p: dict) -> list[dict]:
     ]
 
 
-def _queue_quality(queue: TaskQueue) -> dict:
+def queue_quality_of(queue: TaskQueue) -> dict:
     return quality.cached_queue_quality(queue)
 
 
-def _agreement_histogram(queue: TaskQueue) -> list[dict]:
+def agreement_histogram(queue: TaskQueue) -> list[dict]:
     """Finished tasks by agreement, in four buckets; one query."""
     buckets = [
         ("< 50%", Q(agreement__lt=0.5)),
@@ -83,7 +83,7 @@ def _agreement_histogram(queue: TaskQueue) -> list[dict]:
     ]
 
 
-def _queue_jobs(user, queue: TaskQueue, limit: int = 5) -> list[Job]:
+def queue_jobs(user, queue: TaskQueue, limit: int = 5) -> list[Job]:
     return list(
         jobs_for(user).filter(params__queue_id=queue.pk).select_related("created_by")[:limit]
     )

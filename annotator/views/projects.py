@@ -18,7 +18,7 @@ from ..platform.scoping import (
     get_or_404,
     projects_for,
 )
-from .base import CURATOR, STAFF, _attach_progress
+from .base import CURATOR, STAFF, progress_attach
 
 
 @roles.roles_required(*STAFF)
@@ -29,7 +29,7 @@ def projects(request: HttpRequest) -> HttpResponse:
             Prefetch("queues", queryset=TaskQueue.objects.order_by("-priority", "id"))
         )
     )
-    _attach_progress([q for p in items for q in p.queues.all()])
+    progress_attach([q for p in items for q in p.queues.all()])
     return render(request, "annotator/curator/projects.html", {"projects": items})
 
 
@@ -46,7 +46,7 @@ def project_new(request: HttpRequest) -> HttpResponse:
 @roles.roles_required(*STAFF)
 def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
     project = get_or_404(projects_for(request.user), pk=project_id)
-    queues = _attach_progress(
+    queues = progress_attach(
         list(selectors.queues_for(request.user).filter(project=project).order_by("-priority", "id"))
     )
     return render(request, "annotator/curator/project.html", {"project": project, "queues": queues})

@@ -26,10 +26,10 @@ from ..platform.scoping import (
 from .base import (
     CURATOR,
     STAFF,
-    _agreement_histogram,
-    _queue_jobs,
-    _queue_quality,
-    _segments,
+    agreement_histogram,
+    progress_segments,
+    queue_jobs,
+    queue_quality_of,
 )
 
 
@@ -92,7 +92,7 @@ def _queue_form_page(request, form, save, *, context: dict, done: str, then) -> 
 def queue_detail(request: HttpRequest, queue_id: int) -> HttpResponse:
     queue = get_or_404(selectors.queues_for(request.user), pk=queue_id)
     progress = selectors.queue_progress([queue.pk])[queue.pk]
-    stats = _queue_quality(queue)
+    stats = queue_quality_of(queue)
     annotators = stats["per_annotator"]
     top_n = max((a["n"] for a in annotators), default=0) or 1
     for a in annotators:
@@ -109,11 +109,11 @@ def queue_detail(request: HttpRequest, queue_id: int) -> HttpResponse:
             "queue": queue,
             "kind": kind,
             "progress": progress,
-            "segments": _segments(progress),
+            "segments": progress_segments(progress),
             "stats": stats,
             "annotators": annotators,
-            "histogram": _agreement_histogram(queue),
-            "jobs": _queue_jobs(request.user, queue),
+            "histogram": agreement_histogram(queue),
+            "jobs": queue_jobs(request.user, queue),
             "instructions_html": _markdown(queue.instructions),
             "lease_minutes": round(queue.lease_ttl.total_seconds() / 60),
             "undo_minutes": round(queue.undo_window.total_seconds() / 60),
