@@ -67,7 +67,11 @@ def tokenize_many(texts: Mapping[str, str]) -> dict[str, str]:
     if shutil.which("java") is None:
         raise TokenizerUnavailable(NO_JAVA)
     captions = {k: [{"caption": _LINE_BREAKS.sub(" ", str(v))}] for k, v in texts.items()}
-    tokenized = PTBTokenizer().tokenize(captions)
+    try:
+        # The toolkit writes its input next to its jar (site-packages) and runs java there.
+        tokenized = PTBTokenizer().tokenize(captions)
+    except OSError as exc:
+        raise TokenizerUnavailable(f"the PTB tokenizer could not run: {exc}") from exc
     if set(tokenized) != set(texts):
         raise TokenizerUnavailable("the PTB tokenizer's output does not line up with its input")
     return {k: tokenized[k][0] for k in texts}

@@ -25,6 +25,16 @@ def test_ptb_tokenizer_as_the_coco_toolkit_runs_it():
     assert out == {"a": "one two", "b": "three", "c": "x y"}
 
 
+def test_a_tokenizer_that_cannot_run_is_a_reason_not_a_crash(monkeypatch):
+    def read_only(self, captions):
+        raise PermissionError(13, "Permission denied", "/site-packages/pycocoevalcap/tokenizer")
+
+    monkeypatch.setattr(tm.shutil, "which", lambda name: "/usr/bin/java")
+    monkeypatch.setattr(tm.PTBTokenizer, "tokenize", read_only)
+    result = tm.rouge_l({"1": "a b"}, {"1": "a b"})
+    assert not result.available and "Permission denied" in result.reason
+
+
 def test_without_java_the_coco_metrics_say_why(monkeypatch):
     monkeypatch.setattr(tm.shutil, "which", lambda name: None)
     for metric in (tm.bleu4, tm.rouge_l, tm.cider, tm.meteor):
