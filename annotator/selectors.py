@@ -179,6 +179,24 @@ def project_people(project: Project, *, user_id: int | None = None) -> list:
     return people
 
 
+def live_leases_by_person(project: Project) -> dict[int, list[Assignment]]:
+    """Who holds which task of the project right now and since when (oldest first), by person;
+    one query."""
+    held: dict[int, list[Assignment]] = {}
+    leases = (
+        Assignment.objects.filter(
+            queue__project=project,
+            state=Assignment.State.LEASED,
+            expires_at__gt=timezone.now(),
+        )
+        .select_related("queue")
+        .order_by("leased_at", "id")
+    )
+    for lease in leases:
+        held.setdefault(lease.annotator_id, []).append(lease)
+    return held
+
+
 # --- the task browser ---------------------------------------------------------------------------
 TASK_SORTS: dict[str, tuple] = {
     # each order has an index leading with the queue (Task.Meta.indexes): fast on 1M tasks

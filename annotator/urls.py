@@ -14,6 +14,7 @@ workspace_urlpatterns = [
     path("work/task/<int:task_id>/skip/", workspace.work_skip, name="work-skip"),
     path("work/task/<int:task_id>/report/", workspace.work_report, name="work-report"),
     path("work/task/<int:task_id>/heartbeat/", workspace.work_heartbeat, name="work-heartbeat"),
+    path("work/task/<int:task_id>/release/", workspace.work_release, name="work-release"),
 ]
 
 curator_urlpatterns = [

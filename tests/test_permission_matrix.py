@@ -184,6 +184,7 @@ TABLE: dict[str, Row] = {
     "work-skip": row(post(W, ok=()), **held),
     "work-report": row(post(W, {"reason": "unclear"}, ok=()), **held),
     "work-heartbeat": row(post(W, ok=()), **held),
+    "work-release": row(post(W, ok=()), **held),
     # undo: nothing answered yet on the held task (409 / back with the reason), the history page
     "work-undo": row(post(W, ok=()), **every_queue),
     "work-task-undo": row(post(W, ok=()), **held),

@@ -60,7 +60,8 @@ def _claim_data(result: services.ClaimResult) -> dict:
 
 
 class NextApi(EngineApiView):
-    """Claim your next task in a queue (or get back the one you hold).
+    """Claim your next task in a queue (or get back the one you hold). A task you hold in
+    another queue goes back to its pool: you work in one queue at a time.
 
     When there is none, the answer is still 200, with ``task: null``, a ``message`` saying why,
     and ``retry_after`` seconds when tasks held by others may come back to the pool.
@@ -80,6 +81,7 @@ class NextApi(EngineApiView):
     @extend_schema(request=None, responses={200: ClaimOut, **ERRORS})
     def post(self, request, queue_id: int):
         queue = selectors.work_queue_or_404(request.user, queue_id)
+        services.leases_elsewhere_release(annotator=request.user, queue=queue)
         return Response(_claim_data(services.assignment_claim(queue=queue, annotator=request.user)))
 
 

@@ -82,6 +82,25 @@ def leases_end(leases, *, now, wait: bool) -> int:
     return ended
 
 
+def assignment_release(*, task_id: int, annotator, now=None) -> int:
+    """The person left the workspace (closed the tab, went elsewhere): their live lease on
+    ``task_id`` ends at once and the slot goes back to the pool, as on expiry (they may be
+    handed it again). The lease time is the safety net, not the normal path. Idempotent."""
+    leases = Assignment.objects.filter(
+        task_id=task_id, annotator=annotator, state=Assignment.State.LEASED
+    )
+    return leases_end(leases, now=now or timezone.now(), wait=True)
+
+
+def leases_elsewhere_release(*, annotator, queue: TaskQueue, now=None) -> int:
+    """Opening ``queue`` ends the person's live leases in every other queue (one place of work
+    at a time), as on expiry. Returns how many ended."""
+    leases = Assignment.objects.filter(annotator=annotator, state=Assignment.State.LEASED).exclude(
+        queue=queue
+    )
+    return leases_end(leases.order_by("task_id"), now=now or timezone.now(), wait=True)
+
+
 def annotator_leases_revoke(*, annotator, everywhere: bool = False, now=None) -> int:
     """End ``annotator``'s leases wherever they may no longer work, at once.
 

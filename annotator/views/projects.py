@@ -61,8 +61,10 @@ def project_people(request: HttpRequest, project_id: int) -> HttpResponse:
     """The project's members and their roles; curators of the project remove people here."""
     project = curated_project_or_404(request.user, project_id)
     people = selectors.project_people(project)
+    held = selectors.live_leases_by_person(project)
     for person in people:
         person.role_names = _role_names(person)
+        person.held = held.get(person.pk, [])
     return render(request, "annotator/curator/people.html", {"project": project, "people": people})
 
 

@@ -293,6 +293,7 @@ def home(request: HttpRequest) -> HttpResponse:
 @roles_required(roles.CROWDWORKER)
 def work(request: HttpRequest, queue_id: int) -> HttpResponse:
     queue = get_or_404(selectors.queues_for(request.user), pk=queue_id)
+    services.leases_elsewhere_release(annotator=request.user, queue=queue)
     claim = services.assignment_claim(queue=queue, annotator=request.user)
     return _render_task(request, queue, claim)
 
@@ -430,6 +431,16 @@ def work_history(request: HttpRequest, queue_id: int) -> HttpResponse:
             "undo_minutes": round(queue.undo_window.total_seconds() / 60),
         },
     )
+
+
+@require_POST
+@roles_required(roles.CROWDWORKER)
+def work_release(request: HttpRequest, task_id: int) -> HttpResponse:
+    """The workspace was left (pagehide → navigator.sendBeacon, with the CSRF token in the
+    body): the held task goes back to the pool at once. 204, nothing to show."""
+    _my_assignment(request, task_id)
+    services.assignment_release(task_id=task_id, annotator=request.user)
+    return HttpResponse(status=204)
 
 
 @require_POST

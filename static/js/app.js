@@ -385,11 +385,31 @@
       return;
     }
     if (key === "i") { evt.preventDefault(); toggleInstructions(); return; }
+    if (key === "h") {
+      var home = $("a[data-home]");
+      if (home) { evt.preventDefault(); home.click(); }
+      return;
+    }
     if (key === "z") { evt.preventDefault(); zoomNext(); return; }
   });
 
   document.addEventListener("DOMContentLoaded", function () {
     configureHtmx();
     maybeStart();
+  });
+
+  // ---- leaving the workspace -------------------------------------------------------------------
+  // Closing the tab, going back or to another page releases the held task at once (the lease
+  // time is only the safety net). A beacon survives the page; the CSRF token goes in its body.
+  window.addEventListener("pagehide", function () {
+    var area = $("#task-area");
+    if (!area || !area.dataset.taskId || !area.dataset.releaseUrl || !navigator.sendBeacon) return;
+    var body = new FormData();
+    body.append("csrfmiddlewaretoken", csrfToken());
+    navigator.sendBeacon(area.dataset.releaseUrl, body);
+  });
+  // Back to a page kept in the browser's cache: its task was released, so claim afresh.
+  window.addEventListener("pageshow", function (evt) {
+    if (evt.persisted && $("#task-area[data-release-url]")) window.location.reload();
   });
 })();

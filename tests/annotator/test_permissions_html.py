@@ -70,6 +70,7 @@ VIEWS: dict[str, View] = {
     "work-skip": View(["held_task"], get=False, post={}),
     "work-report": View(["held_task"], get=False, post={"reason": "broken_image"}),
     "work-heartbeat": View(["held_task"], get=False, post={}),
+    "work-release": View(["held_task"], get=False, post={}),
     "work-undo": View(["queue"], get=False, post={}),
     "work-task-undo": View(["held_task"], get=False, post={}),
     "work-history": View(["queue"]),
