@@ -43,6 +43,12 @@ urlpatterns = [
         api.ProjectMemberApi.as_view(),
         name="api-project-member",
     ),
+    path(
+        "queues/<int:queue_id>/tasks/settle/",
+        api.QueueTasksSettleApi.as_view(),
+        name="api-queue-tasks-settle",
+    ),
+    path("tasks/<int:task_id>/settle/", api.TaskSettleApi.as_view(), name="api-task-settle"),
     path("tasks/<int:task_id>/submit/", api.SubmitApi.as_view(), name="api-submit"),
     path("tasks/<int:task_id>/skip/", api.SkipApi.as_view(), name="api-skip"),
     path("tasks/<int:task_id>/undo/", api.UndoApi.as_view(), name="api-undo"),

@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from . import kinds, outcomes, selectors
 from .models import Task, TaskQueue
-from .platform import roles, webhooks
+from .platform import roles, structured, webhooks
 from .platform.forms import FileOrTextForm, json_text, model_bounds
 from .platform.models import Project
 
@@ -348,6 +348,7 @@ class TaskFilterForm(forms.Form):
         ("", _("Any")),
         ("escalated", _("Escalated")),
         ("reported", _("Reported")),
+        ("settled", _("Settled by a curator")),
     ]
     GOLD = [("", _("Gold and not")), ("yes", _("Gold only")), ("no", _("Not gold"))]
     SORTS = [
@@ -381,3 +382,41 @@ class TaskFilterForm(forms.Form):
             text=d["q"],
             sort=d["sort"] or "id",
         )
+
+
+class SettleForm(forms.Form):
+    """A curator's settlement. ``pick`` is "majority", "own" (the answer written in
+    ``answer_json``) or one of the answers given, as JSON; the kind's schema checks an answer in
+    the service, as an annotator's."""
+
+    pick = forms.CharField(max_length=20_000, initial="majority", label=_("Settle"))
+    answer_json = forms.CharField(
+        required=False,
+        max_length=20_000,
+        label=_("…or your own answer (JSON, as an annotator's response)"),
+        widget=forms.Textarea(attrs={"rows": 2, "spellcheck": "false"}),
+    )
+    reason = forms.CharField(
+        max_length=2000,
+        label=_("Reason"),
+        widget=forms.Textarea(attrs={"rows": 2}),
+        error_messages={"required": _("Say why you settle: the reason is kept with the outcome.")},
+    )
+
+    def clean(self):
+        data = super().clean()
+        pick = (data.get("pick") or "").strip()
+        if pick == "majority":
+            data["method"], data["response"] = "majority", None
+            return data
+        text = (data.get("answer_json") or "").strip() if pick == "own" else pick
+        if not text:
+            raise forms.ValidationError(_("Write your answer, or choose one of the answers."))
+        try:
+            data["response"] = structured.loads(text)
+        except structured.StructuredTextError as exc:
+            raise forms.ValidationError(
+                _("Your answer is not valid JSON: %(e)s") % {"e": exc.message}
+            ) from exc
+        data["method"] = "choice"
+        return data

@@ -5,11 +5,14 @@ platform's tasks."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from celery import shared_task
+from django.contrib.auth import get_user_model
 from django.utils.translation import gettext as _
 
 from . import services
-from .models import TaskQueue
+from .models import Task, TaskQueue
 from .platform.jobs import job_progress
 from .platform.models import Job
 from .platform.webhooks import deliver_webhook  # noqa: F401
@@ -73,5 +76,43 @@ def settle_tasks(self, job_id: int) -> None:
 
         counts = services.tasks_settle(queue=queue, progress=report)
         return {"queue_id": queue.pk, **counts}
+
+    run_job(self, job_id, work)
+
+
+@shared_task(name="annotator.settle_selection", rerun_safe=True, **JOB_OPTIONS)
+def settle_selection(self, job_id: int) -> None:
+    """Settle the tasks a curator selected in the task browser (``services.
+    tasks_curator_settle``). Batches commit one by one, each task under its row lock; a
+    redelivered or re-run job passes over the tasks settled since the job was created, so no
+    task is settled (and no outcome handler run) twice."""
+
+    def work(job: Job) -> dict:
+        queue = TaskQueue.objects.filter(pk=job.params["queue_id"]).first()
+        by = get_user_model().objects.filter(pk=job.params["by"]).first()
+        if queue is None or by is None:  # deleted meanwhile: nothing to settle
+            return {"queue_id": job.params["queue_id"], "settled": 0}
+        ids = Task.objects.filter(pk__in=job.params["task_ids"], queue=queue).exclude(
+            settled_at__gte=job.created_at
+        )
+
+        def report(done: int, total: int) -> None:
+            job_progress(
+                job_id=job.pk,
+                done=done,
+                total=total,
+                message=_("%(done)d of %(total)d tasks settled") % {"done": done, "total": total},
+            )
+
+        result = services.tasks_curator_settle(
+            queue=queue,
+            task_ids=list(ids.values_list("id", flat=True)),
+            by=by,
+            method=job.params["method"],
+            reason=job.params["reason"],
+            response=job.params["response"],
+            progress=report,
+        )
+        return {"queue_id": queue.pk, **dataclasses.asdict(result)}
 
     run_job(self, job_id, work)

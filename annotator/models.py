@@ -142,6 +142,17 @@ class Task(models.Model):
     outcome = models.JSONField(null=True, blank=True)
     agreement = models.FloatField(null=True, blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)
+    # A curator's settlement (services/settling.py): who set the final outcome, when and why.
+    settled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,  # task_settled_by_idx: only settled tasks
+    )
+    settled_at = models.DateTimeField(null=True, blank=True)
+    settle_reason = models.TextField(blank=True, db_default="")  # raw bulk inserts omit it
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -149,6 +160,10 @@ class Task(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=Q(active_count__lte=F("required")), name="task_active_lte_required"
+            ),
+            models.CheckConstraint(
+                condition=Q(settled_at__isnull=True) | (Q(state="decided") & ~Q(settle_reason="")),
+                name="task_settled_is_decided_with_reason",
             ),
             models.CheckConstraint(
                 condition=Q(done_count__lte=F("active_count")), name="task_done_lte_active"
@@ -178,6 +193,16 @@ class Task(models.Model):
                 fields=["queue", "id"], name="task_escalated_idx", condition=Q(escalations__gt=0)
             ),
             models.Index(fields=["queue", "agreement", "id"], name="task_agreement_idx"),
+            models.Index(
+                fields=["queue", "id"],
+                name="task_settled_idx",
+                condition=Q(settled_at__isnull=False),
+            ),
+            models.Index(
+                fields=["settled_by"],
+                name="task_settled_by_idx",
+                condition=Q(settled_by__isnull=False),
+            ),
             models.Index(
                 F("queue"),
                 F("decided_at").desc(nulls_last=True),

@@ -215,7 +215,7 @@ def _add_row(
 
 
 def queue_quality(queue: TaskQueue) -> dict:
-    """Every quality figure of one queue, with a row per annotator (4 queries)."""
+    """Every quality figure of one queue, with a row per annotator (5 queries)."""
     kind = get_kind(queue.kind)
     decided, per_queue = _decided_labels({queue.pk: kind})
     pool = _Pool(
@@ -258,6 +258,8 @@ def queue_quality(queue: TaskQueue) -> dict:
     per_annotator.sort(key=lambda r: (r["username"], r["annotator_id"]))
     out["per_annotator"] = per_annotator
     out.pop("rater_kappa", None)
+    # Settled tasks' outcomes are a curator's; agreement above counts the annotators' answers.
+    out["n_tasks_settled"] = Task.objects.filter(queue=queue, settled_at__isnull=False).count()
     return out
 
 
@@ -265,12 +267,16 @@ def cached_queue_quality(queue: TaskQueue) -> dict:
     """``queue_quality``, cached until the queue gets a new annotation or enrollment change.
 
     It reads every annotation of the queue (seconds on 100k); the key changes with the newest
-    annotation, the annotation count and the newest enrollment and task change, so a cached
-    value is never stale.
+    annotation, the annotation count, the newest enrollment change and the newest curator
+    settlement, so a cached value is never stale.
     """
     latest = Annotation.objects.filter(queue=queue).aggregate(n=Count("id"), last=Max("id"))
     enrolled = Enrollment.objects.filter(queue=queue).aggregate(last=Max("updated_at"))
+    settled = Task.objects.filter(queue=queue, settled_at__isnull=False).aggregate(
+        last=Max("settled_at")
+    )
     changed = enrolled["last"].timestamp() if enrolled["last"] else 0
+    changed += settled["last"].timestamp() if settled["last"] else 0
     key = (
         f"queue-quality:{queue.pk}:{queue.created_at.timestamp()}:"
         f"{latest['n']}:{latest['last']}:{changed}"

@@ -205,7 +205,6 @@ TASK_SORTS: dict[str, tuple] = {
     "agreement": ("agreement", "id"),  # least agreement first; tasks without one last
     "-decided_at": (F("decided_at").desc(nulls_last=True), "-id"),
 }
-TASK_FLAGS = ("escalated", "reported")
 COUNT_CAP = 1_000  # counting further on a 1M-task queue costs more than the page itself
 
 
@@ -228,6 +227,8 @@ def task_browse(queue: TaskQueue, f: TaskFilter) -> QuerySet[Task]:
         tasks = tasks.filter(state=f.state)
     if f.flag == "escalated":
         tasks = tasks.filter(escalations__gt=0)
+    elif f.flag == "settled":
+        tasks = tasks.filter(settled_at__isnull=False)
     elif f.flag == "reported":
         reported = Assignment.objects.filter(queue=queue, state=Assignment.State.REPORTED)
         tasks = tasks.filter(pk__in=reported.values("task_id"))

@@ -239,6 +239,8 @@ class TaskOut(serializers.ModelSerializer):
             "agreement",
             "created_at",
             "decided_at",
+            "settled_at",
+            "settle_reason",
         ]
 
 
@@ -248,6 +250,39 @@ class TaskPageOut(serializers.Serializer):
     next = serializers.URLField(allow_null=True)
     previous = serializers.URLField(allow_null=True)
     results = TaskOut(many=True)
+
+
+class SettleIn(serializers.Serializer):
+    method = serializers.ChoiceField(
+        choices=["majority", "choice"],
+        help_text="majority: the most frequent answer (plurality); choice: ``response``.",
+    )
+    response = StorableJSONField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="With method=choice: the answer, as an annotator's response (the kind's schema).",
+    )
+    reason = serializers.CharField(max_length=2000, help_text="Why: kept with the outcome.")
+
+
+class QueueSettleIn(SettleIn):
+    filter = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="The task browser's filters (q, state, flag, annotator, gold), as on "
+        "GET /api/queues/{id}/tasks/: every task they select is settled.",
+    )
+
+
+class SettleOut(serializers.Serializer):
+    selected = serializers.IntegerField()
+    settled = serializers.IntegerField(allow_null=True, help_text="null while a job settles them")
+    no_majority = serializers.IntegerField(allow_null=True)
+    refused = serializers.IntegerField(allow_null=True)
+    skipped = serializers.IntegerField(allow_null=True)
+    job = serializers.IntegerField(allow_null=True, help_text="The job settling many tasks.")
+    message = serializers.CharField()
 
 
 MAX_CANCEL_IDS = 10_000
@@ -375,6 +410,11 @@ class OutcomeRowOut(serializers.Serializer):
     decided_at = serializers.DateTimeField(allow_null=True)
     payload = serializers.JSONField()
     gold = serializers.JSONField(allow_null=True)
+    settled_by = serializers.CharField(
+        allow_null=True, help_text="The curator who settled the task (else null)."
+    )
+    settled_at = serializers.DateTimeField(allow_null=True)
+    settle_reason = serializers.CharField(allow_blank=True)
 
 
 class AnnotationRowOut(serializers.Serializer):
@@ -435,6 +475,11 @@ class AgreementOut(serializers.Serializer):
     )
     per_tag = TagAgreementOut(many=True, required=False)
     per_annotator = AnnotatorAgreementOut(many=True)
+    n_tasks_decided = serializers.IntegerField()
+    n_tasks_settled = serializers.IntegerField(
+        help_text="Decided by a curator's settlement: their outcome is the curator's, and the "
+        "figures above count the annotators' answers only."
+    )
 
 
 class HistoryEntryOut(serializers.Serializer):

@@ -75,7 +75,13 @@ curator_urlpatterns = [
         name="curator-queue-disagreements",
     ),
     path("curate/queues/<int:queue_id>/tasks/", tasks.queue_tasks, name="curator-queue-tasks"),
+    path(
+        "curate/queues/<int:queue_id>/tasks/settle/",
+        tasks.queue_tasks_settle,
+        name="curator-queue-tasks-settle",
+    ),
     path("curate/tasks/<int:task_id>/", tasks.task_detail, name="curator-task"),
+    path("curate/tasks/<int:task_id>/settle/", tasks.task_settle, name="curator-task-settle"),
     path(
         "curate/enrollments/<int:enrollment_id>/resume/",
         queues.enrollment_resume,

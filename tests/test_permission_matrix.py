@@ -91,6 +91,7 @@ class File:
         self.content = content
 
 
+SETTLE = {"pick": "own", "answer_json": '{"answer": "Yes"}', "reason": "checked the image"}
 HELD = Id("held")  # the task the visitor leases (the removed member's own, for them)
 
 
@@ -211,6 +212,8 @@ TABLE: dict[str, Row] = {
     "curator-queue-disagreements": row(get(CR), **every_queue),
     "curator-queue-tasks": row(get(CR, query="state=open&q=cube&sort=agreement"), **every_queue),
     "curator-task": row(get(CR), **task),
+    "curator-task-settle": row(post(C, SETTLE), **task),
+    "curator-queue-tasks-settle": row(post(C, {**SETTLE, "state": "open"}), **queue),
     "curator-enrollment-resume": row(post(C), enrollment_id=Id("enrollment")),
     "curator-invites": row(
         get(C, scope=OWN),
@@ -242,6 +245,10 @@ TABLE: dict[str, Row] = {
     "api-queue-tasks-cancel": row(post(C, {"ids": [Id("task")], "reason": "withdrawn"}), **queue),
     "api-queue-agreement": row(get(CR), **every_queue),
     "api-next": row(post(W, ok=()), **every_queue),
+    "api-task-settle": row(post(C, {"method": "majority", "reason": "tie"}), **task),
+    "api-queue-tasks-settle": row(
+        post(C, {"method": "majority", "reason": "tie", "filter": {"state": "open"}}), **queue
+    ),
     "api-queue-outcomes": row(get(CR, query="format=jsonl"), **every_queue),
     "api-queue-annotations": row(get(CR, query="format=csv"), **every_queue),
     "api-submit": row(post(W, {"response": {"answer": "Yes"}}, ok=()), **held),

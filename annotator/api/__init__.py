@@ -28,7 +28,15 @@ from .queues import (
     QueueListCreateApi,
     QueueStatusApi,
 )
-from .tasks import JsonlParser, NdjsonParser, PlainTextParser, QueueTasksApi, QueueTasksCancelApi
+from .tasks import (
+    JsonlParser,
+    NdjsonParser,
+    PlainTextParser,
+    QueueTasksApi,
+    QueueTasksCancelApi,
+    QueueTasksSettleApi,
+    TaskSettleApi,
+)
 from .work import HeartbeatApi, HistoryApi, NextApi, ReportApi, SkipApi, SubmitApi, UndoApi
 
 __all__ = [
@@ -55,9 +63,11 @@ __all__ = [
     "QueueStatusApi",
     "QueueTasksApi",
     "QueueTasksCancelApi",
+    "QueueTasksSettleApi",
     "ReportApi",
     "SkipApi",
     "SubmitApi",
+    "TaskSettleApi",
     "UndoApi",
     "export_responses",
 ]

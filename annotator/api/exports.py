@@ -173,12 +173,13 @@ def export_responses(row_serializer) -> dict:
 
 @extend_schema(parameters=EXPORT_PARAMS, responses=export_responses(OutcomeRowOut))
 class OutcomesExportApi(ExportApi):
-    """Per task: state, outcome, agreement, escalations, external id, payload (and gold)."""
+    """Per task: state, outcome, agreement, escalations, external id, payload (and gold), and
+    who settled it, when and why (a curator's settlement; else empty)."""
 
     serializer_class = OutcomeRowOut
     name = "outcomes"
     columns = tuple(OutcomeRowOut().fields)
-    time_columns = ("decided_at",)
+    time_columns = ("decided_at", "settled_at")
     json_columns = ("outcome", "payload", "gold")
 
     def queryset(self, queue):
@@ -199,6 +200,9 @@ class OutcomesExportApi(ExportApi):
                 "decided_at",
                 "payload",
                 "gold",
+                "settled_by__username",
+                "settled_at",
+                "settle_reason",
             )
         )
 

@@ -16,8 +16,12 @@ from ..platform.api import ERRORS, STAFF
 from ..platform.edge import JSONParser
 from ..platform.errors import Invalid
 from ..platform.roles import CURATOR
+from ..platform.scoping import get_or_404
 from ..serializers import (
     BulkCreatedOut,
+    QueueSettleIn,
+    SettleIn,
+    SettleOut,
     TaskOut,
     TaskPageOut,
     TaskRowIn,
@@ -176,3 +180,80 @@ class QueueTasksCancelApi(EngineApiView):
                 "message": result.message,
             }
         )
+
+
+def _settle_out(selection: services.SelectionSettle) -> dict:
+    result = selection.result
+    return {
+        "selected": selection.selected,
+        "settled": result.settled if result else None,
+        "no_majority": result.no_majority if result else None,
+        "refused": result.refused if result else None,
+        "skipped": result.skipped if result else None,
+        "job": selection.job.pk if selection.job else None,
+        "message": selection.message,
+    }
+
+
+class TaskSettleApi(EngineApiView):
+    """Settle one task: set its final outcome by majority or by your answer, with a reason.
+
+    The task is decided as a submit would decide it (its queue's outcome handler runs, so the
+    recipe moves on; webhooks get ``task.settled``), and who settled it, when and why is kept
+    on the task and in ``outcome.settled``. Gold and cancelled tasks cannot be settled; a tie
+    cannot be settled by majority (400 says so).
+    """
+
+    roles = (CURATOR,)
+    serializer_class = TaskOut
+
+    @extend_schema(request=SettleIn, responses={200: TaskOut, **ERRORS})
+    def post(self, request, task_id: int):
+        user = request.user
+        task = get_or_404(
+            selectors.tasks_for(user)
+            .filter(queue__in=selectors.managed_queues_for(user))
+            .select_related("queue"),
+            pk=task_id,
+        )
+        data = self.valid(SettleIn).validated_data
+        task = services.task_curator_settle(
+            task_id=task.pk,
+            queue=task.queue,
+            by=user,
+            method=data["method"],
+            response=data["response"],
+            reason=data["reason"],
+        )
+        return Response(TaskOut(task).data)
+
+
+class QueueTasksSettleApi(EngineApiView):
+    """Settle every task of the queue that ``filter`` selects (the task browser's filters).
+
+    Up to 200 tasks are settled at once (the counts come back); more are settled by a job
+    (``job``: follow it at /api/jobs/{id}/). Tasks that cannot be settled (a tie for majority,
+    an answer that does not fit, gold or cancelled) are counted and left as they were.
+    """
+
+    roles = (CURATOR,)
+    serializer_class = SettleOut
+
+    @extend_schema(request=QueueSettleIn, responses={200: SettleOut, **ERRORS})
+    def post(self, request, queue_id: int):
+        queue = self.queue(queue_id, manage=True)
+        data = self.valid(QueueSettleIn).validated_data
+        form = forms.TaskFilterForm({k: v for k, v in data["filter"].items() if k != "page"})
+        if not form.is_valid():
+            raise exceptions.ValidationError(
+                {f"filter.{k}": list(v) for k, v in form.errors.items()}
+            )
+        selection = services.tasks_curator_settle_selection(
+            queue=queue,
+            task_filter=form.task_filter(),
+            by=request.user,
+            method=data["method"],
+            response=data["response"],
+            reason=data["reason"],
+        )
+        return Response(_settle_out(selection))

@@ -30,6 +30,13 @@ from .queues import (
     queue_update,
     tasks_settle,
 )
+from .settling import (
+    SelectionSettle,
+    SettleResult,
+    task_curator_settle,
+    tasks_curator_settle,
+    tasks_curator_settle_selection,
+)
 from .submitting import SubmitResult, annotation_submit
 from .tasks import (
     CancelResult,
@@ -46,6 +53,8 @@ __all__ = [
     "ClaimResult",
     "QUEUE_FIELDS",
     "SETTLE_INLINE_MAX",
+    "SelectionSettle",
+    "SettleResult",
     "SubmitResult",
     "TaskRow",
     "annotation_submit",
@@ -73,8 +82,11 @@ __all__ = [
     "task_decide",
     "task_event_emit",
     "tasks_bulk_create",
+    "task_curator_settle",
     "tasks_keep_from",
     "tasks_cancel",
+    "tasks_curator_settle",
+    "tasks_curator_settle_selection",
     "tasks_settle",
     "undo_refusal",
     "validate_task_rows",

@@ -1,23 +1,30 @@
-"""Curator pages: a queue's disagreements and one task with its answers."""
+"""Curator pages: a queue's disagreements, its task browser, one task with its answers, and
+settling tasks (one, or the browser's selection)."""
 
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Prefetch, Q
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
 
-from .. import forms, selectors
+from .. import forms, selectors, services
 from ..models import Annotation, Task
 from ..platform import roles
+from ..platform.errors import ServiceError
 from ..platform.scoping import (
     get_or_404,
 )
-from .base import STAFF
+from .base import CURATOR, STAFF
 
 
 def _response_summary(response) -> str:
@@ -61,6 +68,20 @@ def _payload_parts(payload) -> dict:
     return {"images": images, "texts": texts}
 
 
+def _answer_choices(annotations) -> list[tuple[str, str, int]]:
+    """The distinct answers given (not gold checks), most frequent first, as (JSON, summary,
+    how many): the settle form's "by my choice" options."""
+    counts: dict[str, list] = {}
+    for a in annotations:
+        if a.is_gold:
+            continue
+        key = json.dumps(a.response, sort_keys=True, ensure_ascii=False)
+        counts.setdefault(key, [_response_summary(a.response), 0])[1] += 1
+    return sorted(
+        ((key, summary, n) for key, (summary, n) in counts.items()), key=lambda c: (-c[2], c[1])
+    )
+
+
 @roles.roles_required(*STAFF)
 def queue_disagreements(request: HttpRequest, queue_id: int) -> HttpResponse:
     queue = get_or_404(selectors.queues_for(request.user), pk=queue_id)
@@ -84,13 +105,15 @@ def queue_disagreements(request: HttpRequest, queue_id: int) -> HttpResponse:
         task.parts = _payload_parts(task.payload)
         for a in task.annotations.all():
             a.summary = _response_summary(a.response)
+        task.choices = _answer_choices(task.annotations.all())
     return render(request, "annotator/curator/disagreements.html", {"queue": queue, "page": page})
 
 
 @roles.roles_required(*STAFF)
 def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
     task = get_or_404(
-        selectors.tasks_for(request.user).select_related("queue", "queue__project"), pk=task_id
+        selectors.tasks_for(request.user).select_related("queue", "queue__project", "settled_by"),
+        pk=task_id,
     )
     annotations = list(task.annotations.select_related("annotator").order_by("id"))
     undone = list(task.undone.select_related("annotator").order_by("id"))
@@ -113,6 +136,8 @@ def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
             "assignments": task.assignments.select_related("annotator").order_by("leased_at"),
             "annotations": annotations,
             "undone": undone,
+            "choices": _answer_choices(annotations),
+            "settled_by": task.settled_by.get_username() if task.settled_by else "",
         },
     )
 
@@ -163,14 +188,93 @@ def queue_tasks(request: HttpRequest, queue_id: int) -> HttpResponse:
         _browser_rows(page.tasks)
     query = request.GET.copy()
     query.pop("page", None)
+    selection = [
+        (name, value)
+        for name, value in (form.cleaned_data if page is not None else {}).items()
+        if name in ("q", "state", "flag", "annotator", "gold") and value
+    ]
     context = {
         "queue": queue,
         "form": form,
         "page": page,
         "query": query.urlencode(),
+        "selection": selection,
         "people": selectors.queue_people(queue),
     }
     template = "annotator/curator/tasks.html"
     if request.htmx and not request.htmx.boosted:
         template = "annotator/curator/_task_rows.html"
     return render(request, template, context, status=200 if page is not None else 400)
+
+
+def _settle_back(request: HttpRequest, fallback: str) -> str:
+    target = request.POST.get("next", "")
+    safe = url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    return target if target and safe else fallback
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def task_settle(request: HttpRequest, task_id: int) -> HttpResponse:
+    """Settle one task (by majority or by the curator's answer, with a reason), then go back."""
+    task = get_or_404(
+        selectors.tasks_for(request.user).filter(
+            queue__in=selectors.managed_queues_for(request.user)
+        ),
+        pk=task_id,
+    )
+    back = _settle_back(request, reverse("curator-task", args=[task.pk]))
+    form = forms.SettleForm(request.POST)
+    if not form.is_valid():
+        for errors in form.errors.values():
+            for error in errors:
+                messages.error(request, error)
+        return redirect(back)
+    try:
+        services.task_curator_settle(
+            task_id=task.pk,
+            queue=task.queue,
+            by=request.user,
+            method=form.cleaned_data["method"],
+            response=form.cleaned_data["response"],
+            reason=form.cleaned_data["reason"],
+        )
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, _("Task %(id)d settled.") % {"id": task.pk})
+    return redirect(back)
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def queue_tasks_settle(request: HttpRequest, queue_id: int) -> HttpResponse:
+    """Settle every task the browser's filters select (a job when there are many)."""
+    queue = get_or_404(selectors.managed_queues_for(request.user), pk=queue_id)
+    filters = forms.TaskFilterForm(request.POST)
+    form = forms.SettleForm(request.POST)
+    query = {k: v for k, v in request.POST.items() if k in filters.fields and k != "page" and v}
+    back = reverse("curator-queue-tasks", args=[queue.pk]) + (
+        "?" + urlencode(query) if query else ""
+    )
+    if not filters.is_valid() or not form.is_valid():
+        for errors in [*filters.errors.values(), *form.errors.values()]:
+            for error in errors:
+                messages.error(request, error)
+        return redirect(back)
+    try:
+        outcome = services.tasks_curator_settle_selection(
+            queue=queue,
+            task_filter=filters.task_filter(),
+            by=request.user,
+            method=form.cleaned_data["method"],
+            response=form.cleaned_data["response"],
+            reason=form.cleaned_data["reason"],
+        )
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, outcome.message)
+    return redirect(back)

@@ -329,10 +329,12 @@ def test_outcomes_export_jsonl(queue, curator, decided):
         f'{{"task_id": {t1.id}, "external_id": "", "state": "decided", "is_gold": false, '
         f'"outcome": {{"counts": {{"Yes": 2}}, "label": "Yes", "n": 2}}, "agreement": 1.0, '
         f'"escalations": 0, "required": 2, "done_count": 2, '
-        f'"decided_at": "{iso(t1.decided_at)}", "payload": {p1}, "gold": null}}',
+        f'"decided_at": "{iso(t1.decided_at)}", "payload": {p1}, "gold": null, '
+        f'"settled_by": null, "settled_at": null, "settle_reason": ""}}',
         f'{{"task_id": {t2.id}, "external_id": "ext,2", "state": "open", "is_gold": false, '
         f'"outcome": null, "agreement": null, "escalations": 0, "required": 2, '
-        f'"done_count": 0, "decided_at": null, "payload": {p2}, "gold": null}}',
+        f'"done_count": 0, "decided_at": null, "payload": {p2}, "gold": null, '
+        f'"settled_by": null, "settled_at": null, "settle_reason": ""}}',
     ]
 
 
@@ -351,10 +353,10 @@ def test_outcomes_export_csv(queue, researcher, decided):
 
     assert text == (
         "task_id,external_id,state,is_gold,outcome,agreement,escalations,required,done_count,"
-        "decided_at,payload,gold\r\n"
+        "decided_at,payload,gold,settled_by,settled_at,settle_reason\r\n"
         f'{t1.id},,decided,false,"{{""counts"":{{""Yes"":2}},""label"":""Yes"",""n"":2}}",1.0,'
-        f"0,2,2,{iso(t1.decided_at)},{cell(vqa_payload(1))},\r\n"
-        f'{t2.id},"ext,2",open,false,,,0,2,0,,{cell(vqa_payload(2))},\r\n'
+        f"0,2,2,{iso(t1.decided_at)},{cell(vqa_payload(1))},,,,\r\n"
+        f'{t2.id},"ext,2",open,false,,,0,2,0,,{cell(vqa_payload(2))},,,,\r\n'
     )
 
 

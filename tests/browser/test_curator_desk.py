@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from annotator import services
 from annotator.platform import roles
 from tests.browser.test_keyboard_workspace import png_data_url
 from tests.factories import PASSWORD, ProjectFactory, QueueFactory, TaskFactory, UserFactory
@@ -65,4 +66,52 @@ def test_curator_finds_a_task_by_text_and_opens_it_with_the_keyboard(
     page.keyboard.press("Enter")
     page.wait_for_url("**" + reverse("curator-task", args=[zebra.pk]))
     page.screenshot(path=str(shots(tmp_path) / "desk-task.png"), full_page=True)
+    assert page.js_errors == [] and page.console_errors == []
+
+
+def test_curator_settles_a_tie_from_the_task_page(
+    live_server, transactional_db, browser_page, tmp_path
+):
+    curator = UserFactory(username="settler", role=roles.CURATOR)
+    ann, bea = (UserFactory(username=n, role=roles.CROWDWORKER) for n in ("ann", "bea"))
+    project = ProjectFactory(members=[curator, ann, bea])
+    queue = QueueFactory(project=project, title="Is it red?", redundancy=2, max_redundancy=2)
+    task = TaskFactory(
+        queue=queue,
+        payload={
+            "image": {"url": png_data_url("red")},
+            "question": "Red?",
+            "choices": ["Yes", "No"],
+        },
+    )
+    for person, answer in ((ann, "Yes"), (bea, "No")):
+        claim = services.assignment_claim(queue=queue, annotator=person)
+        services.annotation_submit(
+            task_id=claim.assignment.task_id,
+            annotator=person,
+            response={"answer": answer},
+            duration_ms=3000,
+        )
+    task.refresh_from_db()
+    assert task.state == "undecided"
+    page = browser_page
+    page.set_default_timeout(15000)
+    log_in(page, live_server, "settler")
+
+    page.goto(live_server.url + reverse("curator-task", args=[task.pk]))
+    page.click("summary:has-text('Settle…')")
+    page.check('input[name=pick][value=\'{"answer": "Yes"}\']')
+    page.fill("input[name=reason]", "the image is plainly red")
+    page.screenshot(path=str(shots(tmp_path) / "desk-settle-form.png"), full_page=True)
+    with page.expect_navigation():
+        page.click(".settle-form button[type=submit]")
+    assert f"Task {task.pk} settled." in page.content()
+    assert "curator-settled" in page.content()
+    page.screenshot(path=str(shots(tmp_path) / "desk-settled.png"), full_page=True)
+    task.refresh_from_db()
+    assert (task.state, task.outcome["label"], task.settle_reason) == (
+        "decided",
+        "Yes",
+        "the image is plainly red",
+    )
     assert page.js_errors == [] and page.console_errors == []
