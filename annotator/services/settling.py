@@ -101,21 +101,31 @@ def _decision(
     return Decision(True, label, task.agreement, counts)
 
 
+def _answers(task_ids: list[int]) -> dict[int, list[dict]]:
+    """The non-gold answers of these tasks, in the order given (one query for a batch)."""
+    out: dict[int, list[dict]] = {i: [] for i in task_ids}
+    rows = (
+        Annotation.objects.filter(task_id__in=task_ids, is_gold=False)
+        .order_by("task_id", "id")
+        .values_list("task_id", "response")
+    )
+    for task_id, response in rows:
+        out[task_id].append(response)
+    return out
+
+
 def _settle_locked(
-    task: Task, kind: Kind, *, method: str, response: Any, reason: str, by, now
+    task: Task, kind: Kind, *, method: str, response: Any, reason: str, by, now, answers=None
 ) -> str:
     """Settle one task whose row the caller locked; returns "settled" or why not."""
     if task.is_gold or task.state not in SETTLEABLE:
         return "skipped"
-    answers = list(
-        Annotation.objects.filter(task=task, is_gold=False)
-        .order_by("id")
-        .values_list("response", flat=True)
-    )
+    if answers is None:
+        answers = _answers([task.pk])[task.pk]
     decision = _decision(kind, task, method, response, answers)
     if isinstance(decision, str):
         return decision
-    if task.state == Task.State.OPEN:
+    if task.state == Task.State.OPEN and task.active_count > task.done_count:
         Assignment.objects.filter(task=task, state=Assignment.State.LEASED).update(
             state=Assignment.State.EXPIRED, finished_at=now
         )
@@ -208,9 +218,17 @@ def tasks_curator_settle(
                 .order_by("id")
             )
             counts["skipped"] += len(chunk) - len(tasks)
+            answers = _answers([task.pk for task in tasks])
             for task in tasks:
                 result = _settle_locked(
-                    task, kind, method=method, response=response, reason=reason, by=by, now=now
+                    task,
+                    kind,
+                    method=method,
+                    response=response,
+                    reason=reason,
+                    by=by,
+                    now=now,
+                    answers=answers[task.pk],
                 )
                 counts[result] += 1
         if progress is not None:
