@@ -33,6 +33,10 @@ only on (seed, embeddings), not on the block size or the visiting order. The kep
 union of these choices as unordered pairs (i0 < i1; a pair chosen by both of its samples is kept
 once), so every sample that has a mismatch appears in at least one kept pair.
 
+Chunks: ``mining_chunk`` sweeps every ``n_chunks``-th block pair and returns each sample's best
+(largest-key) partner among them; ``mining_reduce`` keeps the largest key per sample over all
+chunks, so any split, in any order, on any number of workers gives ``mine_mismatches``' result.
+
 ``random_pairs`` is the Flickr-Random baseline of App. B, Table 6: a seeded random matching.
 """
 
@@ -88,6 +92,23 @@ class MinedPairs:
             {"i0": int(a), "i1": int(b), "scores": s.tolist(), "mismatched": m.tolist()}
             for a, b, s, m in zip(self.i0, self.i1, self.scores, self.mismatched, strict=True)
         ]
+
+
+@dataclass(frozen=True)
+class MiningChunk:
+    """What one chunk of an Eq. 1 sweep returns: each sample that found a mismatched partner among
+    the chunk's block pairs (``samples``), the partner of its largest key, that key, and the cross
+    S values (S(i_k, t_p), S(i_p, t_k) per scorer); the diagonal S(i_k, t_k) per scorer and the
+    number of mismatched pairs the chunk saw. O(N) however many pairs the chunk visits."""
+
+    n_samples: int
+    seed: int
+    samples: np.ndarray  # int64 (m,)
+    keys: np.ndarray  # uint32 (m,)
+    partners: np.ndarray  # int64 (m,)
+    cross: np.ndarray  # float32 (m, n_scorers, 2)
+    diag: np.ndarray  # float32 (n_scorers, n)
+    n_mismatched_pairs: int
 
 
 def eq1_mismatch(s00, s01, s10, s11) -> np.ndarray:
@@ -264,10 +285,7 @@ def mine_mismatches(
     threads: int | None = None,
     progress: Progress | None = None,
 ) -> MinedPairs:
-    """Long because: the block-pair sweep of Eq. 1 keeps its block cache, thread pool and per-row
-    reservoir state in one place; the per-block arithmetic is already in small helpers.
-
-    Every pair that all ``scorers`` mismatch (Eq. 1), one random mismatch kept per sample.
+    """Every pair that all ``scorers`` mismatch (Eq. 1), one random mismatch kept per sample.
 
     ``scorers``: one ``(images, texts)`` per scorer, arrays or memmaps of shape (N, D_s), row k =
     sample k. ``groups`` (optional, one value per sample): samples of the same group are never
@@ -277,6 +295,100 @@ def mine_mismatches(
     each block pair, ``CHUNK_ROWS`` rows at a time; the products use BLAS's own threads.
     ``progress(done, total)`` is called after each block pair.
     """
+    return mining_reduce(
+        [
+            _sweep(
+                scorers,
+                seed=seed,
+                block=block,
+                groups=groups,
+                normalise=normalise,
+                cache_bytes=cache_bytes,
+                threads=threads,
+                progress=progress,
+            )
+        ]
+    )
+
+
+def mining_chunk(
+    scorers: Sequence[Embeddings],
+    *,
+    seed: int,
+    chunk: int,
+    n_chunks: int,
+    block: int = DEFAULT_BLOCK,
+    groups=None,
+    normalise: bool = False,
+    cache_bytes: int = 1 << 30,
+    threads: int | None = None,
+    progress: Progress | None = None,
+) -> MiningChunk:
+    """Chunk ``chunk`` of ``n_chunks`` of ``mine_mismatches`` (same arguments): the upper-triangle
+    block pairs whose index ≡ chunk (mod n_chunks), so every chunk gets a share of the diagonal and
+    of the long rows. Any worker can run a chunk; ``mining_reduce`` of all of them (in any order)
+    equals ``mine_mismatches`` exactly, because each sample keeps the partner of largest key
+    ``salt[k] ^ salt[j]`` and a maximum does not depend on how the pairs were split."""
+    if n_chunks < 1:
+        raise ValueError("n_chunks must be at least 1")
+    if not 0 <= chunk < n_chunks:
+        raise ValueError(f"chunk must be in 0…{n_chunks - 1}")
+    return _sweep(
+        scorers,
+        seed=seed,
+        block=block,
+        groups=groups,
+        normalise=normalise,
+        cache_bytes=cache_bytes,
+        threads=threads,
+        progress=progress,
+        select=lambda index: index % n_chunks == chunk,
+    )
+
+
+def mining_reduce(chunks: Sequence[MiningChunk]) -> MinedPairs:
+    """The kept pairs from every chunk of one mining run: per sample, the partner of the
+    largest key over all chunks (Sec. 3, one random mismatch per sample), then ``_assemble``."""
+    if not chunks:
+        raise ValueError("no chunks to reduce")
+    n, seed = chunks[0].n_samples, chunks[0].seed
+    if any((c.n_samples, c.seed) != (n, seed) for c in chunks):
+        raise ValueError("the chunks come from different corpora or seeds")
+    samples = np.concatenate([c.samples for c in chunks])
+    keys = np.concatenate([c.keys for c in chunks])
+    partners = np.concatenate([c.partners for c in chunks])
+    cross = np.concatenate([c.cross for c in chunks])
+    # Largest key last within each sample (keys of one sample are distinct: distinct partners).
+    by = np.lexsort((keys, samples))
+    last = np.ones(len(by), dtype=bool)
+    last[:-1] = samples[by][1:] != samples[by][:-1]
+    pick = by[last]
+    partner = np.full(n, -1, dtype=np.int64)
+    partner[samples[pick]] = partners[pick]
+    n_scorers = chunks[0].diag.shape[0]
+    cross_by_sample = np.zeros((n, n_scorers, 2), dtype=np.float32)
+    cross_by_sample[samples[pick]] = cross[pick]
+    n_pairs = sum(c.n_mismatched_pairs for c in chunks)
+    return _assemble(n, seed, partner, cross_by_sample, list(chunks[0].diag), n_pairs)
+
+
+def _sweep(
+    scorers: Sequence[Embeddings],
+    *,
+    seed: int,
+    block: int,
+    groups,
+    normalise: bool,
+    cache_bytes: int,
+    threads: int | None,
+    progress: Progress | None,
+    select: Callable[[int], bool] | None = None,
+) -> MiningChunk:
+    """Long because: the block-pair sweep of Eq. 1 keeps its block cache, thread pool and per-row
+    reservoir state in one place; the per-block arithmetic is already in small helpers.
+
+    The sweep of ``mine_mismatches`` over the block pairs ``select`` admits (all by default); its
+    per-sample best partners, compactly."""
     if block < 1:
         raise ValueError("block must be a positive number of rows")
     n = _check_inputs(scorers)
@@ -302,7 +414,10 @@ def mine_mismatches(
     cross = np.zeros((n, n_scorers, 2), dtype=np.float32)  # S(i_k, t_p), S(i_p, t_k)
     n_pairs = 0
     work = _Work(block, n_scorers)
-    total = sum(1 for _ in block_pairs(n, block))
+    schedule = [
+        bp for index, bp in enumerate(block_pairs(n, block)) if select is None or select(index)
+    ]
+    total = len(schedule)
     pool = ThreadPoolExecutor(max_workers=threads - 1) if threads > 1 else None
 
     def rows_pass(buf, a0, a1, b0, b1, r0, r1):
@@ -340,7 +455,7 @@ def mine_mismatches(
         return count, col, found, top
 
     try:
-        for done, (a0, a1, b0, b1) in enumerate(block_pairs(n, block), start=1):
+        for done, (a0, a1, b0, b1) in enumerate(schedule, start=1):
             same = a0 == b0
             buf = work.shaped(a1 - a0, b1 - b0)
             for s, src in enumerate(sources):
@@ -395,13 +510,18 @@ def mine_mismatches(
         if pool is not None:
             pool.shutdown()
 
-    # Back from positions to samples.
-    by_sample = np.full(n, -1, dtype=np.int64)
-    chosen = partner >= 0
-    by_sample[order[chosen]] = order[partner[chosen]]
-    cross_by_sample = np.empty_like(cross)
-    cross_by_sample[order] = cross
-    return _assemble(n, seed, by_sample, cross_by_sample, diag, n_pairs)
+    # Back from positions to samples: the rows that found a partner, compactly.
+    chosen = np.flatnonzero(partner >= 0)
+    return MiningChunk(
+        n_samples=n,
+        seed=seed,
+        samples=order[chosen].astype(np.int64),
+        keys=best_key[chosen],
+        partners=order[partner[chosen]].astype(np.int64),
+        cross=cross[chosen],
+        diag=np.stack(diag) if diag else np.zeros((0, n), np.float32),
+        n_mismatched_pairs=n_pairs,
+    )
 
 
 def _assemble(n, seed, partner, cross, diag, n_pairs) -> MinedPairs:

@@ -431,3 +431,39 @@ def test_tiled_diagonal_blocks_equal_brute_force(monkeypatch):
     # When mined, Then it equals the brute force
     result = mining.mine_mismatches([first, second], seed=8, block=10, groups=groups, threads=2)
     assert_same_as_brute(result, brute_mine([first, second], seed=8, groups=groups))
+
+
+@pytest.mark.parametrize("n_chunks", [1, 2, 3, 5, 7, 400])  # 400: more chunks than block pairs
+def test_chunked_mining_in_any_order_equals_the_single_sweep_and_brute_force(n_chunks):
+    # Given two scorers, groups and a block size that leaves a ragged last block
+    first, second = grid_embeddings(61, 6, seed=21), grid_embeddings(61, 4, seed=22)
+    groups = np.arange(61) // 3
+    kwargs = {"seed": 9, "block": 8, "groups": groups}
+    single = mining.mine_mismatches([first, second], **kwargs)
+    # When the block pairs are split into chunks, each swept on its own
+    chunks = [
+        mining.mining_chunk([first, second], chunk=c, n_chunks=n_chunks, **kwargs)
+        for c in range(n_chunks)
+    ]
+    # Then together they visit every block pair once
+    assert sum(c.n_mismatched_pairs for c in chunks) == single.n_mismatched_pairs
+    # and reduced in any order they equal the single sweep, pair for pair and score for score
+    order = np.random.default_rng(n_chunks).permutation(n_chunks)
+    for reduced in (mining.mining_reduce(chunks), mining.mining_reduce([chunks[i] for i in order])):
+        assert as_pairs(reduced) == as_pairs(single)
+        assert reduced.partner.tolist() == single.partner.tolist()
+        np.testing.assert_array_equal(reduced.scores, single.scores)
+        assert reduced.n_mismatched_pairs == single.n_mismatched_pairs
+        assert_same_as_brute(reduced, brute_mine([first, second], seed=9, groups=groups))
+
+
+def test_chunks_are_checked():
+    images, texts = grid_embeddings(10, 3, seed=1)
+    with pytest.raises(ValueError, match="chunk must be in 0…1"):
+        mining.mining_chunk([(images, texts)], seed=1, chunk=2, n_chunks=2)
+    a = mining.mining_chunk([(images, texts)], seed=1, chunk=0, n_chunks=2)
+    b = mining.mining_chunk([(images, texts)], seed=2, chunk=1, n_chunks=2)
+    with pytest.raises(ValueError, match="different corpora or seeds"):
+        mining.mining_reduce([a, b])
+    with pytest.raises(ValueError, match="no chunks"):
+        mining.mining_reduce([])
