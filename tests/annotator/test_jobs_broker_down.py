@@ -183,6 +183,7 @@ def test_jobs_started_while_redis_is_down_run_when_it_returns(tmp_path, client):
             stop_redis(redis)
 
     # Then every job finished, well within two minutes of Redis answering again
+    print(f"kept jobs finished {elapsed:.1f} s after Redis came back; a send took {send_s:.2f} s")
     assert elapsed < 120, elapsed
     assert send_s < 10, send_s  # a down broker does not hold the request long
     done = {j.pk: (j.status, j.attempts, j.send_error) for j in Job.objects.filter(pk__in=jobs)}
