@@ -312,6 +312,9 @@
   }
 
   function submitTask() {
+    // After an inline "this task is no longer yours" (409), Enter opens the next task instead.
+    var next = $("#task-alert [data-next-task]");
+    if (next) { next.click(); return; }
     var form = $("#task-form");
     if (!form || form.classList.contains("htmx-request")) return;
     if (form.requestSubmit) form.requestSubmit(); else form.submit();
