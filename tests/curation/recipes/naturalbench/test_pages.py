@@ -224,7 +224,7 @@ def test_settings_after_mining_keep_the_fields_that_decide_the_pairs(client, cur
     login(client, curator)
     url = reverse("curator-nb-settings", args=[pipeline.pk])
     page = client.get(url).content.decode()
-    assert 'name="seed" value="0" min="0" required disabled' in page
+    assert 'name="seed" value="0" min="0" max="2147483647" required disabled' in page
     response = client.post(
         url,
         {
