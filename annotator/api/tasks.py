@@ -70,14 +70,15 @@ class PlainTextParser(_TextParser):
     media_type = "text/plain"
 
 
-def _task_rows(data: Any) -> list[services.TaskRow]:
-    """Rows from a JSONL body (errors carry ``line``) or a JSON list (errors carry ``index``)."""
+def _task_rows(queue, data: Any) -> list[services.TaskRow]:
+    """Rows from a JSONL body (errors carry ``line``) or a JSON list (errors carry ``index``),
+    unreadable rows and schema errors reported in one answer (``services.task_rows_check``)."""
     if isinstance(data, bytes | str):
-        rows = services.parse_task_rows(data)
+        rows = services.task_rows_check(queue=queue, data=data)
         where = "line"
     elif isinstance(data, list):
         try:
-            rows = services.parse_task_rows(data)
+            rows = services.task_rows_check(queue=queue, data=data)
         except Invalid as exc:
             exc.errors = [{"index": e["line"] - 1, "error": e["error"]} for e in exc.errors]
             raise
@@ -150,7 +151,7 @@ class QueueTasksApi(EngineApiView):
     )
     def post(self, request, queue_id: int):
         queue = self.queue(queue_id, manage=True)
-        rows = _task_rows(request.data)
+        rows = _task_rows(queue, request.data)
         created = services.tasks_bulk_create(queue=queue, rows=rows)
         return Response({"created": created}, status=status.HTTP_201_CREATED)
 

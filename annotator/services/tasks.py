@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -99,6 +100,43 @@ def validate_task_rows(*, queue: TaskQueue, rows: list[TaskRow]) -> None:
             % {"n": len(errors), "total": len(rows), "kind": queue.kind},
             errors,
         )
+
+
+def task_rows_check(*, queue: TaskQueue, data: bytes | str | list) -> list[TaskRow]:
+    """``parse_task_rows`` then ``validate_task_rows``, every problem reported at once: when some
+    lines (or list items) cannot be read, the ones that can are still checked against the kind's
+    schema, so a curator fixes the upload in one pass (the form and the API alike)."""
+    try:
+        rows = parse_task_rows(data)
+    except Invalid as exc:
+        if not exc.errors:
+            raise
+        bad = {e["line"] for e in exc.errors}
+        readable: list[TaskRow] = []
+        if isinstance(data, list):
+            for number, item in enumerate(data, start=1):
+                if number not in bad:
+                    readable += [
+                        dataclasses.replace(row, line=number) for row in parse_task_rows([item])
+                    ]
+        else:
+            text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+            # Blank the unreadable lines: blank lines are skipped but keep the numbering.
+            lines = text.splitlines()
+            kept = "\n".join("" if n in bad else line for n, line in enumerate(lines, start=1))
+            if kept.strip():
+                readable = parse_task_rows(kept)
+        more: list[dict] = []
+        try:
+            validate_task_rows(queue=queue, rows=readable)
+        except Invalid as schema_exc:
+            more = schema_exc.errors
+        errors = sorted([*exc.errors, *more], key=lambda e: e["line"])
+        raise Invalid(
+            _("%(n)d line(s) have problems; nothing was imported.") % {"n": len(errors)}, errors
+        ) from exc
+    validate_task_rows(queue=queue, rows=rows)
+    return rows
 
 
 def tasks_bulk_create(*, queue: TaskQueue, rows: list[TaskRow], batch_size: int = 2000) -> int:

@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from .. import forms, kinds, selectors, services
-from ..models import Enrollment, TaskQueue
+from ..models import Enrollment
 from ..platform import roles
 from ..platform.errors import Invalid, ServiceError
 from ..platform.jobs import job_enqueue
@@ -198,34 +198,6 @@ def enrollment_resume(request: HttpRequest, enrollment_id: int) -> HttpResponse:
     return redirect("curator-queue", queue_id=enrollment.queue_id)
 
 
-def _checked_rows(queue: TaskQueue, content: bytes) -> list[services.TaskRow]:
-    """Parse and validate an upload, reporting every bad line at once.
-
-    Lines that are not JSON are reported together with the schema errors of the lines that are,
-    so a curator fixes the file in one pass.
-    """
-    try:
-        rows = services.parse_task_rows(content)
-    except Invalid as exc:
-        if not exc.errors:
-            raise
-        bad = {e["line"] for e in exc.errors}
-        lines = content.decode("utf-8-sig").splitlines()
-        # Blank the unreadable lines: blank lines are skipped but keep the numbering.
-        readable = "\n".join("" if n in bad else line for n, line in enumerate(lines, start=1))
-        more: list[dict] = []
-        try:
-            services.validate_task_rows(queue=queue, rows=services.parse_task_rows(readable))
-        except Invalid as schema_exc:
-            more = schema_exc.errors
-        errors = sorted([*exc.errors, *more], key=lambda e: e["line"])
-        raise Invalid(
-            _("%(n)d line(s) have problems; nothing was imported.") % {"n": len(errors)}, errors
-        ) from exc
-    services.validate_task_rows(queue=queue, rows=rows)
-    return rows
-
-
 @roles.roles_required(*CURATOR)
 def queue_upload(request: HttpRequest, queue_id: int) -> HttpResponse:
     """Validate a JSONL upload at the edge (all errors, with line numbers), then import in a job."""
@@ -234,7 +206,7 @@ def queue_upload(request: HttpRequest, queue_id: int) -> HttpResponse:
     error = None
     if request.method == "POST" and form.is_valid():
         try:
-            rows = _checked_rows(queue, form.content())
+            rows = services.task_rows_check(queue=queue, data=form.content())
         except Invalid as exc:
             error = exc
         else:

@@ -458,3 +458,19 @@ def test_list_queries_do_not_grow_with_rows(project, curator, django_assert_max_
         assert client.get("/api/queues/").json()["count"] == 5
     with django_assert_max_num_queries(10):
         assert client.get(f"/api/queues/{queues[0].id}/tasks/").json()["count"] == 3
+
+
+def test_upload_reports_unreadable_lines_and_schema_errors_in_one_answer(queue, curator):
+    # line 1 fine, line 2 not JSON, line 3 JSON that does not fit vqa_choice
+    body = "\n".join([json.dumps(vqa_payload(1)), "{not json", json.dumps({"question": 3})])
+    response = client_for(curator).post(
+        f"/api/queues/{queue.id}/tasks/", data=body, content_type="application/x-ndjson"
+    )
+    assert response.status_code == 400
+    assert [e["line"] for e in response.json()["errors"]] == [2, 3]
+    # the same as a JSON list: errors name the 0-based index
+    items = [vqa_payload(1), "not an object", {"question": 3}]
+    response = client_for(curator).post(f"/api/queues/{queue.id}/tasks/", items, format="json")
+    assert response.status_code == 400
+    assert [e["index"] for e in response.json()["errors"]] == [1, 2]
+    assert Task.objects.filter(queue=queue).count() == 0

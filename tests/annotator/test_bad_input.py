@@ -141,11 +141,12 @@ def test_malformed_jsonl_names_lines(queue, curator, refused):
                 f"/api/queues/{queue.id}/tasks/", body, content_type="application/x-ndjson"
             )
         )
-    assert out["message"] == "5 line(s) could not be read."
-    assert [e["line"] for e in out["errors"]] == [2, 6, 7, 4, 5]
+    # read errors and the schema errors of the readable lines come in one answer, by line
+    assert out["message"] == "5 line(s) have problems; nothing was imported."
+    assert [e["line"] for e in out["errors"]] == [2, 4, 5, 6, 7]
     assert out["errors"][0]["error"].startswith("not valid JSON: Expecting value")
-    assert out["errors"][3] == {"line": 4, "error": "each line must be a JSON object"}
-    assert out["errors"][4] == {"line": 5, "error": "unexpected keys: extra"}
+    assert out["errors"][1] == {"line": 4, "error": "each line must be a JSON object"}
+    assert out["errors"][2] == {"line": 5, "error": "unexpected keys: extra"}
 
 
 def test_jsonl_schema_violations_are_all_or_nothing(queue, curator, refused):
@@ -183,7 +184,7 @@ def test_wrong_kind_payload_in_a_json_list_names_the_index(queue, curator, refus
                 format="json",
             )
         )
-    assert [e["line"] for e in out["errors"]] == [2]
+    assert [e["index"] for e in out["errors"]] == [1]  # a JSON list names the 0-based index
     assert out["errors"][0]["error"].startswith("payload: 'image' is a required property")
 
 
