@@ -438,7 +438,9 @@ def work_history(request: HttpRequest, queue_id: int) -> HttpResponse:
 def work_release(request: HttpRequest, task_id: int) -> HttpResponse:
     """The workspace was left (pagehide → navigator.sendBeacon, with the CSRF token in the
     body): the held task goes back to the pool at once. 204, nothing to show."""
-    _my_assignment(request, task_id)
+    assignment = _my_assignment(request, task_id)
+    # Someone removed from the project sees their old tasks there as missing (404).
+    get_or_404(selectors.queues_for(request.user), pk=assignment.queue_id)
     services.assignment_release(task_id=task_id, annotator=request.user)
     return HttpResponse(status=204)
 

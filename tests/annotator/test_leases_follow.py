@@ -56,3 +56,11 @@ def test_people_page_shows_who_holds_what_since_when(client, queue, crowdworker,
     row = html[html.index(f'id="person-{crowdworker.pk}"') :]
     row = row[: row.index("</tr>")]
     assert f"#{task.pk}" in row and queue.title in row and "since" in row
+
+
+def test_release_by_someone_removed_from_the_project_is_404(client, queue, crowdworker):
+    task = TaskFactory(queue=queue)
+    services.assignment_claim(queue=queue, annotator=crowdworker)
+    queue.project.members.remove(crowdworker)
+    client.force_login(crowdworker)
+    assert client.post(reverse("work-release", args=[task.pk])).status_code == 404
