@@ -37,7 +37,8 @@ Chunks: ``mining_chunk`` sweeps every ``n_chunks``-th block pair and returns eac
 (largest-key) partner among them; ``mining_reduce`` keeps the largest key per sample over all
 chunks, so any split, in any order, on any number of workers gives ``mine_mismatches``' result.
 
-``random_pairs`` is the Flickr-Random baseline of App. B, Table 6: a seeded random matching.
+The Flickr-Random baseline of App. B, Table 6 (a seeded random matching) is in
+``curation.random_pairs``.
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ def block_pairs(n: int, block: int) -> Iterator[tuple[int, int, int, int]]:
             yield a0, a1, b0, min(b0 + block, n)
 
 
-def _check_inputs(scorers: Sequence[Embeddings]) -> int:
+def check_inputs(scorers: Sequence[Embeddings]) -> int:
     if not scorers:
         raise ValueError("mining needs at least one scorer's embeddings")
     n = None
@@ -174,7 +175,7 @@ def _check_inputs(scorers: Sequence[Embeddings]) -> int:
     return int(n or 0)
 
 
-def _check_groups(groups, n: int) -> np.ndarray | None:
+def check_groups(groups, n: int) -> np.ndarray | None:
     if groups is None:
         return None
     groups = np.asarray(groups)
@@ -183,7 +184,7 @@ def _check_groups(groups, n: int) -> np.ndarray | None:
     return groups
 
 
-def _as_float32(x, normalise: bool) -> np.ndarray:
+def as_float32(x, normalise: bool) -> np.ndarray:
     x = np.ascontiguousarray(x, dtype=np.float32)
     if normalise:  # the formula of curation.embeddings.similarity, so the vectors agree
         x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), np.float32(1e-12))
@@ -207,8 +208,8 @@ class _Blocks:
             return hit
         rows = self.order[start : start + self.block]
         pair = (
-            _as_float32(self.images[rows], self.normalise),
-            _as_float32(self.texts[rows], self.normalise),
+            as_float32(self.images[rows], self.normalise),
+            as_float32(self.texts[rows], self.normalise),
         )
         size = pair[0].nbytes + pair[1].nbytes
         if size <= self.budget:
@@ -228,8 +229,8 @@ def _diagonal(images, texts, block: int, normalise: bool) -> np.ndarray:
     n = images.shape[0]
     d = np.empty(n, dtype=np.float32)
     for start in range(0, n, block):
-        i = _as_float32(images[start : start + block], normalise)
-        t = _as_float32(texts[start : start + block], normalise)
+        i = as_float32(images[start : start + block], normalise)
+        t = as_float32(texts[start : start + block], normalise)
         d[start : start + len(i)] = np.einsum("ij,ij->i", i, t)
     bad = np.flatnonzero(~np.isfinite(d))
     if len(bad):
@@ -391,8 +392,8 @@ def _sweep(
     per-sample best partners, compactly."""
     if block < 1:
         raise ValueError("block must be a positive number of rows")
-    n = _check_inputs(scorers)
-    groups = _check_groups(groups, n)
+    n = check_inputs(scorers)
+    groups = check_groups(groups, n)
     block = min(block, max(n, 1))
     threads = max(1, threads or os.cpu_count() or 1)
     n_scorers = len(scorers)
@@ -551,69 +552,4 @@ def _assemble(n, seed, partner, cross, diag, n_pairs) -> MinedPairs:
         mismatched=np.ones((len(k), n_scorers), dtype=bool),
         partner=partner,
         n_mismatched_pairs=n_pairs,
-    )
-
-
-def pair_scores(scorers: Sequence[Embeddings], i0, i1, *, normalise: bool = False, chunk=65536):
-    """(len(i0), n_scorers, 4) float32: S(i0,t0), S(i0,t1), S(i1,t0), S(i1,t1) of given pairs."""
-    i0, i1 = np.asarray(i0, dtype=np.int64), np.asarray(i1, dtype=np.int64)
-    out = np.empty((len(i0), len(scorers), 4), dtype=np.float32)
-    for s, (images, texts) in enumerate(scorers):
-        for start in range(0, len(i0), chunk):
-            a, b = i0[start : start + chunk], i1[start : start + chunk]
-            ia, ta, ib, tb = (
-                _as_float32(arr[rows], normalise)
-                for arr, rows in ((images, a), (texts, a), (images, b), (texts, b))
-            )
-            view = out[start : start + chunk, s]
-            view[:, 0] = np.einsum("ij,ij->i", ia, ta)
-            view[:, 1] = np.einsum("ij,ij->i", ia, tb)
-            view[:, 2] = np.einsum("ij,ij->i", ib, ta)
-            view[:, 3] = np.einsum("ij,ij->i", ib, tb)
-    return out
-
-
-def random_pairs(
-    n: int,
-    *,
-    seed: int,
-    scorers: Sequence[Embeddings] = (),
-    n_pairs: int | None = None,
-    groups=None,
-    normalise: bool = False,
-) -> MinedPairs:
-    """The Flickr-Random baseline (naturalbench.txt App. B, Table 6): random pairs, no scorer.
-
-    A seeded permutation of the samples is cut into consecutive pairs (a random matching: no
-    sample is used twice); pairs whose samples share a group are dropped; the first ``n_pairs``
-    are kept. Scores and Eq. 1 verdicts are reported for ``scorers`` when given.
-    """
-    if scorers and _check_inputs(scorers) != n:
-        raise ValueError(f"the scorers' embeddings do not hold {n} samples")
-    groups = _check_groups(groups, n)
-    perm = np.random.default_rng(seed).permutation(n)
-    half = n // 2
-    a, b = perm[0 : 2 * half : 2], perm[1 : 2 * half : 2]
-    if groups is not None:
-        keep = groups[a] != groups[b]
-        a, b = a[keep], b[keep]
-    if n_pairs is not None:
-        if n_pairs < 0:
-            raise ValueError("n_pairs must be >= 0")
-        a, b = a[:n_pairs], b[:n_pairs]
-    i0, i1 = np.minimum(a, b), np.maximum(a, b)
-    order = np.lexsort((i1, i0))
-    i0, i1 = i0[order].astype(np.int64), i1[order].astype(np.int64)
-    scores = pair_scores(scorers, i0, i1, normalise=normalise)
-    mismatched = eq1_mismatch(scores[..., 0], scores[..., 1], scores[..., 2], scores[..., 3])
-    return MinedPairs(
-        method="random",
-        seed=seed,
-        n_samples=n,
-        i0=i0,
-        i1=i1,
-        scores=scores,
-        mismatched=mismatched,
-        partner=np.full(n, -1, dtype=np.int64),
-        n_mismatched_pairs=None,
     )

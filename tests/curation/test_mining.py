@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from curation import mining
+from curation import mining, random_pairs
 
 
 def grid_embeddings(n: int, dim: int, seed: int, noise: int = 2):
@@ -347,7 +347,7 @@ def test_random_baseline_pairs():
     # Given 11 samples and two scorers
     first, second = grid_embeddings(11, 4, seed=1), grid_embeddings(11, 3, seed=2)
     # When paired at random (Flickr-Random, Table 6)
-    result = mining.random_pairs(11, seed=5, scorers=[first, second])
+    result = random_pairs.random_pairs(11, seed=5, scorers=[first, second])
     # Then it is a random matching: 5 disjoint pairs of 10 distinct samples, seeded
     assert result.method == "random"
     assert len(result) == 5
@@ -355,8 +355,8 @@ def test_random_baseline_pairs():
     assert len(set(used)) == 10
     assert (result.i0 < result.i1).all()
     assert as_pairs(result) == sorted(as_pairs(result))
-    assert as_pairs(result) == as_pairs(mining.random_pairs(11, seed=5))
-    assert as_pairs(result) != as_pairs(mining.random_pairs(11, seed=6))
+    assert as_pairs(result) == as_pairs(random_pairs.random_pairs(11, seed=5))
+    assert as_pairs(result) != as_pairs(random_pairs.random_pairs(11, seed=6))
     # And each pair carries the four S values per scorer and Eq. 1's verdict
     for p, (i0, i1) in enumerate(as_pairs(result)):
         for s, (images, texts) in enumerate((first, second)):
@@ -368,14 +368,14 @@ def test_random_baseline_pairs():
 
 
 def test_random_baseline_options():
-    assert len(mining.random_pairs(100, seed=0, n_pairs=7)) == 7
-    assert mining.random_pairs(100, seed=0, n_pairs=7).scores.shape == (7, 0, 4)
+    assert len(random_pairs.random_pairs(100, seed=0, n_pairs=7)) == 7
+    assert random_pairs.random_pairs(100, seed=0, n_pairs=7).scores.shape == (7, 0, 4)
     groups = np.arange(100) % 2
-    grouped = mining.random_pairs(100, seed=0, groups=groups)
+    grouped = random_pairs.random_pairs(100, seed=0, groups=groups)
     assert (groups[grouped.i0] != groups[grouped.i1]).all()
     assert len(grouped) < 50
     with pytest.raises(ValueError, match="do not hold 100 samples"):
-        mining.random_pairs(100, seed=0, scorers=[grid_embeddings(99, 2, seed=0)])
+        random_pairs.random_pairs(100, seed=0, scorers=[grid_embeddings(99, 2, seed=0)])
 
 
 def test_row_chunks_in_worker_threads_equal_one_thread(monkeypatch):

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
-from curation import gateway, mining
+from curation import gateway, mining, random_pairs
 from curation.embeddings import IMAGE, TEXT, embed_corpus, embeddings_get
 from curation.models import Caption, Generation, Scorer
 from curation.scorers import scorer_weights_check
@@ -133,7 +133,7 @@ def _mine(pipeline: NaturalBenchPipeline, rows: list[Row], scorers: list[Scorer]
             )
 
     if pipeline.method == NaturalBenchPipeline.Method.RANDOM:
-        return mining.random_pairs(
+        return random_pairs.random_pairs(
             len(rows),
             seed=pipeline.seed,
             scorers=arrays,
