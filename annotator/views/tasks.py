@@ -164,7 +164,8 @@ def _browser_rows(tasks: list[Task]) -> None:
         task.state_label = states.get(task.state, task.state)
         task.summary = _outcome_summary(task)[:60]
         texts = _payload_parts(task.payload)["texts"]
-        task.content = texts[0][1][:90] if texts else ""
+        # the longest text field: the question or instruction rather than a choice ("Yes")
+        task.content = max((t for _label, t in texts), key=len)[:90] if texts else ""
         task.agreement_pct = None if task.agreement is None else round(100 * task.agreement)
         finished = task.decided_at and timezone.localtime(task.decided_at)
         task.finished = finished.strftime("%Y-%m-%d %H:%M") if finished else ""

@@ -114,6 +114,7 @@ def test_page_filters_and_links_every_task(world, client, curator, django_assert
     assert reverse("curator-task", args=[t["split"]]) in html
     assert reverse("curator-task", args=[t["decided"]]) not in html
     assert "1 task matches" in html
+    assert "Is the cube red?" in html  # the payload's question, not its first choice
     assert 'data-key="/"' in html  # the search field's key
 
 
