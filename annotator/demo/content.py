@@ -422,6 +422,7 @@ accept or reject.
 
 | key | action |
 | --- | --- |
+| `q` `w` `t` `y` … | tick a criterion (its key is on its box); `a` needs every box ticked |
 | `a` | **Accept** — every criterion holds |
 | `r` | **Reject** — pick a reason with `1`–`6`, add a comment if it helps |
 
