@@ -223,7 +223,7 @@ def _assert_foreign_key_constraints(apps) -> None:
 def test_a_required_id_whose_row_is_gone_stops_the_migration():
     # Given a VisIT pair whose (required) version id names no evaluation version
     leaves, old, ids = _populated_before()
-    pairs = old.get_model("visit", "VisitPair").objects.filter(pk=ids["pair"])
+    pairs = old.get_model("curation", "VisitPair").objects.filter(pk=ids["pair"])
     pairs.update(version_id=ids["visit_version"] + 1000)
 
     # When the migrations run forward, then 0007 refuses, naming the row and the id
