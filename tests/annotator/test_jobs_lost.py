@@ -105,6 +105,7 @@ def test_job_kinds_declare_whether_a_rerun_is_safe():
     )
     assert safe == [
         "annotator.import_tasks",
+        "annotator.settle_selection",
         "annotator.settle_tasks",
         "curation.embed_corpus",
         "curation.generate_batch",
