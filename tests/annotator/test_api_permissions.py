@@ -99,6 +99,7 @@ NEW_QUEUE = {"project": "{project}", "kind": "vqa_choice", "title": "New"}
 CANCEL = {"ids": ["{task}"], "reason": "withdrawn"}
 QUEUE, TASK = "/api/queues/{queue}/", "/api/tasks/{task}/"
 HOOK = "/api/webhooks/{webhook}/"
+SETTLE = {"method": "majority", "reason": "settled from the matrix"}
 ENDPOINTS = [
     Endpoint("queue-list", "get", "/api/queues/", EVERYONE),
     Endpoint("queue-create", "post", "/api/queues/", CURATORS, NEW_QUEUE, ok=201),
@@ -125,6 +126,10 @@ ENDPOINTS = [
     Endpoint("job-list", "get", "/api/jobs/", STAFF),
     Endpoint("job-detail", "get", "/api/jobs/{job}/", STAFF),
     Endpoint("project-list", "get", "/api/projects/", STAFF),
+    Endpoint("task-settle", "post", TASK + "settle/", CURATORS, SETTLE),
+    Endpoint(
+        "queue-tasks-settle", "post", QUEUE + "tasks/settle/", CURATORS, SETTLE | {"filter": {}}
+    ),
     Endpoint("queue-agreement", "get", QUEUE + "agreement/", STAFF),
     Endpoint("webhook-list", "get", "/api/projects/{project}/webhooks/", CURATORS),
     Endpoint("webhook-detail", "patch", HOOK, CURATORS, {"description": "changed"}),
