@@ -22,6 +22,7 @@ from blindspot_client import (
     Unauthorized,
 )
 
+from annotator.models import TaskQueue
 from evaluation.families.naturalbench import demo as nb_demo
 from tests.webhook_receiver import Receiver
 
@@ -283,8 +284,11 @@ def test_recipe_stage_export_and_download(site, client_for, settings, tmp_path):
     assert bs.wait_for_job(job.id, timeout=60, poll=0.2, progress=False).status == "succeeded"
     # people accept the drafted negations in the set's review queue, through the API
     (review,) = [q for q in bs.queues(project=site.project.pk) if q.kind == "review"]
+    # (an accept ticks every criterion of the checklist: the kind refuses one that does not)
+    ticked = list(range(len(TaskQueue.objects.get(pk=review.id).config.get("criteria", []))))
+    accept = {"verdict": "accept", "checked": ticked}
     for worker in ("worker1", "worker2", "worker3"):  # three reviewers per negation
-        annotate_all(client_for(worker), review.id, respond=lambda task: {"verdict": "accept"})
+        annotate_all(client_for(worker), review.id, respond=lambda task: accept)
     assert bs.wait_for_queue(review.id, timeout=30, poll=0.2, progress=False)
     with pytest.raises(NotFound):
         bs.start_stage("vhexpansion", case_set.pk, "no-such-stage")

@@ -619,8 +619,19 @@ BEFORE = [("evaluation", "0001_initial_squashed_0002_judgments")]
 AFTER = [("evaluation", "0004_benchmark_project_required")]
 
 
+@pytest.fixture
+def back_to_the_leaves():
+    """Whatever a migration test leaves behind, the schema is at every app's latest migration
+    again afterwards: the tests after it (transactional ones run last) need the whole schema."""
+    leaves = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    yield
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(leaves)
+
+
 @pytest.mark.django_db(transaction=True)
-def test_benchmarks_without_a_project_move_to_the_admins_only_project():
+def test_benchmarks_without_a_project_move_to_the_admins_only_project(back_to_the_leaves):
     # Given the schema before projects were required, a benchmark without a project and one
     # with a project
     executor = MigrationExecutor(connection)
