@@ -58,7 +58,8 @@
   document.addEventListener("keydown", function (ev) {
     if (!document.querySelector("[data-rows]") && !document.getElementById("id_q")) return;
     var t = ev.target;
-    if (ev.key === "Escape" && t && t.id === "id_q") { t.blur(); return; }
+    // preventDefault: Chrome's own Escape in a type=search field would clear the text and re-filter
+    if (ev.key === "Escape" && t && t.id === "id_q") { ev.preventDefault(); t.blur(); return; }
     if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     if (ev.key === "/") { var q = document.getElementById("id_q"); if (q) { ev.preventDefault(); q.focus(); q.select(); } return; }
