@@ -28,8 +28,8 @@ from .models import (
 )
 from .platform import roles
 from .platform.models import Project
-from .platform.rows import Shape
 from .platform.scoping import get_or_404, projects_for
+from .platform.sql_rows import Shape
 from .services.undoing import undo_refusal
 
 

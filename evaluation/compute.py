@@ -1,9 +1,9 @@
 """The shapes metric computation speaks in, shared by every family's ``rows``.
 
 No database access: ``services.metrics_compute`` loads rows, calls the family's ``rows`` (in
-``evaluation/families/<key>/rows.py``, which call the pure ``evaluation.metrics``) and stores the
-result. Every headline value carries a seeded 95% bootstrap interval that resamples the metric's
-own unit (METRICS.md Sec. 6).
+``evaluation/families/<key>/metric_rows.py``, which call the pure ``evaluation.metrics``) and
+stores the result. Every headline value carries a seeded 95% bootstrap interval that resamples
+the metric's own unit (METRICS.md Sec. 6).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ _HERE = Path(__file__).parent
 CODE_VERSION = code_version(
     [
         *sorted(_HERE.glob("metrics/*.py")),
-        *sorted(_HERE.glob("families/*/rows.py")),
+        *sorted(_HERE.glob("families/*/metric_rows.py")),
         Path(__file__),
     ]
 )

@@ -209,7 +209,7 @@ def declare(
     order: int,
     *,
     parse: Any,
-    rows: Any,
+    metric_rows: Any,
     demo: Any = None,
     runner: Any = None,
     plots: Any = None,
@@ -217,7 +217,7 @@ def declare(
 ) -> Family:
     """A family from its package's modules, by the convention of ``evaluation/families/<key>/``:
     ``parse`` (parse_items, parse_predictions, FORMATS, optional parse_answer and
-    predictions_file), ``rows`` (rows,
+    predictions_file), ``metric_rows`` (rows,
     SPECS, PRIMARY, optional REFERENCE_ROWS, reference_rows_of and version_rows), ``demo``
     (DEMO), ``runner`` (RUNNER), ``plots`` (plots, TEMPLATES). ``fields`` sets the rest
     (prediction_option, pairwise)."""
@@ -230,12 +230,12 @@ def declare(
         parse_answer=getattr(parse, "parse_answer", None),
         predictions_file=getattr(parse, "predictions_file", None),
         formats=parse.FORMATS,
-        rows=rows.rows,
-        specs=rows.SPECS,
-        primary=rows.PRIMARY,
-        reference_rows=getattr(rows, "REFERENCE_ROWS", ()),
-        reference_rows_of=getattr(rows, "reference_rows_of", None),
-        version_rows=getattr(rows, "version_rows", None),
+        rows=metric_rows.rows,
+        specs=metric_rows.SPECS,
+        primary=metric_rows.PRIMARY,
+        reference_rows=getattr(metric_rows, "REFERENCE_ROWS", ()),
+        reference_rows_of=getattr(metric_rows, "reference_rows_of", None),
+        version_rows=getattr(metric_rows, "version_rows", None),
         demo=getattr(demo, "DEMO", None),
         runner=getattr(runner, "RUNNER", None),
         plots=getattr(plots, "plots", None),

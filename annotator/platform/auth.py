@@ -16,7 +16,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
 from .roles import remember_roles
-from .rows import Shape
+from .sql_rows import Shape
 
 _query: tuple[Shape, str] | None = None
 

@@ -17,7 +17,7 @@ from ..models import Assignment, Task, TaskQueue
 from ..platform import roles
 from ..platform.errors import Conflict, Invalid, NotFound
 from ..platform.models import Project
-from ..platform.rows import Shape
+from ..platform.sql_rows import Shape
 from .decisions import task_decide
 
 ASSIGNMENT_SHAPE = Shape(Assignment, "a")
@@ -154,7 +154,7 @@ def assignment_held(*, task_id: int, annotator, now) -> Assignment:
     excepted), is answered as if the task did not exist: revocation stops work at once.
 
     Only the task row is locked, never the queue's: that would serialise a queue's submits.
-    Hand-written statements: this runs on every submit and heartbeat (see ``platform.rows``).
+    Hand-written statements: this runs on every submit and heartbeat (see ``platform.sql_rows``).
     """
     if not 0 < task_id < 2**63:  # no such id can exist (and the database would refuse it)
         raise NotFound(_("No such task."))

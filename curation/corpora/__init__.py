@@ -27,7 +27,14 @@ Modules: ``rows`` (a manifest row, one record checked), ``formats`` (the four pa
 from .demo import demo_corpus
 from .formats import FORMAT_CHOICES, FORMATS, detect_format, parse_rows
 from .importing import ImportPlan, corpus_import, corpus_plan, corpus_slug, images_read
-from .rows import CaptionRow, Manifest, ManifestRow, first_value, language_normalise, safe_relpath
+from .manifest_rows import (
+    CaptionRow,
+    Manifest,
+    ManifestRow,
+    first_value,
+    language_normalise,
+    safe_relpath,
+)
 from .sources import (
     FolderSource,
     Index,

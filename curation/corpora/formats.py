@@ -17,7 +17,7 @@ from typing import Any
 from annotator.platform import edge, structured
 from annotator.platform.errors import Invalid, LineErrors
 
-from .rows import (
+from .manifest_rows import (
     CAPTION_KEYS,
     FILE_KEYS,
     Manifest,

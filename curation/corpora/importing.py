@@ -26,7 +26,7 @@ from annotator.platform.models import Project
 from .. import assets
 from ..models import Caption, Corpus, Sample
 from .formats import parse_rows
-from .rows import ManifestRow, Reading, language_normalise, refuse_if_any
+from .manifest_rows import ManifestRow, Reading, language_normalise, refuse_if_any
 from .sources import (
     Index,
     Source,

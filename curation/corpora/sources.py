@@ -23,7 +23,7 @@ from django.conf import settings
 from annotator.platform.errors import Invalid
 
 from .. import assets
-from .rows import safe_relpath
+from .manifest_rows import safe_relpath
 
 MANIFEST_NAMES = {
     "manifest.jsonl",

@@ -26,7 +26,7 @@ from annotator.platform.models import Project
 
 from .formats import FORMATS
 from .importing import corpus_import, corpus_plan, corpus_slug
-from .rows import Reading, language_normalise
+from .manifest_rows import Reading, language_normalise
 from .sources import Source, max_manifest_bytes, max_upload_bytes, open_source, too_large
 
 IMPORT_JOB = "curation.import_corpus"

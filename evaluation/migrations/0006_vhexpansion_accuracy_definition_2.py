@@ -9,7 +9,7 @@ the ones each run's results were computed with. Nothing to undo: going back leav
 from django.db import migrations
 
 from evaluation import compute
-from evaluation.families.vhexpansion import rows as vh_rows
+from evaluation.families.vhexpansion import metric_rows as vh_rows
 
 FAMILY = "vhexpansion"
 DEFAULT_ROUNDS = 1000

@@ -2,7 +2,7 @@
 
 from evaluation.registry import PredictionOption, declare, register
 
-from . import demo, parse, plots, release, rows, runner
+from . import demo, metric_rows, parse, plots, release, runner
 
 FAMILY = register(
     declare(
@@ -10,7 +10,7 @@ FAMILY = register(
         "NaturalBench-Retrieval",
         1,
         parse=parse,
-        rows=rows,
+        metric_rows=metric_rows,
         demo=demo,
         runner=runner,
         plots=plots,

@@ -4,7 +4,7 @@ from evaluation.metrics import visit
 from evaluation.registry import Pairwise, PredictionOption, declare, register
 
 # prompts registers the family's templates and their offline rules on import.
-from . import board, exports, judge, judgments, pairwise, parse, plots, prompts, rows, runner  # noqa: F401
+from . import board, exports, judge, judgments, metric_rows, pairwise, parse, plots, prompts, runner  # noqa: F401
 
 PAIRWISE = Pairwise(
     parse=judgments.parse,
@@ -28,7 +28,7 @@ FAMILY = register(
         "VisIT-Bench",
         4,
         parse=parse,
-        rows=rows,
+        metric_rows=metric_rows,
         runner=runner,
         plots=plots,
         # The official judgment files name a model by its output column (make_pairs.py).

@@ -11,7 +11,7 @@ from annotator.models import Annotation
 from evaluation import plots
 from evaluation.models import BenchmarkItem, JudgmentSet
 
-from . import pairwise, rows, stats
+from . import metric_rows, pairwise, stats
 
 
 def judgment_set(version_id: int | None, *, pk: int | None = None, label: str = ""):
@@ -49,11 +49,11 @@ def board(version_id: int | None, *, judge_label: str, human_set_id: int | None)
 
 def reference_label(version_id: int | None) -> str:
     """How the version's reference player is named, from where its kept references came from
-    (``rows.reference_label``): a drafted or offline reference is not "GPT-4 reference"."""
+    (``metric_rows.reference_label``): a drafted or offline reference is not "GPT-4 reference"."""
     sources = BenchmarkItem.objects.filter(version_id=version_id, kept=True).values_list(
         "data__reference_source", flat=True
     )
-    return rows.reference_label_of(str(s or "") for s in sources.distinct())
+    return metric_rows.reference_label_of(str(s or "") for s in sources.distinct())
 
 
 def item_verdict(data: dict) -> str:

@@ -3,7 +3,7 @@
 from evaluation.registry import PredictionOption, declare, register
 
 # prompts registers the family's templates and their offline rules on import.
-from . import demo, parse, plots, prompts, rows, runner  # noqa: F401
+from . import demo, metric_rows, parse, plots, prompts, runner  # noqa: F401
 
 FAMILY = register(
     declare(
@@ -11,7 +11,7 @@ FAMILY = register(
         "VLind-Bench",
         3,
         parse=parse,
-        rows=rows,
+        metric_rows=metric_rows,
         demo=demo,
         runner=runner,
         plots=plots,

@@ -5,8 +5,8 @@ import pytest
 
 from evaluation import compute
 from evaluation.families.vlind import demo as vlind_demo
+from evaluation.families.vlind import metric_rows as vlind_rows
 from evaluation.families.vlind import parse as vlind_parse
-from evaluation.families.vlind import rows as vlind_rows
 from evaluation.metrics import naturalbench as nb
 from evaluation.metrics import vhexpansion, visit, vlind
 

@@ -4,7 +4,7 @@ counted once as missing, never as four unparseable answers (issue 21, point 7)."
 import pytest
 
 from evaluation.compute import ItemData, PredictionData
-from evaluation.families.naturalbench import rows as nb_rows
+from evaluation.families.naturalbench import metric_rows as nb_rows
 from evaluation.metrics.naturalbench import A0, A1
 
 ITEMS = [
