@@ -477,8 +477,8 @@ def sample_optimal_scores(
 
 
 TAU_RULE = (
-    "the τ with the highest G-Acc; among equally good τ the one closest to 0 (the default "
-    "threshold), then the smaller"
+    "the τ with the highest G-Acc; among equally good τ the first maximum, i.e. the smallest "
+    "(what a search from τ = −∞ upwards keeps when only a strictly higher G-Acc replaces the best)"
 )
 
 
@@ -486,10 +486,12 @@ def global_optimal_tau(d: Sequence[Sequence[float]] | np.ndarray) -> tuple[float
     """Exact search of the single τ maximising G-Acc over all samples (App. D, Table 11).
 
     Candidates are −∞, +∞ and every midpoint between consecutive distinct d values, which covers
-    every distinct prediction pattern of "a0 iff d > τ". Tie rule (TAU_RULE; no official code):
-    among τ with the same, maximal G-Acc — whose Acc / Q-Acc / I-Acc can differ — the one closest
-    to 0 wins (the least departure from the paper's default threshold τ = 0, Eq. 2), then the
-    smaller one. Returns (τ, number of group points).
+    every distinct prediction pattern of "a0 iff d > τ". Tie rule (TAU_RULE): among τ with the
+    same, maximal G-Acc — whose Acc / Q-Acc / I-Acc can differ — the first maximum in ascending
+    order wins, the smallest τ: ``argmax`` over an ascending sweep, as an implementation of
+    App. D's "search for a single τ" that keeps a τ only when it improves G-Acc gives. The
+    official repository (Baiqi-Li/NaturalBench) publishes no debiasing code to follow. Returns
+    (τ, number of group points).
     """
     d = _as_samples(d)
     if d.shape[0] == 0:
@@ -506,10 +508,8 @@ def global_optimal_tau(d: Sequence[Sequence[float]] | np.ndarray) -> tuple[float
     size = candidates.size + 1
     delta = np.bincount(starts, minlength=size) - np.bincount(ends, minlength=size)
     counts = np.cumsum(delta)[:-1]
-    best = counts.max()
-    tied = candidates[counts == best]
-    order = np.lexsort((tied, np.abs(tied)))
-    return float(tied[order[0]]), int(best)
+    first = int(np.argmax(counts))  # the first maximum: candidates are in ascending order
+    return float(candidates[first]), int(counts[first])
 
 
 def global_optimal_scores(

@@ -49,6 +49,28 @@ def test_naturalbench_records_and_predictions_import_and_score():
 
 
 @pytest.mark.django_db
+def test_nb_upgrade_recomputes_the_global_tau_found_by_the_first_maximum():
+    # given a run whose global-optimal τ details were stored by the old tie rule
+    version = make_version("naturalbench", nb_demo.naturalbench_items(12))
+    run = import_run(version, nb_demo.naturalbench_predictions(12, accuracy=0.7, seed=4))
+    services.metrics_compute(run=run, rounds=20)
+    fresh = MetricResult.objects.get(run=run, metric="g_acc_global_tau")
+    MetricResult.objects.filter(pk=fresh.pk).update(
+        details={**fresh.details, "tau": 0.0, "acc": 0.5, "tau_rule": "closest to 0"}
+    )
+    # when the data migration runs
+    migration = importlib.import_module(
+        "evaluation.migrations.0007_naturalbench_global_tau_first_maximum"
+    )
+    migration.recompute(django_apps, None)
+    # then the details are those this release computes, the value and interval untouched
+    stored = MetricResult.objects.get(pk=fresh.pk)
+    assert stored.details == fresh.details
+    assert "first maximum" in stored.details["tau_rule"]
+    assert (stored.value, stored.interval_low) == (fresh.value, fresh.interval_low)
+
+
+@pytest.mark.django_db
 def test_naturalbench_question_type_with_a_space_is_accepted():
     line = json.loads(nb_demo.naturalbench_items(1).splitlines()[0])
     line["Question Type"] = line.pop("Question_Type")

@@ -1,5 +1,7 @@
 """NaturalBench metrics on small hand-computed examples (METRICS.md Sec. 1)."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -150,34 +152,43 @@ def test_global_optimal_tau_exact_search():
     assert (result.acc, result.q_acc, result.i_acc, result.g_acc) == (0.75, 0.5, 0.5, 0.5)
 
 
-def test_global_optimal_tau_breaks_ties_towards_zero():
-    # Only S2: no tau gives a group point; among all candidates the one closest to 0 is
-    # the midpoint between -0.2 and 0.1, i.e. -0.05.
+def test_global_optimal_tau_takes_the_first_maximum_when_nothing_scores():
+    # Only S2: no tau gives a group point, so every candidate ties; the first maximum is the
+    # first candidate, -inf (a0 everywhere).
     tau, points = nb.global_optimal_tau([[0.1, 0.3, -0.2, 0.2]])
     assert points == 0
-    assert tau == pytest.approx(-0.05)
+    assert tau == -math.inf
 
 
-def test_global_optimal_tau_tie_rule_is_stated_and_picks_closest_to_zero():
+def test_global_optimal_tau_tie_rule_is_stated_and_picks_the_first_maximum():
     # S1 is group-correct for τ in [0.1, 0.2), S2 for τ in [-0.6, -0.5), S3 never: the
-    # candidates 0.15 and -0.55 tie on G-Acc (one group point each) but not on Acc: at 0.15
-    # S1 4 right, S2 all a1 -> 2, S3 a1,a1,a0,a1 -> 1 (7/12); at -0.55 S1 all a0 -> 2, S2 4,
-    # S3 a0,a1,a0,a0 -> 3 (9/12). The stated rule takes the one closest to 0.
+    # candidates -0.55 and 0.15 tie on G-Acc (one group point each) but not on Acc: at -0.55
+    # S1 all a0 -> 2, S2 4, S3 a0,a1,a0,a0 -> 3 (9/12); at 0.15 S1 4 right, S2 all a1 -> 2,
+    # S3 a1,a1,a0,a1 -> 1 (7/12). The stated rule takes the first maximum: the smaller, -0.55.
     d = np.array([[0.3, 0.1, 0.05, 0.2], [-0.4, -0.7, -0.6, -0.5], [0.0, -1.0, 0.5, -0.2]])
     tau, points = nb.global_optimal_tau(d)
-    assert (tau, points) == (pytest.approx(0.15), 1)
+    assert (tau, points) == (pytest.approx(-0.55), 1)
+    # An ascending sweep keeping a τ only on a strictly higher G-Acc finds the same τ
+    sweep = np.linspace(-1, 1, 2001)
+    zeros = np.zeros_like(d)
+    g = [nb.deterministic_scores(d, zeros, tau=t, with_intervals=False).g_acc for t in sweep]
+    # the same prediction pattern as -0.55: τ in [-0.6, -0.5)
+    assert sweep[int(np.argmax(g))] == pytest.approx(-0.6, abs=1e-3)
     at_tau = nb.deterministic_scores(d, np.zeros_like(d), tau=0.15, with_intervals=False)
     other = nb.deterministic_scores(d, np.zeros_like(d), tau=-0.55, with_intervals=False)
     assert at_tau.g_acc == other.g_acc == pytest.approx(1 / 3)
     assert (at_tau.acc, other.acc) == (pytest.approx(7 / 12), pytest.approx(9 / 12))
+    swept = nb.deterministic_scores(d, np.zeros_like(d), tau=-0.6, with_intervals=False)
     result = nb.global_optimal_scores(d, np.zeros_like(d), with_intervals=False)
-    assert (result.tau, result.acc, result.q_acc, result.i_acc) == (
-        pytest.approx(0.15),
-        pytest.approx(7 / 12),
-        pytest.approx(2 / 6),
-        pytest.approx(2 / 6),
+    assert (result.tau, result.acc, result.q_acc, result.i_acc, result.g_acc) == (
+        pytest.approx(-0.55),
+        pytest.approx(9 / 12),
+        pytest.approx(swept.q_acc),
+        pytest.approx(swept.i_acc),
+        pytest.approx(1 / 3),
     )
-    assert "closest to 0" in nb.TAU_RULE
+    assert result.acc == swept.acc
+    assert "first maximum" in nb.TAU_RULE
 
 
 def test_global_optimal_tau_matches_brute_force():
