@@ -30,6 +30,7 @@ from evaluation.runners.common import (
 from evaluation.runners.pool import Call, CallSpec, Pool
 
 from .judgments import OFFICIAL_REFERENCE_PLAYER as REFERENCE_PLAYER
+from .parse import item_captions
 from .players import (
     DEFAULT_JUDGE_INSTANCES,
     judge_pairs_sample,
@@ -37,7 +38,17 @@ from .players import (
     judge_player_names,
     judge_players,
 )
-from .prompts import JUDGE, JUDGE_EXTRACTION, JUDGE_REFERENCE
+from .prompts import (
+    JUDGE,
+    JUDGE_EXTRACTION,
+    JUDGE_MULTI,
+    JUDGE_MULTI_REFERENCE,
+    JUDGE_REFERENCE,
+    multi_image_context,
+)
+
+# (reference-free, reference-backed) judge templates for single- and multi-image instances.
+JUDGE_TEMPLATES = {False: (JUDGE, JUDGE_REFERENCE), True: (JUDGE_MULTI, JUDGE_MULTI_REFERENCE)}
 
 
 def _judgment_set(
@@ -173,6 +184,12 @@ class _Judging:
     def _key(self, k: int, order: int) -> str:
         return f"evaljudge{self.judgment_set.pk}|{self.pending[k].item.pk}|{k}|{order}"
 
+    def _template(self, state: _PairState) -> str:
+        """The judge prompt for the pair's instance: the multi-image one (the images described
+        in sequence, as the sandbox asks with multi_image) or the single-image one."""
+        multi = bool(state.item.data.get("multi_image"))
+        return JUDGE_TEMPLATES[multi][self.with_reference]
+
     def _variables(self, state: _PairState, order: int) -> dict:
         shown = state.shown(order)
         data = state.item.data
@@ -182,6 +199,9 @@ class _Judging:
             "response_a": self.players[shown[0]][state.item.pk],
             "response_b": self.players[shown[1]][state.item.pk],
         }
+        if data.get("multi_image"):
+            del out["caption"]
+            out["captions"] = multi_image_context(item_captions(data))
         if self.with_reference:
             out["reference"] = data.get("reference", "")
         return out
@@ -190,7 +210,7 @@ class _Judging:
         return (
             Call(
                 (k, order),
-                CallSpec("judge", self.judge_name, self._variables(state, order)),
+                CallSpec("judge", self._template(state), self._variables(state, order)),
                 self._key(k, order),
                 JUDGE_PURPOSE,
             )
@@ -298,8 +318,10 @@ def _prepare(
     judgment_set: JudgmentSet, pairs: list[dict], with_reference: bool, job_id: int | None
 ) -> tuple[_Judging, int]:
     """Pin the templates, mark the set running and list the pairs not judged yet."""
-    judge_name = JUDGE_REFERENCE if with_reference else JUDGE
-    templates = templates_pinned([judge_name, JUDGE_EXTRACTION])
+    judge_name = JUDGE_TEMPLATES[False][with_reference]
+    templates = templates_pinned(
+        [judge_name, JUDGE_TEMPLATES[True][with_reference], JUDGE_EXTRACTION]
+    )
     JudgmentSet.objects.filter(pk=judgment_set.pk).update(
         status=JudgmentSet.Status.RUNNING,
         provenance={**(judgment_set.provenance or {}), "templates": template_record(templates)},

@@ -20,7 +20,7 @@ from evaluation.importers import (
 )
 from evaluation.metrics import visit
 
-from .parse import visit_key
+from .parse import images_cell, json_strings, visit_key
 
 OFFICIAL_REFERENCE_PLAYER = "human_verified_reference"
 FORMATS = {
@@ -42,7 +42,15 @@ def _pair_fields(
     problem (a missing field, a model against itself)."""
     model_a = player(obj, "A_model", line, errors, aliases)
     model_b = player(obj, "B_model", line, errors, aliases)
-    image = text_field(obj, "image_url", line, errors)
+    if isinstance(obj.get("image_url"), list):
+        # A multi-image pair as evaluate_all_queries.py copies it from ``image_urls``: the list
+        # stands for the instance as the published ``images`` cell does.
+        urls = json_strings(obj["image_url"])
+        image = images_cell(urls) if urls else ""
+        if not urls:
+            errors.add(line, "field 'image_url' must be a URL or a list of URLs")
+    else:
+        image = text_field(obj, "image_url", line, errors)
     instruction = text_field(obj, "instruction", line, errors)
     if not (model_a and model_b and image and instruction):
         return None

@@ -1,12 +1,14 @@
 """VisIT-Bench's published CSVs (METRICS.md Sec. 2) into item and prediction rows, and an item back
-into the published dataset layout."""
+into the published dataset layout: single-image instances as ``single_image_full_dataset.csv``
+writes them, multi-image instances as ``visit_bench_multi_images.csv`` does (``images``: a JSON
+list of URLs; one instruction-conditioned caption and one BLIP-2 caption per image)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotator.platform import structured
@@ -16,7 +18,8 @@ from evaluation.importers import ItemRow, PredictionRow, read_csv, read_jsonl, t
 # What the import page shows as an example of each file.
 FORMATS = {
     "items": "single_image_full_dataset.csv (instruction_category, image, instruction, "
-    "gpt4_prediction, human_ratings_gpt4_correct, human_ratings_problem_in_caption, …)",
+    "gpt4_prediction, human_ratings_gpt4_correct, human_ratings_problem_in_caption, …) or "
+    "visit_bench_multi_images.csv (images as a JSON list, images_dense_captions, …)",
     "predictions": "the model output CSV: the dataset columns plus one column with the "
     "response (e.g. llava13b_output)",
 }
@@ -37,9 +40,24 @@ PUBLISHED_COLUMNS = (
     "human_ratings_problem_in_gpt4",
     "public_images_metadata",
 )
+# The published multi-image dataset's columns, in its order (visit_bench_multi_images.csv).
+MULTI_COLUMNS = (
+    "instruction_category",
+    "images",
+    "is_multiple_images",
+    "instruction",
+    "gpt4_prediction",
+    "images_dense_captions",
+    "images_blip2_captions",
+    "reference_output",
+    "human_ratings_gpt4_correct",
+    "human_ratings_problem_in_caption",
+    "human_ratings_problem_in_gpt4",
+    "public_images_metadata",
+)
 # Every column a dataset file may hold (Blindspot's older exports wrote the caption as
 # ``instruction_conditioned_caption``, the paper's name for it).
-DATASET_COLUMNS = {*PUBLISHED_COLUMNS, "instruction_conditioned_caption"}
+DATASET_COLUMNS = {*PUBLISHED_COLUMNS, *MULTI_COLUMNS, "instruction_conditioned_caption"}
 
 
 def read_records(content: str, errors: LineErrors) -> tuple[list[str], list[tuple[int, dict]]]:
@@ -71,6 +89,65 @@ def _metadata(value: Any) -> Any:
         return text
 
 
+def images_cell(urls: Sequence[str]) -> str:
+    """The published ``images`` cell of a multi-image instance: its URLs as a JSON list (what
+    ``json.dumps`` writes, as in visit_bench_multi_images.csv); also the instance's key image."""
+    return json.dumps(list(urls), ensure_ascii=False)
+
+
+def json_strings(value: Any, width: int | None = None) -> list[str] | None:
+    """A JSON list of strings (a list, or its text); None when it is not one. With ``width``, a
+    longer list may only go on with NaN / null: visit_bench_multi_images.csv pads every
+    ``images_dense_captions`` list to ten entries with pandas' NaN, which are dropped."""
+    if isinstance(value, str):
+        try:
+            value = structured.loads(value, nonfinite="null")
+        except structured.StructuredTextError:
+            return None
+    if not isinstance(value, list):
+        return None
+    if width is not None and len(value) > width and all(v is None for v in value[width:]):
+        value = value[:width]
+    if not all(isinstance(v, str) for v in value):
+        return None
+    return value
+
+
+def combined_caption(captions: Sequence[str]) -> str:
+    """The instance's caption as one text: the caption itself for one image, else one line per
+    image, "Image k: …" (Fig. 4 numbers the images of a multi-image task)."""
+    if len(captions) == 1:
+        return captions[0].strip()
+    return "\n".join(f"Image {k}: {c.strip()}" for k, c in enumerate(captions, start=1))
+
+
+def item_images(data: Mapping[str, Any]) -> list[str]:
+    """Every image of an instance, in order: its ``images`` list, else its one ``image``."""
+    images = data.get("images")
+    if isinstance(images, list) and images:
+        return [str(u) for u in images]
+    image = data.get("image") or ""
+    return [image] if image else []
+
+
+def item_captions(data: Mapping[str, Any]) -> list[str]:
+    """One instruction-conditioned caption per image (the one caption of a single image)."""
+    captions = data.get("captions")
+    if isinstance(captions, list) and captions:
+        return [str(c) for c in captions]
+    return [str(data.get("caption") or "")]
+
+
+def _row_image(row: Mapping[str, Any]) -> str:
+    """The key image of a dataset or model-file row: ``image``, else the ``images`` list in its
+    published spelling (a cell that is not a JSON list is kept as written)."""
+    image = row.get("image") or ""
+    if image or not row.get("images"):
+        return image
+    urls = json_strings(row["images"])
+    return images_cell(urls) if urls is not None else str(row["images"])
+
+
 def visit_key(image: str, instruction: str) -> str:
     """An instance's key: its image and instruction (the official files name nothing else)."""
     return hashlib.sha1(f"{image}\n{instruction}".encode()).hexdigest()[:12]
@@ -86,7 +163,7 @@ def _ids(rows: list[tuple[int, dict]]) -> list[str]:
     seen: Counter[str] = Counter()
     ids = []
     for _, row in rows:
-        key = visit_key(row.get("image", ""), row.get("instruction", ""))
+        key = visit_key(_row_image(row), row.get("instruction", ""))
         seen[key] += 1
         ids.append(key if seen[key] == 1 else f"{key}~{seen[key]}")
     return ids
@@ -98,9 +175,9 @@ def parse_items(content: str, filename: str = "") -> list[ItemRow]:
     578 in the published file; make_pairs.py's filter)."""
     errors = LineErrors()
     header, rows = read_records(content, errors)
-    missing = {"image", "instruction", "gpt4_prediction", "human_ratings_gpt4_correct"} - set(
-        header
-    )
+    missing = {"instruction", "gpt4_prediction", "human_ratings_gpt4_correct"} - set(header)
+    if "image" not in header and "images" not in header:
+        missing.add("image (or images)")
     if header and missing:
         errors.add(1, f"missing columns: {', '.join(sorted(missing))}")
     errors.raise_if_any("The VisIT-Bench CSV has errors; nothing was imported.")
@@ -118,12 +195,15 @@ def parse_items(content: str, filename: str = "") -> list[ItemRow]:
         if not row.get("instruction", "").strip():
             errors.add(line, "empty instruction")
             continue
-        caption = row.get("image_dense_captions") or row.get("instruction_conditioned_caption", "")
+        images = _images_of(row, line, errors)
+        if images is None:
+            continue
         data = {
             "category": row.get("instruction_category", ""),
             "image": row.get("image", ""),
             "instruction": row.get("instruction", ""),
-            "caption": caption,
+            "caption": row.get("image_dense_captions")
+            or row.get("instruction_conditioned_caption", ""),
             "reference": row.get("gpt4_prediction", ""),
             "reference_output": row.get("reference_output", ""),
             "gpt4_correct": correct,
@@ -131,10 +211,39 @@ def parse_items(content: str, filename: str = "") -> list[ItemRow]:
             "problem_in_gpt4": truthy(row.get("human_ratings_problem_in_gpt4", "")),
             "visual": row.get("visual", ""),
             "public_images_metadata": _metadata(row.get("public_images_metadata")),
+            **images,
         }
         items.append(ItemRow(item_id=item_id, data=data, line=line, kept=correct and not problem))
     errors.raise_if_any("The VisIT-Bench CSV has errors; nothing was imported.")
     return items
+
+
+def _images_of(row: Mapping[str, str], line: int, errors: LineErrors) -> dict | None:
+    """A multi-image row's fields (``images`` and its captions, one per image); {} for a
+    single-image row; None after adding the row's problem."""
+    if row.get("image") or not row.get("images"):
+        return {}
+    urls = json_strings(row["images"])
+    if not urls:
+        return errors.add(line, 'images must be a JSON list of image URLs, e.g. ["https://…"]')
+    fields = {}
+    for column, key in (("images_dense_captions", "captions"), ("images_blip2_captions", "blip2")):
+        value = json_strings(row.get(column) or "[]", len(urls))
+        if value is None or (value and len(value) != len(urls)):
+            return errors.add(
+                line, f"{column} must be a JSON list of {len(urls)} texts, one per image"
+            )
+        fields[key] = value
+    if not any(c.strip() for c in fields["captions"]):
+        fields["captions"] = []
+    return {
+        "image": images_cell(urls),
+        "images": urls,
+        "captions": fields["captions"],
+        "caption": combined_caption(fields["captions"]) if fields["captions"] else "",
+        "blip2_captions": fields["blip2"],
+        "multi_image": True,
+    }
 
 
 # The sandbox's known non-output columns (make_pairs.py): a model file's output column is the one
@@ -160,6 +269,12 @@ NON_OUTPUT_COLUMNS = frozenset(
         "image_id",
         # Blindspot's own export names the caption column as the paper does.
         "instruction_conditioned_caption",
+        # The published multi-image dataset's own columns (visit_bench_multi_images.csv; the
+        # sandbox's list predates it): a multi-image model file carries them too.
+        "images",
+        "is_multiple_images",
+        "images_dense_captions",
+        "images_blip2_captions",
     }
 )
 
@@ -216,16 +331,50 @@ def prediction_column(content: str) -> str:
     return output_column(header) or ""
 
 
-def _flag(value: bool, fmt: str):
-    # The published CSV writes TRUE / FALSE; JSONL gets JSON booleans.
+def _flag(value: bool, fmt: str, multi: bool = False):
+    # The published single-image CSV writes TRUE / FALSE, the multi-image one True / False;
+    # JSONL gets JSON booleans.
     if fmt == "jsonl":
         return bool(value)
+    if multi:
+        return "True" if value else "False"
     return "TRUE" if value else "FALSE"
+
+
+def _listed(values: Sequence[str], fmt: str):
+    return list(values) if fmt == "jsonl" else images_cell(values)
+
+
+def multi_record(data: Mapping[str, Any], *, fmt: str = "csv") -> dict:
+    """A multi-image item in visit_bench_multi_images.csv's columns and order (``MULTI_COLUMNS``):
+    what ``parse_items`` reads back unchanged."""
+    urls = item_images(data)
+    captions = list(data.get("captions") or [])
+    metadata = data.get("public_images_metadata") or {}
+    if fmt != "jsonl" and not isinstance(metadata, str):
+        metadata = json.dumps(metadata, ensure_ascii=False)
+    return {
+        "instruction_category": data.get("category", ""),
+        "images": _listed(urls, fmt),
+        "is_multiple_images": _flag(True, fmt, multi=True),
+        "instruction": data.get("instruction", ""),
+        "gpt4_prediction": data.get("reference", ""),
+        "images_dense_captions": _listed(captions, fmt),
+        "images_blip2_captions": _listed(data.get("blip2_captions") or [], fmt),
+        "reference_output": data.get("reference_output", ""),
+        "human_ratings_gpt4_correct": _flag(data.get("gpt4_correct", False), fmt, True),
+        "human_ratings_problem_in_caption": _flag(data.get("problem_in_caption", False), fmt, True),
+        "human_ratings_problem_in_gpt4": _flag(data.get("problem_in_gpt4", False), fmt, True),
+        "public_images_metadata": metadata,
+    }
 
 
 def published_record(data: Mapping[str, Any], *, fmt: str = "csv") -> dict:
     """An item's data in the published columns and order (``PUBLISHED_COLUMNS``, as
-    make_pairs.py reads them): what ``parse_items`` reads back unchanged."""
+    make_pairs.py reads them; a multi-image item in ``MULTI_COLUMNS``, see ``multi_record``):
+    what ``parse_items`` reads back unchanged."""
+    if data.get("multi_image"):
+        return multi_record(data, fmt=fmt)
     metadata = data.get("public_images_metadata") or {}
     if fmt != "jsonl" and not isinstance(metadata, str):
         metadata = json.dumps(metadata, ensure_ascii=False) if metadata else ""

@@ -15,6 +15,8 @@ RESPONSE = "eval-visit-response"
 JUDGE = "eval-visit-judge"
 JUDGE_REFERENCE = "eval-visit-judge-reference"
 JUDGE_EXTRACTION = "eval-visit-judge-extraction"
+JUDGE_MULTI = "eval-visit-judge-multi"
+JUDGE_MULTI_REFERENCE = "eval-visit-judge-multi-reference"
 
 _EXTRACT_ASK = "\nPlease extract the final answer from the above text."
 
@@ -107,6 +109,65 @@ _JUDGE_REFERENCE_INSTANCE = (
     "{instruction}\n\nHigh quality reference: {reference}\n\nResponse A: {response_a}\n\n"
     "Response B: {response_b}\n\n" + _JUDGE_FINISH
 )
+
+# --- Multi-image judge (the sandbox's pairwise_eval.py / prompts.py, multi_image=True) ----------
+# The images are described one per line, "Image k: <caption> " (the sandbox's own spelling, with
+# its trailing space), in the variable ``captions`` (``multi_image_context``).
+
+_JUDGE_MULTI_SYSTEM = """You are MultiImageTaskEvaluationGPT, an expert language model at judging \
+whether or not a response adequately addresses an instruction in the context of a sequence of \
+images. More specifically, you will be given the following:
+
+1. Image context: This will describe the sequence of images that account for the context. The \
+description of these images will be of sufficient detail to address the instruction.
+2. An instruction: This is a question, an imparative request, or something similar about the \
+image which requires a response.
+3. Two responses, response A and response B: These two responses attempt to address the \
+instruction in the context of the image.
+
+Your job is to judge whether response A or response B better. A and B are randomly ordered.
+
+Some things to remember:
+
+- Even though you are just a language model, the image description will be sufficiently detailed \
+so that your judgements can be accurate.
+- You are capable of judging response quality, accounting for important factors like \
+correctness, relevance, fluency, specificity, etc.
+- Multiple images in sequence can be referred to either by "Image A/B/C/D..." or "Image \
+1/2/3/4...".
+- You think step-by-step, but ultimately respond with "Response A" or "Response B\""""
+
+_JUDGE_MULTI_USER = """I will describe a sequence of images to you, and provide an instruction. \
+Then, I will give you two candidate responses that address the instruction in the context of the \
+sequence of images: these will be labelled "Response A" and "Response B". Your job is to first \
+reason step-by-step about which response is best in terms of accuracy, specificity, fluency, etc. \
+After reasoning step-by-step and comparing the pros/cons of each response, in the end, respond \
+with "Overall, Response X is better." where X is either A or B."""
+
+_JUDGE_MULTI_ASSISTANT = """Sure, please provide the image context as a sequence of \
+descriptions, the instruction, and the two candidate responses, Response A and Response B. Then, \
+I will think step-by-step and provide my ultimate judgement as to which response is better."""
+
+_JUDGE_MULTI_INSTANCE = (
+    "OK. Here is the sequence of image descriptions, the instruction, and the two response "
+    "options, Response A and Response B.\nImage context:\n {captions}\n\nInstruction:\n"
+    "{instruction}\n\nResponse A: {response_a}\n\nResponse B: {response_b}\n\n" + _JUDGE_FINISH
+)
+
+# The sandbox's multi-image branch with a reference (pairwise_eval.generate_request): the same
+# conversation, the reference before the responses.
+_JUDGE_MULTI_REFERENCE_INSTANCE = (
+    "OK. Here is the sequence of image descriptions, the instruction, and the two response "
+    "options, Response A and Response B.\nImage context:\n {captions}\n\nInstruction:\n"
+    "{instruction}\n\nHigh quality reference: {reference}\n\nResponse A: {response_a}\n\n"
+    "Response B: {response_b}\n\n" + _JUDGE_FINISH
+)
+
+
+def multi_image_context(captions: list[str]) -> str:
+    """The image context of a multi-image instance as the sandbox writes it."""
+    return "\n".join(f"Image {k}: {caption} " for k, caption in enumerate(captions, start=1))
+
 
 # --- Answer extraction (App. F, Fig. 18; the in-context examples of the official prompts v1) ----
 
@@ -205,6 +266,20 @@ define(
     text=conversation(_JUDGE_REFERENCE_USER, _JUDGE_REFERENCE_ASSISTANT, _JUDGE_REFERENCE_INSTANCE),
 )
 define(
+    JUDGE_MULTI,
+    title="VisIT-Bench judge, multi-image instances (reference-free)",
+    source="VisIT-Bench sandbox pairwise_eval.py, multi_image (official multi-image prompts v1)",
+    system=_JUDGE_MULTI_SYSTEM,
+    text=conversation(_JUDGE_MULTI_USER, _JUDGE_MULTI_ASSISTANT, _JUDGE_MULTI_INSTANCE),
+)
+define(
+    JUDGE_MULTI_REFERENCE,
+    title="VisIT-Bench judge, multi-image instances (reference-backed)",
+    source="VisIT-Bench sandbox pairwise_eval.py, multi_image with a reference",
+    system=_JUDGE_MULTI_SYSTEM,
+    text=conversation(_JUDGE_MULTI_USER, _JUDGE_MULTI_ASSISTANT, _JUDGE_MULTI_REFERENCE_INSTANCE),
+)
+define(
     JUDGE_EXTRACTION,
     title="VisIT-Bench: extract the final answer of an unclear judgment",
     source="VisIT-Bench App. F, Fig. 18 (official extraction prompt v1, 3 examples)",
@@ -245,6 +320,8 @@ def _length_judge(variables: dict, seed: int | None) -> str:
 
 rule(JUDGE)(_length_judge)
 rule(JUDGE_REFERENCE)(_length_judge)
+rule(JUDGE_MULTI)(_length_judge)
+rule(JUDGE_MULTI_REFERENCE)(_length_judge)
 
 # "Response B is better", "Response A is slightly better", "I choose A", "I prefer Response B".
 _CHOICE = re.compile(
