@@ -335,6 +335,7 @@ def my_recent_answers(user, queue: TaskQueue, *, now=None) -> list[HistoryEntry]
             answered_at=a.created_at,
             now=now,
             is_gold=a.is_gold,
+            settled=a.task.settled_at is not None,
         )
         until = None if refusal else a.created_at + queue.undo_window
         entries.append(
@@ -350,7 +351,7 @@ def my_recent_answers(user, queue: TaskQueue, *, now=None) -> list[HistoryEntry]
 
 def undo_possible(user, queue: TaskQueue, *, now=None) -> bool:
     """Whether the person answered in ``queue`` within its undo window (the ``u`` button shows;
-    a decided task is refused by the service with its reason)."""
+    a task that cannot be reopened is refused by the service with its reason)."""
     if queue.undo_window.total_seconds() <= 0:
         return False
     since = (now or timezone.now()) - queue.undo_window

@@ -61,6 +61,9 @@ EVENTS: dict[str, Any] = {
     "task.decided": gettext_lazy("A task was decided (or closed undecided) by its answers"),
     "task.escalated": gettext_lazy("A task's answers disagreed: it asks for one more answer"),
     "task.settled": gettext_lazy("A curator settled a task's disagreement"),
+    "task.reopened": gettext_lazy(
+        "A decided task was reopened: the answer that decided it was taken back (undo)"
+    ),
     "queue.finished": gettext_lazy("A queue's last open task was decided"),
     "job.finished": gettext_lazy("A background job finished"),
     "job.failed": gettext_lazy("A background job failed"),

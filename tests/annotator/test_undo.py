@@ -1,4 +1,5 @@
-"""Undo within the queue's window, while the task is not decided; the history of answers."""
+"""Undo within the queue's window; the history of answers. (Undo of an answer that decided its
+task: test_undo_reopen.py.)"""
 
 import json
 from datetime import timedelta
@@ -84,18 +85,7 @@ def test_undo_refused_after_the_window(two_tasks, crowdworker):
     assert not UndoneAnnotation.objects.exists()
 
 
-def test_undo_refused_once_decided_or_when_the_queue_allows_none(
-    project, crowdworker, other_worker
-):
-    queue = QueueFactory(project=project, redundancy=2, max_redundancy=2)
-    task = TaskFactory(queue=queue)
-    answer(queue, crowdworker, "Yes")
-    answer(queue, other_worker, "Yes")
-    task.refresh_from_db()
-    assert task.state == Task.State.DECIDED
-    with pytest.raises(Conflict, match="already decided"):
-        services.annotation_undo(task_id=task.pk, annotator=crowdworker)
-
+def test_undo_refused_when_the_queue_allows_none(project, crowdworker):
     never = QueueFactory(project=project, undo_window=timedelta(0))
     TaskFactory(queue=never)
     held, _result = answer(never, crowdworker, "No")
