@@ -12,7 +12,7 @@ from datetime import datetime, time
 
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.http import Http404
 from django.utils import timezone
 
@@ -145,6 +145,27 @@ def queue_progress(queue_ids: list[int]) -> dict[int, dict]:
         counts["done"] = counts["decided"] + counts["undecided"]
         counts["percent"] = round(100 * counts["done"] / counts["total"]) if counts["total"] else 0
     return out
+
+
+def my_queue_progress(user, queue: TaskQueue) -> dict:
+    """The workspace header's figures: the queue's tasks done (decided or closed undecided) of
+    its total (cancelled ones left out, as on the home page), and the person's share: their
+    answers here (gold checks left out) of every answer the queue's tasks count."""
+    counts = Task.objects.filter(queue=queue, is_gold=False).aggregate(
+        total=Count("id", filter=~Q(state=Task.State.CANCELLED)),
+        done=Count("id", filter=Q(state__in=[Task.State.DECIDED, Task.State.UNDECIDED])),
+        answers=Sum("done_count"),
+    )
+    mine = Annotation.objects.filter(queue=queue, annotator=user, is_gold=False).count()
+    total, done, answers = counts["total"], counts["done"], counts["answers"] or 0
+    return {
+        "total": total,
+        "done": done,
+        "percent": round(100 * done / total) if total else 0,
+        "mine": mine,
+        "answers": answers,
+        "share": round(100 * mine / answers) if answers else 0,
+    }
 
 
 def available_queues(user) -> list[TaskQueue]:

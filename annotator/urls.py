@@ -9,6 +9,7 @@ workspace_urlpatterns = [
     path("work/<int:queue_id>/", workspace.work, name="work"),
     path("work/<int:queue_id>/undo/", workspace.work_undo, name="work-undo"),
     path("work/<int:queue_id>/history/", workspace.work_history, name="work-history"),
+    path("work/<int:queue_id>/progress/", workspace.work_progress, name="work-progress"),
     path("work/task/<int:task_id>/undo/", workspace.work_task_undo, name="work-task-undo"),
     path("work/task/<int:task_id>/submit/", workspace.work_submit, name="work-submit"),
     path("work/task/<int:task_id>/skip/", workspace.work_skip, name="work-skip"),

@@ -190,6 +190,7 @@ TABLE: dict[str, Row] = {
     "work-undo": row(post(W, ok=()), **every_queue),
     "work-task-undo": row(post(W, ok=()), **held),
     "work-history": row(get(W), **every_queue),
+    "work-progress": row(get(W), **every_queue),
     # --- annotator: curator pages ---
     "curator-projects": row(get(CR, scope=OWN)),
     "curator-project-new": row(

@@ -7,7 +7,7 @@ invitations. This package re-exports their public API, so callers write
 ``from annotator import services`` and ``services.assignment_claim(...)``.
 """
 
-from .claiming import ClaimResult, assignment_claim, tasks_keep_from
+from .claiming import ClaimResult, assignment_claim, tasks_keep_from, tasks_up_next
 from .decisions import enrollment_resume, task_decide, task_event_emit
 from .invitations import invitation_accept, invitation_create
 from .leases import (
@@ -86,6 +86,7 @@ __all__ = [
     "task_curator_settle",
     "task_rows_check",
     "tasks_keep_from",
+    "tasks_up_next",
     "tasks_cancel",
     "tasks_curator_settle",
     "tasks_curator_settle_selection",

@@ -156,6 +156,24 @@ def _claim_regular_pg(queue: TaskQueue, annotator, now) -> Assignment | None:
     return assignment
 
 
+# The claim's order (the fullest open slot first, then the oldest task): _PG_CLAIM and the
+# other databases' claim below, and the look-ahead of tasks_up_next.
+_CLAIM_ORDER = (F("required") - F("active_count"), "id")
+
+
+def tasks_up_next(*, queue: TaskQueue, annotator, limit: int = 2) -> list[dict]:
+    """The payloads of the tasks ``annotator`` would most likely be handed next in ``queue``,
+    in the claim's own order: a plain read that locks nothing and leases nothing, so it holds
+    no slot and takes no task from anyone. The workspace preloads their images while the
+    current task is answered; if someone else takes one first, the claim hands out another
+    task and only a preloaded image is wasted. (A read, kept here beside the claim whose order
+    it must follow.)"""
+    if queue.status != TaskQueue.Status.OPEN:
+        return []
+    rows = _free_slots(queue, annotator).order_by(*_CLAIM_ORDER).values_list("payload", flat=True)
+    return list(rows[:limit])
+
+
 def _claim_regular(queue: TaskQueue, annotator, now) -> Assignment | None:
     if connection.vendor == "postgresql":
         return _claim_regular_pg(queue, annotator, now)
@@ -164,7 +182,7 @@ def _claim_regular(queue: TaskQueue, annotator, now) -> Assignment | None:
         task = (
             _free_slots(queue, annotator)
             .annotate(expired_mine=_expired_lease_of(annotator))
-            .order_by(F("required") - F("active_count"), "id")
+            .order_by(*_CLAIM_ORDER)
             .first()
         )
         if task is None:

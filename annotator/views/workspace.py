@@ -71,7 +71,7 @@ def _kind_context(kind, queue: TaskQueue, payload: dict) -> dict:
     """What a kind partial needs beyond the public payload, prepared here to keep templates
     simple. ``payload`` is ``kind.public_payload``: the page shows nothing the API withholds."""
     config = queue.config
-    ctx: dict = {"images": [payload["image"]] if "image" in payload else payload.get("images", [])}
+    ctx: dict = {"images": _images_of(payload)}
     if kind.name == "vqa_choice":
         ctx["options"] = kind.keys(config, payload)
     elif kind.name == "skill_tags":
@@ -93,6 +93,27 @@ def _kind_context(kind, queue: TaskQueue, payload: dict) -> dict:
         ctx["allow_image"] = bool(config.get("allow_image") or config.get("require_image"))
         ctx["require_image"] = bool(config.get("require_image"))
     return ctx
+
+
+def _images_of(payload: dict) -> list[dict]:
+    """The images a public payload shows (one ``image`` or a list of ``images``)."""
+    return [payload["image"]] if "image" in payload else payload.get("images", [])
+
+
+PREFETCH_MAX = 8  # image addresses a task page asks the browser to preload for the next tasks
+
+
+def _prefetch(kind, queue: TaskQueue, user) -> str:
+    """The addresses of the images of the tasks this person will most likely get next, for the
+    browser to load while they answer this one (``data-prefetch``; app.js preloads them): the
+    next task then paints from the cache. A look-ahead only: no lease, no slot held."""
+    urls: list[str] = []
+    for payload in services.tasks_up_next(queue=queue, annotator=user):
+        for image in _images_of(kind.public_payload(payload, {})):
+            url = image.get("url", "")
+            if url and not url.startswith("data:") and " " not in url and url not in urls:
+                urls.append(url)
+    return " ".join(urls[:PREFETCH_MAX])
 
 
 def _progress(request: HttpRequest) -> dict:
@@ -120,6 +141,7 @@ def _task_context(request: HttpRequest, queue: TaskQueue, claim: services.ClaimR
         report_reasons=report_reasons(queue.config),
         heartbeat_seconds=_heartbeat_seconds(queue),
         k=_kind_context(kind, queue, payload),
+        prefetch=_prefetch(kind, queue, request.user),
     )
     return ctx
 
@@ -137,17 +159,25 @@ def _render_task(
     if request.htmx:
         return render(request, "annotator/workspace/_task.html", ctx, status=status)
     ctx["instructions_html"] = render_instructions(queue.instructions)
+    ctx["progress"] = selectors.my_queue_progress(request.user, queue)
     return render(request, "annotator/workspace/work.html", ctx, status=status)
 
 
 def _alert(
-    request: HttpRequest, message: str, status: int, *, queue_id: int | None
+    request: HttpRequest, message: str, status: int, *, queue_id: int | None, lost: bool = True
 ) -> HttpResponse:
-    """An inline message in the current task's alert slot; the page and its input stay put."""
+    """An inline message in the current task's alert slot; the page and its input stay put.
+    A 409 means the task on screen was lost (withdrawn, lease gone): the message then offers the
+    next task on Enter, unless ``lost`` is False (an undo refused: the task on screen stands)."""
     response = render(
         request,
         "annotator/workspace/_alert.html",
-        {"message": message, "status": status, "queue_id": queue_id, "lost": status == 409},
+        {
+            "message": message,
+            "status": status,
+            "queue_id": queue_id,
+            "lost": lost and status == 409,
+        },
         status=status,
     )
     response["HX-Retarget"] = "#task-alert"
@@ -167,11 +197,13 @@ def _my_assignment(request: HttpRequest, task_id: int) -> Assignment:
     return assignment
 
 
-def _fail(request: HttpRequest, error: ServiceError, queue_id: int) -> HttpResponse:
+def _fail(
+    request: HttpRequest, error: ServiceError, queue_id: int, *, lost: bool = True
+) -> HttpResponse:
     if isinstance(error, NotFound):
         raise Http404  # e.g. removed from the project: the task is out of reach
     if request.htmx:
-        return _alert(request, error.message, error.status, queue_id=queue_id)
+        return _alert(request, error.message, error.status, queue_id=queue_id, lost=lost)
     messages.error(request, error.message)
     return redirect("work", queue_id=queue_id)
 
@@ -186,13 +218,21 @@ def _saved_without_next(request: HttpRequest, queue: TaskQueue) -> HttpResponse:
         format_html(
             '<section id="task-area" class="task-area"><div class="flash flash-success" '
             'role="status">{}</div><p><a class="btn btn-primary" href="{}" hx-get="{}" '
-            'hx-target="#task-area" hx-swap="outerHTML" data-next-task>{}</a></p></section>',
+            'hx-target="#task-area" hx-swap="outerHTML" data-next-task>{} <kbd>Enter</kbd></a>'
+            "</p></section>",
             _("Your answer is saved. The next task could not be loaded; try again in a moment."),
             url,
             url,
             _("Next task"),
         )
     )
+
+
+def _answered(response: HttpResponse) -> HttpResponse:
+    """An answer was stored or taken back: the header's queue progress refreshes shortly after
+    (``_progress.html`` listens for ``bs-answered``, debounced)."""
+    response["HX-Trigger"] = "bs-answered"
+    return response
 
 
 def _after(request: HttpRequest, queue: TaskQueue, claim: services.ClaimResult) -> HttpResponse:
@@ -335,7 +375,7 @@ def work_submit(request: HttpRequest, task_id: int) -> HttpResponse:
             request.session[SESSION_DONE] = request.session.get(SESSION_DONE, 0) + 1
         elif stored:
             default_storage.delete(stored)
-        return _after(request, queue, result.next)
+        return _answered(_after(request, queue, result.next))
     except DatabaseError:
         # The answer's transaction committed: it is stored, so this is no failure; the next
         # task is shown once the database answers again.
@@ -386,12 +426,12 @@ def work_undo(request: HttpRequest, queue_id: int) -> HttpResponse:
     try:
         assignment = services.annotation_undo_last(queue=queue, annotator=request.user)
     except ServiceError as error:
-        return _fail(request, error, queue.pk)
+        return _fail(request, error, queue.pk, lost=False)  # the task on screen is still held
     request.session[SESSION_DONE] = max(0, request.session.get(SESSION_DONE, 0) - 1)
     if not request.htmx:
         messages.success(request, UNDONE)
         return redirect("work", queue_id=queue.pk)
-    return _render_task(request, queue, services.ClaimResult(assignment), notice=UNDONE)
+    return _answered(_render_task(request, queue, services.ClaimResult(assignment), notice=UNDONE))
 
 
 @require_POST
@@ -430,6 +470,20 @@ def work_history(request: HttpRequest, queue_id: int) -> HttpResponse:
             "limit": selectors.HISTORY_LIMIT,
             "undo_minutes": round(queue.undo_window.total_seconds() / 60),
         },
+    )
+
+
+@require_GET
+@roles_required(roles.CROWDWORKER)
+def work_progress(request: HttpRequest, queue_id: int) -> HttpResponse:
+    """The queue's progress and the person's share, in the workspace header: rendered with the
+    page, then fetched again by htmx a moment after answers (``bs-answered``) and each minute,
+    so the submit itself carries no counting over the whole queue."""
+    queue = get_or_404(selectors.queues_for(request.user), pk=queue_id)
+    return render(
+        request,
+        "annotator/workspace/_progress.html",
+        {"queue": queue, "progress": selectors.my_queue_progress(request.user, queue)},
     )
 
 

@@ -32,7 +32,7 @@
   if (document.body) guardInlineErrors();
   else document.addEventListener("DOMContentLoaded", guardInlineErrors);
 
-  var state = { started: Date.now(), timer: null, heartbeat: null, zoomIndex: -1 };
+  var state = { started: Date.now(), timer: null, heartbeat: null, zoomIndex: -1, preloaded: [] };
 
   function $(sel, root) {
     return (root || document).querySelector(sel);
@@ -81,6 +81,22 @@
     }, Math.max(seconds, 5) * 1000);
     initTagPicker(area);
     initCounters(area);
+    preloadNext(area);
+  }
+
+  // The images of the tasks most likely handed out next (data-prefetch, a look-ahead that holds
+  // no lease) load and decode at low priority while this one is answered, so the next task
+  // paints from memory when the submit's answer brings it.
+  function preloadNext(area) {
+    var urls = (area.dataset.prefetch || "").split(" ").filter(Boolean);
+    state.preloaded = urls.map(function (url) {
+      var img = new Image();
+      img.fetchPriority = "low";
+      img.decoding = "async";
+      img.src = url;
+      if (img.decode) img.decode().catch(function () { /* gone or not an image: no matter */ });
+      return img;
+    });
   }
 
   function sendHeartbeat(url, area) {
@@ -311,9 +327,14 @@
     }
   }
 
+  // An inline message that offers the next task (the task on screen was withdrawn or its lease
+  // lost; an answer saved but its next task not loaded): Enter and n open it.
+  function nextTaskOffer() {
+    return $("#task-alert [data-next-task]") || $("#task-area [data-next-task]");
+  }
+
   function submitTask() {
-    // After an inline "this task is no longer yours" (409), Enter opens the next task instead.
-    var next = $("#task-alert [data-next-task]");
+    var next = nextTaskOffer();
     if (next) { next.click(); return; }
     var form = $("#task-form");
     if (!form || form.classList.contains("htmx-request")) return;
@@ -348,6 +369,13 @@
       if (key === "Enter") { evt.preventDefault(); submitTask(); }
       return;
     }
+    if (key === "n" && nextTaskOffer()) {
+      // the choices of a task that can no longer be answered give way to "next task"
+      evt.preventDefault();
+      nextTaskOffer().click();
+      return;
+    }
+    if ($("[data-queue-key]") && queueKey(evt)) return;
     var area = $("#task-area") || document;
     // A key the task uses for a choice wins over the general keys (except the reserved ones).
     // The task's own choices (inside the form) come before the workspace's tools (undo, …).
@@ -394,6 +422,82 @@
       return;
     }
     if (key === "z") { evt.preventDefault(); zoomNext(); return; }
+  });
+
+  // ---- home: a queue by its number (1 then 0 opens queue 10) or by name (g) -----------------
+  var typedQueue = { digits: "", timer: null };
+
+  // What the line under the finder says: the page's translated phrases, "%s" filled in.
+  function queueTypedSay(which, value) {
+    var out = $("[data-queue-typed]");
+    if (out) out.textContent = which ? (out.dataset[which] || "").replace("%s", value) : "";
+  }
+  function queueMark(number) {
+    $all("[data-queue-card]").forEach(function (card) {
+      var link = $("[data-queue-key]", card);
+      card.classList.toggle("is-typed", !!number && link && link.dataset.queueKey === number);
+    });
+  }
+  function queueOpen(number) {
+    clearTimeout(typedQueue.timer);
+    typedQueue.digits = "";
+    var link = $('[data-queue-key="' + number + '"]');
+    if (link) { link.click(); return; }
+    queueMark("");
+    queueTypedSay("sayNone", number);
+  }
+  // Digits add up to a queue's number; while a longer number could still follow (1 with ten
+  // queues or more), wait a moment for its next digit, or Enter.
+  function queueDigit(digit) {
+    clearTimeout(typedQueue.timer);
+    var count = $all("[data-queue-key]").length;
+    var typed = typedQueue.digits + digit;
+    if (typed === "0") return;
+    if (parseInt(typed, 10) * 10 > count) { queueOpen(typed); return; }
+    typedQueue.digits = typed;
+    queueMark(typed);
+    queueTypedSay("sayWait", typed);
+    typedQueue.timer = setTimeout(function () { queueOpen(typed); }, 1200);
+  }
+  function queueKey(evt) {
+    var key = evt.key;
+    if (/^[0-9]$/.test(key)) { evt.preventDefault(); queueDigit(key); return true; }
+    if (key === "Enter" && typedQueue.digits) {
+      evt.preventDefault();
+      queueOpen(typedQueue.digits);
+      return true;
+    }
+    if (key === "g" || key === "/") {
+      var finder = $("[data-queue-finder]");
+      if (finder) { evt.preventDefault(); finder.focus(); finder.select(); return true; }
+    }
+    return false;
+  }
+  // The finder: a queue's number, or words of its title, project or kind (in any order).
+  function queueMatches(card, query) {
+    var link = $("[data-queue-key]", card);
+    if (!query) return true;
+    if (/^[0-9]+$/.test(query)) return link.dataset.queueKey === query;
+    var title = card.dataset.queueTitle || "";
+    return query.split(/\s+/).every(function (word) { return title.indexOf(word) >= 0; });
+  }
+  document.addEventListener("input", function (evt) {
+    if (!evt.target.matches || !evt.target.matches("[data-queue-finder]")) return;
+    var query = evt.target.value.trim().toLowerCase();
+    var shown = 0;
+    $all("[data-queue-card]").forEach(function (card) {
+      card.hidden = !queueMatches(card, query);
+      if (!card.hidden) shown += 1;
+    });
+    queueTypedSay(query ? (shown ? "sayFound" : "sayNomatch") : "", String(shown));
+  });
+  document.addEventListener("keydown", function (evt) {
+    if (!evt.target.matches || !evt.target.matches("[data-queue-finder]")) return;
+    if (evt.key === "Enter") {
+      evt.preventDefault();
+      var first = $all("[data-queue-card]").filter(function (c) { return !c.hidden; })[0];
+      if (first) $("[data-queue-key]", first).click();
+    }
   });
 
   document.addEventListener("DOMContentLoaded", function () {

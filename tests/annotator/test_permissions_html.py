@@ -79,6 +79,7 @@ VIEWS: dict[str, View] = {
     "work-undo": View(["queue"], get=False, post={}),
     "work-task-undo": View(["held_task"], get=False, post={}),
     "work-history": View(["queue"]),
+    "work-progress": View(["queue"]),
     # curator
     "curator-projects": View(post={}),
     "curator-project-new": View(post={"name": "Evil", "slug": "evil"}),
