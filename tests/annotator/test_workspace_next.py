@@ -149,3 +149,15 @@ def test_a_lost_task_offers_the_next_one_on_enter(project, worker_client, crowdw
 
     assert lost.status_code == 409
     assert "data-next-task" in lost.content.decode()
+
+
+def test_the_new_workspace_words_are_translated(project, worker_client):
+    queue = QueueFactory(project=project)
+    TaskFactory(queue=queue)
+    home = worker_client.get(reverse("home"), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    page = worker_client.get(
+        reverse("work", args=[queue.pk]), HTTP_ACCEPT_LANGUAGE="hi"
+    ).content.decode()
+    assert "前往队列" in home and "没有匹配的队列。" in home
+    assert "<strong data-queue-done>0</strong> / 1 कार्य पूरे" in page
+    assert "कतारों पर वापस" in page
