@@ -438,6 +438,7 @@ def start_gunicorn(
     workdir: Path,
     freeze: bool,
     access_log: Path | None = None,
+    wait_s: float = 30.0,
 ) -> subprocess.Popen:
     gunicorn = Path(sys.executable).with_name("gunicorn")
     conf = workdir / "gunicorn_bench.conf.py"
@@ -462,7 +463,7 @@ def start_gunicorn(
         # %(D)s: microseconds from the worker taking the request to the response's last byte.
         cmd += ["--access-logfile", str(access_log), "--access-logformat", "%(m)s %(U)s %(D)s"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env}, start_new_session=True)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         try:
             conn = HTTPConnection("127.0.0.1", port, timeout=2)
@@ -474,7 +475,7 @@ def start_gunicorn(
                 raise SystemExit("gunicorn exited during start-up") from None
             time.sleep(0.3)
     stop(proc)
-    raise SystemExit("gunicorn did not answer within 30 s")
+    raise SystemExit(f"gunicorn did not answer within {wait_s:g} s")
 
 
 def stop(proc: subprocess.Popen) -> None:
