@@ -1,5 +1,6 @@
 # The two README commands, plus a few helpers.
-#   make run    venv, install, migrate, demo data, dev server with eager jobs (http://127.0.0.1:8000/)
+#   make run    venv, install, migrate, demo data, dev server running jobs in a background
+#               thread (eager Celery, no Redis; README "Quickstart") (http://127.0.0.1:8000/)
 #   make test   the whole test suite (slow, browser and Celery tests included)
 #
 # `make test` uses $DATABASE_URL when set; otherwise PostgreSQL on 127.0.0.1:5432 when it
@@ -40,7 +41,7 @@ run: venv
 	$(DEMO_ENV) $(BIN)/python manage.py migrate --noinput
 	$(DEMO_ENV) $(BIN)/python manage.py demo --url http://$(HOST):$(PORT)/
 	$(DEMO_ENV) $(BIN)/python manage.py demo_recipes
-	$(DEMO_ENV) $(BIN)/python manage.py runserver $(HOST):$(PORT)
+	$(DEMO_ENV) BLINDSPOT_JOBS_IN_BACKGROUND=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 test: venv
 	@url="$${DATABASE_URL:-}"; \

@@ -253,6 +253,10 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="redis://127.0.0.1:6379
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env("CELERY_TASK_ALWAYS_EAGER")
 CELERY_TASK_EAGER_PROPAGATES = True
+# With eager jobs: run them in a thread of the web process (annotator.platform.background), so a
+# request that starts one answers at once and its progress bar moves. `make run` sets it for
+# the demo's server; off, eager jobs run inside the request that starts them (tests, commands).
+BLINDSPOT_JOBS_IN_BACKGROUND = env.bool("BLINDSPOT_JOBS_IN_BACKGROUND", default=False)
 # Lost jobs. A job's message is acknowledged only when the job ends (acks_late), and put back
 # when its pool child dies (reject_on_worker_lost); a worker holds one message per process
 # (prefetch 1), so a dead worker strands as few jobs as possible. A worker killed as a whole

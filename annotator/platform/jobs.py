@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import timedelta
@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from . import background
 from .errors import Conflict, clip
 from .models import Job, Project
 
@@ -57,9 +58,13 @@ def job_deliver(*, job_id: int, kind: str, token: str) -> bool:
     if task is None:
         raise LookupError(f"No job kind {kind!r} is registered.")
     if task.app.conf.task_always_eager:
-        # Run in-process (the demo, tests): nothing to send, errors are the job's own.
-        task.apply_async(args=[job_id], task_id=token or None)
+        # Run in-process (the demo, tests): nothing to send, errors are the job's own. The demo's
+        # server runs it in its embedded worker (``background``), anything else right here.
         Job.objects.filter(pk=job_id, sent_at=None).update(sent_at=timezone.now())
+        if background.enabled():
+            background.submit(task, job_id, token)
+        else:
+            task.apply_async(args=[job_id], task_id=token or None)
         return True
     try:
         task.apply_async(args=[job_id], task_id=token or None)
@@ -154,11 +159,19 @@ def job_retry(*, job: Job, created_by) -> Job:
     )
 
 
+# Work that reports its progress to a callable rather than a job's row: (done, total, message).
+ProgressFn = Callable[[int, int, str], None]
+ProgressListener = Callable[[int, int, "int | None", str], None]
+# Who else hears of progress in this process (a command's terminal bars, ``terminal.job_bars``).
+_LISTENERS: list[ProgressListener] = []
+
+
 def job_progress(
     *, job_id: int | None, done: int, total: int | None = None, message: str = ""
 ) -> None:
-    """Record a running job's progress on its row; nothing when there is no job (``job_id``
-    None: the work was called directly, from a test or the CLI)."""
+    """Record a running job's progress on its row, and tell this process's listeners; nothing
+    when there is no job (``job_id`` None: the work was called directly, from a test or the
+    CLI)."""
     if not job_id:
         return
     fields: dict[str, Any] = {"done": done}
@@ -167,3 +180,27 @@ def job_progress(
     if message:
         fields["message"] = message
     Job.objects.filter(pk=job_id).update(**fields)
+    for listener in list(_LISTENERS):
+        listener(job_id, done, total, message)
+
+
+def progress_final(*, job_id: int) -> None:
+    """Tell this process's listeners the count and message a job ended with (a job that
+    reported nothing on the way still ends its bar)."""
+    if not _LISTENERS:
+        return
+    row = Job.objects.filter(pk=job_id).values_list("done", "total", "message").first()
+    if row is not None:
+        for listener in list(_LISTENERS):
+            listener(job_id, *row)
+
+
+@contextmanager
+def progress_listening(listener: ProgressListener) -> Iterator[None]:
+    """Within the block, ``listener(job_id, done, total, message)`` hears every progress report
+    of the jobs this process runs (``total`` None: unchanged)."""
+    _LISTENERS.append(listener)
+    try:
+        yield
+    finally:
+        _LISTENERS.remove(listener)

@@ -8,7 +8,7 @@ Only edge code lives here (forms, messages, redirects); the work is in each app'
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from django import forms
 from django.contrib import messages
@@ -37,6 +37,36 @@ def refuse(request: HttpRequest, exc: ServiceError) -> None:
     messages.error(request, exc.message)
 
 
+class Flash(NamedTuple):
+    """A message for the next page with its level (``django.contrib.messages`` constants)."""
+
+    level: int
+    text: str
+
+
+def flash(request: HttpRequest, news: str | Flash) -> None:
+    """Say ``news`` on the next page: a plain text is a success."""
+    if isinstance(news, Flash):
+        messages.add_message(request, news.level, news.text)
+    else:
+        messages.success(request, news)
+
+
+def job_news(job: Job, *, what: str, started: str = "", finished: str = "") -> Flash:
+    """What to tell the person who just started ``job``, as it is now: ``finished`` when it
+    ran to its end already (where jobs run inside the request that starts them: eager mode
+    without the demo's background worker), why when it failed, else ``started`` (it runs in
+    the background and its card follows it). ``what`` names the job in the defaults."""
+    job.refresh_from_db(fields=["status", "error"])
+    if job.status == Job.Status.SUCCEEDED:
+        return Flash(messages.SUCCESS, finished or _("%(what)s finished.") % {"what": what})
+    if job.status == Job.Status.FAILED:
+        reason = (job.error.strip().splitlines() or [""])[0][:300]
+        text = _("%(what)s failed: %(reason)s") % {"what": what, "reason": reason}
+        return Flash(messages.ERROR, text)
+    return Flash(messages.SUCCESS, started or _("%(what)s started.") % {"what": what})
+
+
 def grouped_by_project(user, items: QuerySet, key: str) -> list[dict]:
     """Every project in the user's reach with its items (both by name), for the list pages."""
     projects = list(projects_for(user).order_by("name", "id"))
@@ -53,7 +83,7 @@ def form_page(
     template: str,
     context: dict,
     *,
-    done: str | Callable[[Any], str],
+    done: str | Flash | Callable[[Any], str | Flash],
     then: str | Callable[[Any], str],
 ) -> HttpResponse:
     """A page with a form, shown on GET. A valid POST runs ``save(form.cleaned_data)`` (one
@@ -68,7 +98,7 @@ def form_page(
         except ServiceError as exc:
             error = error_context(exc)
         else:
-            messages.success(request, done(result) if callable(done) else done)
+            flash(request, done(result) if callable(done) else done)
             return redirect(then(result) if callable(then) else then)
     status = 400 if request.method == "POST" else 200
     return render(request, template, {**context, "form": form, "error": error}, status=status)
@@ -79,7 +109,7 @@ def perform(
     call: Callable[[], Any],
     *,
     back: str,
-    done: str | Callable[[Any], str],
+    done: str | Flash | Callable[[Any], str | Flash],
     then: str | Callable[[Any], str] | None = None,
     refuse: Callable[[HttpRequest, ServiceError], None] = refuse,
 ) -> HttpResponse:
@@ -91,7 +121,7 @@ def perform(
     except ServiceError as exc:
         refuse(request, exc)
         return redirect(back)
-    messages.success(request, done(result) if callable(done) else done)
+    flash(request, done(result) if callable(done) else done)
     return redirect(then(result) if callable(then) else then or back)
 
 
@@ -100,25 +130,33 @@ def start_job(
     start: Callable[[], Job],
     *,
     page: str,
-    what: str = "",
-    message: str | Callable[[Job], str] | None = None,
+    what: str | Callable[[Job], str],
+    started: str | Callable[[Job], str] = "",
+    finished: str | Callable[[Job], str] = "",
     refused_at: str = "",
     job_page: bool = False,
     refuse: Callable[[HttpRequest, ServiceError], None] = refuse,
 ) -> HttpResponse:
     """A button that starts a job (``perform`` for jobs): a refusal goes back to ``page`` (at
-    ``#refused_at``); a started job is announced with ``message`` (by default "<what>
-    started.") and leads to its progress card on ``page`` (``#job-N``), or with ``job_page`` to
-    the job's own page."""
+    ``#refused_at``); a started job is announced as it is by now (``job_news``: "<what>
+    started.", or ``started``; "<what> finished." or ``finished`` when it ran already; why when
+    it failed) and leads to its progress card on ``page`` (``#job-N``), or with ``job_page`` to
+    the job's own page. ``what``, ``started`` and ``finished`` may be made from the job."""
 
     def then(job: Job) -> str:
         return reverse("curator-job", args=[job.pk]) if job_page else f"{page}#job-{job.pk}"
+
+    def news(job: Job) -> Flash:
+        def text(value: str | Callable[[Job], str]) -> str:
+            return value(job) if callable(value) else value
+
+        return job_news(job, what=text(what), started=text(started), finished=text(finished))
 
     return perform(
         request,
         start,
         back=page + (f"#{refused_at}" if refused_at else ""),
-        done=message if message is not None else _("%(what)s started.") % {"what": what},
+        done=news,
         then=then,
         refuse=refuse,
     )

@@ -31,11 +31,12 @@ from typing import Any
 from celery import shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections, transaction
-from django.db.models import F, Q
+from django.db.models import Case, F, Q, TextField, Value, When
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from .errors import Invalid
-from .jobs import job_send, job_task, jobs_send_pending
+from .jobs import job_send, job_task, jobs_send_pending, progress_final
 from .models import Job
 from .webhooks import job_event_emit
 
@@ -51,6 +52,7 @@ JOB_OPTIONS: dict[str, Any] = {
     "max_retries": 5,
 }
 WORKER_STOPPED = "The worker stopped"
+FINISHED = "Finished"
 
 
 def run_job(celery_task, job_id: int, work: Callable[[Job], Any]) -> None:
@@ -89,10 +91,30 @@ def run_job(celery_task, job_id: int, work: Callable[[Job], Any]) -> None:
         log.exception("job %s failed", job_id)
         _fail(mine, f"{type(exc).__name__}: {exc}")
         return
-    if mine.update(
-        status=Job.Status.SUCCEEDED, finished_at=timezone.now(), result=result, heartbeat_at=None
-    ):
+    if mine.update(status=Job.Status.SUCCEEDED, result=result, **_finished_counts()):
+        progress_final(job_id=job_id)
         job_event_emit(job_id=job_id)
+
+
+def _finished_counts() -> dict[str, Any]:
+    """What a succeeded job's row shows, whatever its work last reported: its final count
+    (done = total; a job that counted past its estimate, or had none, shows what it did) and,
+    unless its work's last report was a final one (a count that reached its total, e.g.
+    "Imported 12 tasks"), ``FINISHED`` instead of a message about a step in progress
+    ("Writing the records", "Rating") or one the platform wrote ("Waiting to be sent")."""
+    final = Greatest(F("done"), F("total"))
+    still_working = Q(total=0) | Q(done__lt=F("total")) | Q(message="")
+    return {
+        "finished_at": timezone.now(),
+        "heartbeat_at": None,
+        "done": final,
+        "total": final,
+        "message": Case(
+            When(still_working, then=Value(FINISHED)),
+            default=F("message"),
+            output_field=TextField(),
+        ),
+    }
 
 
 def _fail(jobs, error: str) -> None:

@@ -23,6 +23,7 @@ from ..platform.scoping import (
     get_or_404,
     projects_for,
 )
+from ..platform.views import flash, job_news
 from .base import (
     CURATOR,
     STAFF,
@@ -222,7 +223,14 @@ def queue_upload(request: HttpRequest, queue_id: int) -> HttpResponse:
                 project=queue.project,
                 total=len(rows),
             )
-            messages.success(request, _("%(n)d task(s) are being imported.") % {"n": len(rows)})
+            n = {"n": len(rows)}
+            news = job_news(
+                job,
+                what=_("The import"),
+                started=_("%(n)d task(s) are being imported.") % n,
+                finished=_("%(n)d task(s) imported.") % n,
+            )
+            flash(request, news)
             return redirect("curator-job", job_id=job.pk)
     return render(
         request,

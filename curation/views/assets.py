@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 
 from django import forms
-from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Count, Exists, OuterRef, Prefetch, prefetch_related_objects
 from django.http import HttpRequest, HttpResponse
@@ -23,7 +22,7 @@ from annotator.platform import roles
 from annotator.platform.errors import Invalid
 from annotator.platform.forms import ARCHIVE_TYPES, upload_field
 from annotator.platform.scoping import get_or_404, jobs_for, projects_for
-from annotator.platform.views import error_context
+from annotator.platform.views import error_context, flash, job_news
 
 from .. import assets
 from ..corpora import FORMAT_CHOICES, IMPORT_JOB, corpus_import_start
@@ -160,11 +159,14 @@ def project_corpora(request: HttpRequest, project_id: int) -> HttpResponse:
         except Invalid as exc:
             error = error_context(exc)
         else:
-            messages.success(
-                request,
-                _("%(n)d samples checked; job #%(job)d is importing the images.")
-                % {"n": n, "job": job.pk},
+            said = {"n": n, "job": job.pk}
+            news = job_news(
+                job,
+                what=_("The import (job #%(job)d)") % said,
+                started=_("%(n)d samples checked; job #%(job)d is importing the images.") % said,
+                finished=_("%(n)d samples checked and imported (job #%(job)d).") % said,
             )
+            flash(request, news)
             return redirect("curator-project-corpora", project_id=project.pk)
     return render(
         request,

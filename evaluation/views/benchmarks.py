@@ -91,6 +91,7 @@ def version_import(request: HttpRequest) -> HttpResponse:
         VersionImportForm(request.POST or None, request.FILES or None, user=request.user),
         services.version_import_start,
         _("%(n)d items checked; the import job is running."),
+        _("%(n)d items imported."),
         formats={f.key: f.formats for f in families()},
         target="items",
     )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils.translation import gettext as _
 
-from annotator.platform.views import form_page
+from annotator.platform.views import Flash, form_page, job_news
 
 from .. import selectors
 from .forms import ImportForm
@@ -21,15 +22,23 @@ def abilities(request: HttpRequest) -> dict:
     }
 
 
-def import_page(request: HttpRequest, form: ImportForm, start, checked: str, **context):
+def import_page(
+    request: HttpRequest, form: ImportForm, start, checked: str, imported: str, **context
+):
     """An import: the form's fields are ``start``'s arguments (with the content of the file or
     text); checked now, so nothing is written on a refusal, then imported in a job whose page
-    the person is sent to with ``checked`` (the number of rows as %(n)d)."""
+    the person is sent to saying ``checked``, or ``imported`` when the job has finished already
+    (each with the number of rows as %(n)d)."""
 
     def save(data: dict):
         content, filename = form.content()
         args = {k: v for k, v in data.items() if k not in ("file", "text")}
         return start(**args, content=content, filename=filename, created_by=request.user)
+
+    def news(started) -> Flash:
+        job, n = started
+        said = {"started": checked % {"n": n}, "finished": imported % {"n": n}}
+        return job_news(job, what=_("The import"), **said)
 
     return form_page(
         request,
@@ -37,6 +46,6 @@ def import_page(request: HttpRequest, form: ImportForm, start, checked: str, **c
         save,
         "evaluation/import.html",
         {**context, **abilities(request)},
-        done=lambda started: checked % {"n": started[1]},
+        done=news,
         then=lambda started: reverse("curator-job", args=[started[0].pk]),
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from functools import partial
 
-from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -14,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from annotator.platform import roles
 from annotator.platform.errors import ServiceError
-from annotator.platform.views import error_context, start_job
+from annotator.platform.views import error_context, flash, job_news, start_job
 
 from .. import plots, selectors, services
 from ..models import BenchmarkVersion, JudgmentSet
@@ -88,21 +87,24 @@ def judge_run(request: HttpRequest, version_id: int) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
-            pairs = services.judge_start(
+            job, pairs = services.judge_start(
                 version=version,
                 judge=family_of(version.benchmark.family).pairwise.judge,
                 options=data,
                 provider=data["provider"],
                 created_by=request.user,
-            )[1]
+            )
         except ServiceError as exc:
             error = error_context(exc)
         else:
-            messages.success(
-                request,
-                _("Judging %(n)d pairs in both orders; progress is shown below.")
-                % {"n": len(pairs)},
+            n = {"n": len(pairs)}
+            news = job_news(
+                job,
+                what=_("Judging"),
+                started=_("Judging %(n)d pairs in both orders; progress is shown below.") % n,
+                finished=_("%(n)d pairs judged in both orders.") % n,
             )
+            flash(request, news)
             return redirect(reverse("eval-judgments", args=[version.pk]) + "#active-judges")
     return _judgments_page(request, version, form=form, error=error, status=400)
 
@@ -163,6 +165,7 @@ def judgments_import(request: HttpRequest, version_id: int) -> HttpResponse:
         JudgmentImportForm(request.POST or None, request.FILES or None),
         partial(services.judgments_import_start, version=version),
         _("%(n)d judged pairs checked; importing and rating them."),
+        _("%(n)d judged pairs imported and rated."),
         formats=family_of(version.benchmark.family).pairwise.formats,
         target="judgments",
         version=version,
@@ -177,7 +180,9 @@ def judgments_compute(request: HttpRequest, version_id: int) -> HttpResponse:
         request,
         partial(services.judgments_compute_enqueue, version=version, created_by=request.user),
         page=reverse("eval-judgments", args=[version.pk]),
-        message=_("Rating the judgment sets again."),
+        what=_("Rating the judgment sets"),
+        started=_("Rating the judgment sets again."),
+        finished=_("The judgment sets are rated again."),
         job_page=True,
     )
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from functools import partial
 
-from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -14,7 +13,8 @@ from django.views.decorators.http import require_POST
 
 from annotator.platform import roles
 from annotator.platform.errors import ServiceError
-from annotator.platform.views import error_context, start_job
+from annotator.platform.models import Job
+from annotator.platform.views import error_context, flash, job_news, start_job
 
 from .. import runners, selectors, services
 from ..registry import family_of
@@ -23,7 +23,7 @@ from .common import EVALUATE, READ, abilities, import_page
 from .forms import RunImportForm, ScorerRunForm
 
 
-def _start(request: HttpRequest, version, form) -> None:
+def _start(request: HttpRequest, version, form) -> Job:
     data = form.cleaned_data
     common = {
         "version": version,
@@ -33,11 +33,10 @@ def _start(request: HttpRequest, version, form) -> None:
         "model_name": data["model_name"],
     }
     if isinstance(form, ScorerRunForm):
-        runners.score_model_start(scorer=data["scorer"], **common)
-    else:
-        runners.run_model_start(
-            provider=data["provider"], seed=data["seed"], options=form.options(), **common
-        )
+        return runners.score_model_start(scorer=data["scorer"], **common)
+    return runners.run_model_start(
+        provider=data["provider"], seed=data["seed"], options=form.options(), **common
+    )
 
 
 @require_POST
@@ -51,13 +50,17 @@ def run_model(request: HttpRequest, version_id: int) -> HttpResponse:
     error = None
     if form.is_valid():
         try:
-            _start(request, version, form)
+            job = _start(request, version, form)
         except ServiceError as exc:
             error = error_context(exc)
         else:
-            messages.success(
-                request, _("The run has started; its progress is shown below the runs.")
+            news = job_news(
+                job,
+                what=_("The run"),
+                started=_("The run has started; its progress is shown below the runs."),
+                finished=_("The run finished; its scores are in the leaderboard."),
             )
+            flash(request, news)
             return redirect(reverse("eval-version", args=[version.pk]) + "#active-runs")
     return version_page(request, version, form=form, error=error, status=400)
 
@@ -87,6 +90,7 @@ def run_import(request: HttpRequest, version_id: int) -> HttpResponse:
         RunImportForm(request.POST or None, request.FILES or None, option=family.prediction_option),
         partial(services.run_import_start, version=version),
         _("%(n)d predictions checked; importing and computing metrics."),
+        _("%(n)d predictions imported and their metrics computed."),
         formats={family.key: family.formats},
         target="predictions",
         version=version,
@@ -101,6 +105,7 @@ def run_compute(request: HttpRequest, run_id: int) -> HttpResponse:
         request,
         partial(services.compute_enqueue, run=run, created_by=request.user),
         page=reverse("eval-version", args=[run.version_id]),
-        message=_("Computing metrics for %(run)s.") % {"run": run.model.name},
+        what=_("Computing metrics for %(run)s") % {"run": run.model.name},
+        finished=_("Metrics for %(run)s computed.") % {"run": run.model.name},
         job_page=True,
     )

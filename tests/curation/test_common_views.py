@@ -75,13 +75,54 @@ def test_a_started_job_can_lead_to_the_job_page_with_a_message_made_from_the_job
         request,
         lambda: Job.objects.create(kind="test.kind"),
         page=PAGE,
-        message=lambda job: f"job #{job.pk} runs",
+        what="Drafting",
+        started=lambda job: f"job #{job.pk} runs",
         job_page=True,
     )
 
     job = Job.objects.get()
     assert response["Location"] == reverse("curator-job", args=[job.pk])
     assert _said(request) == [("success", f"job #{job.pk} runs")]
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "said"),
+    [
+        ("running", "", ("success", "Drafting things started.")),
+        ("succeeded", "", ("success", "Drafting things finished.")),
+        (
+            "failed",
+            "Invalid: no drafter\nline 2: x",
+            ("error", "Drafting things failed: Invalid: no drafter"),
+        ),
+    ],
+)
+def test_the_message_says_what_became_of_the_job_by_the_time_the_page_answers(
+    curator, project, status, error, said
+):
+    # Given a job that, by the time the button's request answers, still runs, has finished (as
+    # where jobs run inside the request) or has failed
+    def start():
+        job = Job.objects.create(kind="test.kind", project=project)
+        Job.objects.filter(pk=job.pk).update(status=status, error=error)
+        return job
+
+    request = _request(curator, {})
+    start_job(request, start, page=PAGE, what="Drafting things")
+
+    assert _said(request) == [said]
+
+
+def test_a_finished_job_can_be_announced_in_the_pages_own_words(curator, project):
+    def start():
+        job = Job.objects.create(kind="test.kind", project=project)
+        Job.objects.filter(pk=job.pk).update(status=Job.Status.SUCCEEDED)
+        return job
+
+    request = _request(curator, {})
+    start_job(request, start, page=PAGE, what="Export", finished="Export finished: download it.")
+
+    assert _said(request) == [("success", "Export finished: download it.")]
 
 
 def test_a_refused_start_goes_back_with_the_reason_and_starts_nothing(curator):
@@ -101,7 +142,7 @@ def test_a_refusal_can_be_worded_by_the_page(curator):
         views.refuse(request, exc)
         messages.error(request, exc.errors[0]["error"])
 
-    start_job(request, _refused, page=PAGE, refuse=with_detail)
+    start_job(request, _refused, page=PAGE, what="Drafting", refuse=with_detail)
 
     assert _said(request) == [("error", "Nothing to draft yet."), ("error", "empty row")]
 

@@ -327,18 +327,18 @@ def stage_post(recipe: Recipe, request: HttpRequest, pk: int, stage: str) -> Htt
     start = partial(
         stages.stage_start, recipe, declared.name, obj, created_by=request.user, params=params
     )
-    message = None
-    if not declared.started:
 
-        def message(job: Job) -> str:
-            return _("%(what)s: job #%(n)d started.") % {"what": declared.label, "n": job.pk}
+    def what(job: Job) -> str:
+        return _("%(what)s (job #%(n)d)") % {
+            "what": declared.started or declared.label,
+            "n": job.pk,
+        }
 
     return start_job(
         request,
         start,
         page=page,
-        what=declared.started,
-        message=message,
+        what=what,
         refused_at=declared.refused_at,
         refuse=_refuse(recipe),
     )
@@ -378,7 +378,9 @@ def export_download(
             start,
             page=page,
             refused_at=export.refused_at,
-            message=_("Export started: its card shows progress, then the download link."),
+            what=_("Export"),
+            started=_("Export started: its card shows progress, then the download link."),
+            finished=_("Export finished: download it from its card."),
             refuse=_refuse(recipe),
         )
     obj = downloadable_or_404(request.user, recipe.model.objects, pk)

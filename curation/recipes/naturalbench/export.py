@@ -253,6 +253,7 @@ def version_export(
             raise Invalid("No assembled sample to export yet: assemble kept questions first.")
         existing = pipeline.versions.filter(sha256=sha256).first()
         if existing is not None:
+            _step(job_id, 4, f"Unchanged since version {existing.label}: nothing new to export")
             return existing
         with open(retrieval_path, "w+b") as retrieval:
             n_pairs = _write_retrieval(pipeline, retrieval, retrieval_images)

@@ -5,6 +5,7 @@ case; work already done is skipped, so a re-run resumes."""
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -272,7 +273,15 @@ class _Attack:
         self.new_images: set[int] = set()
         self.created = 0
 
-    def batch(self, keys, groups, images, triggers: bool) -> None:
+    def steps(self, triggers: bool) -> int:
+        """The attack steps of one image of the branch (its config's schedule)."""
+        config = self.adversarial.AttackConfig.for_case(
+            triggers_vh=triggers, method=self.method, **self.overrides
+        )
+        return int(config.steps)
+
+    def batch(self, keys, groups, images, triggers: bool, on_step=None) -> None:
+        """Attack one batch; ``on_step(k)`` hears each evaluation (k steps done)."""
         import torch
 
         adv = self.adversarial
@@ -282,7 +291,8 @@ class _Attack:
         pixels = torch.stack(
             [adv.encoder_pixels(assets.image_as_array(images[k[0]]), size=self.size) for k in keys]
         )
-        result = adv.attack(self.encoder, pixels, config, seed=self.seed)
+        heard = None if on_step is None else (lambda k, _cosines, _delta: on_step(k))
+        result = adv.attack(self.encoder, pixels, config, seed=self.seed, on_step=heard)
         for i, key in enumerate(keys):
             record = {
                 **result.config,
@@ -310,6 +320,29 @@ class _Attack:
             )
             self.new_images.add(derived.pk)
             self.created += n
+
+
+class _StepReport:
+    """An attack batch's ``on_step``: the job's progress in attack steps, at most twice a
+    second."""
+
+    def __init__(self, job_id, before: int, images: int, steps: int, where: str) -> None:
+        self.job_id, self.before, self.images, self.steps, self.where = (
+            job_id,
+            before,
+            images,
+            steps,
+            where,
+        )
+        self.last = 0.0
+
+    def __call__(self, k: int) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.5:
+            return
+        self.last = now
+        message = f"Attacking: {self.where}, step {k} of {self.steps}"
+        job_progress(job_id=self.job_id, done=self.before + self.images * k, message=message)
 
 
 def variants_adversarial(
@@ -346,13 +379,22 @@ def variants_adversarial(
     attack = _Attack(
         scorer=scorer, method=method, steps=steps, seed=seed, job_id=job_id, created_by=created_by
     )
-    done = 0
+    # Progress counts attack steps (an image's steps × the images), so the bar moves within a
+    # batch as well: a batch of 16 images at 500 steps is most of a run.
+    plan = []
     for triggers in (False, True):
         chunk_keys = [k for k in keys if k[1] is triggers]
         for start in range(0, len(chunk_keys), batch_size):
-            chunk = chunk_keys[start : start + batch_size]
-            attack.batch(chunk, groups, images, triggers)
-            done += len(chunk)
-            job_progress(job_id=job_id, done=done, message=f"{attack.created} adversarial variants")
+            plan.append((triggers, chunk_keys[start : start + batch_size]))
+    steps = {triggers: attack.steps(triggers) for triggers in (False, True)}
+    total = sum(len(chunk) * steps[triggers] for triggers, chunk in plan)
+    done = 0
+    for number, (triggers, chunk) in enumerate(plan, start=1):
+        where = f"batch {number} of {len(plan)}, {len(chunk)} images"
+        report = _StepReport(job_id, done, len(chunk), steps[triggers], where)
+        job_progress(job_id=job_id, done=done, total=total, message=f"Attacking: {where}")
+        attack.batch(chunk, groups, images, triggers, on_step=report)
+        done += len(chunk) * steps[triggers]
+        job_progress(job_id=job_id, done=done, message=f"{attack.created} adversarial variants")
     assets.thumbnails_make(image_ids=list(attack.new_images))
     return {"variants": attack.created, "images": len(attack.new_images), "method": method}

@@ -174,6 +174,11 @@ def human_votes_sync(
     pipeline.human_set_id = new_set.pk if new_set else None
     job_progress(job_id=job_id, done=1, total=2, message=f"{len(rows)} rated tuples; rating")
     results = living.crowd_rate(version, rows, rounds=rounds, text_metrics=text_metrics)
+    job_progress(
+        job_id=job_id,
+        done=2,
+        message=f"{len(rows)} rated tuples; {len(results)} judgment sets rated",
+    )
     return {"pairs": len(rows), "judgment_set_id": pipeline.human_set_id, "sets": len(results)}
 
 

@@ -24,7 +24,9 @@ from annotator.platform.errors import Invalid, ServiceError
 from annotator.platform.views import (
     error_context,
     first_error,
+    flash,
     form_page,
+    job_news,
     perform,
     start_job,
 )
@@ -89,7 +91,15 @@ def dataset_import(request: HttpRequest, pipeline) -> HttpResponse:
         context = framework_views.detail_page_context(recipe_for(pipeline), request, pipeline)
         context["import_error"] = error_context(exc)
         return render(request, "visit/pipeline.html", context, status=400)
-    messages.success(request, _("%(n)d rows checked; importing them.") % {"n": n})
+    flash(
+        request,
+        job_news(
+            job,
+            what=_("The import"),
+            started=_("%(n)d rows checked; importing them.") % {"n": n},
+            finished=_("%(n)d rows imported.") % {"n": n},
+        ),
+    )
     return _back(pipeline, f"job-{job.pk}")
 
 
@@ -162,18 +172,18 @@ def family_param(query) -> dict:
         return {"family": None}
 
 
-def _form_post(request, pipeline, form, invalid: str, anchor: str, call, *, done=None, started=""):
+def _form_post(request, pipeline, form, invalid: str, anchor: str, call, *, done=None, job=None):
     """A button's POSTed form: when not valid, back to ``anchor`` saying ``invalid`` (``%(e)s``:
     the first error); else ``call(**fields, created_by=…)``, a change (``done``, as ``perform``)
-    or, with ``started``, a job (its page next, as ``start_job``)."""
+    or, with ``job`` (``start_job``'s what, started, finished), a job (its page next)."""
     if not form.is_valid():
         messages.error(request, invalid % {"e": first_error(form)})
         return _back(pipeline, anchor)
     call = partial(call, **form.cleaned_data, created_by=request.user)
-    if not started:
+    if job is None:
         return perform(request, call, back=_url(pipeline, anchor), done=done)
     page = _url(pipeline)
-    return start_job(request, call, page=page, refused_at=anchor, message=started, job_page=True)
+    return start_job(request, call, page=page, refused_at=anchor, job_page=True, **job)
 
 
 def generate(request: HttpRequest, pipeline) -> HttpResponse:
@@ -184,7 +194,11 @@ def generate(request: HttpRequest, pipeline) -> HttpResponse:
         _("Choose a model: %(e)s"),
         "responses",
         partial(submissions.responses_generate_start, pipeline=pipeline),
-        started=_("The model is answering the verified instances."),
+        job={
+            "what": _("Generating the responses"),
+            "started": _("The model is answering the verified instances."),
+            "finished": _("The model answered the verified instances."),
+        },
     )
 
 
@@ -209,7 +223,11 @@ def judge(request: HttpRequest, pipeline) -> HttpResponse:
         _("The judge settings are not valid: %(e)s"),
         "leaderboard",
         partial(submissions.leaderboard_judge_existing, pipeline=pipeline),
-        started=_("The LLM judge compares the models in both orders."),
+        job={
+            "what": _("Judging"),
+            "started": _("The LLM judge compares the models in both orders."),
+            "finished": _("The LLM judge compared the models in both orders."),
+        },
     )
 
 

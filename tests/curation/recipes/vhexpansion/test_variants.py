@@ -129,7 +129,9 @@ def test_adversarial_job_records_cosine_and_linf(
             steps=4,
         )
     job.refresh_from_db()
-    assert (job.status, job.done, job.total) == ("succeeded", 3, 3), job.error
+    # its progress counts attack steps: 3 images × 4 steps
+    assert (job.status, job.done, job.total) == ("succeeded", 12, 12), job.error
+    assert job.message == "3 adversarial variants"
     variants = {v.case.external_id: v for v in VHVariant.objects.select_related("case", "image")}
     assert sorted(variants) == ["c1", "c2", "c3"]
     for key, variant in variants.items():
