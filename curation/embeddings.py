@@ -22,7 +22,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +30,7 @@ import numpy as np
 from django.core.files.storage import default_storage
 from django.db import transaction
 
-from annotator.platform.jobs import job_enqueue, job_progress
+from annotator.platform.jobs import ProgressFn, job_enqueue, job_progress
 from annotator.platform.models import Job
 
 from .models import Caption, Corpus, EmbeddingCache, Sample, Scorer
@@ -356,9 +356,6 @@ def _open_image(name: str):
         im = PILImage.open(fh)
         im.load()
     return im.convert("RGB")
-
-
-ProgressFn = Callable[[int, int, str], None]
 
 
 def embed_corpus(

@@ -1,3 +1,5 @@
+import io
+
 import pytest
 
 from annotator.platform import roles
@@ -20,6 +22,20 @@ def eager(settings):
     current_app.conf.task_always_eager = True
     yield
     current_app.conf.task_always_eager = False
+
+
+class Terminal(io.StringIO):
+    """A text stream that says it is a terminal (where commands draw their progress bars)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def terminal():
+    """A command's standard error as a terminal (``call_command(..., stderr=terminal)``): what
+    its progress bars drew is kept."""
+    return Terminal()
 
 
 def user_fixture(username: str, role: str):

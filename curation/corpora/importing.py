@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
 from annotator.platform.errors import Invalid, LineErrors
-from annotator.platform.jobs import job_progress
+from annotator.platform.jobs import ProgressFn, job_progress
 from annotator.platform.models import Project
 
 from .. import assets
@@ -135,16 +135,20 @@ def corpus_slug(*, project: Project, name: str, slug: str = "") -> str:
 
 
 class _Progress:
-    def __init__(self, job_id: int | None, total: int):
-        self.job_id, self.total, self.last = job_id, total, 0.0
+    """The import's progress, on its job's row and to ``also`` (a command's terminal bar)."""
+
+    def __init__(self, job_id: int | None, total: int, also: ProgressFn | None = None):
+        self.job_id, self.total, self.also, self.last = job_id, total, also, 0.0
 
     def __call__(self, done: int, message: str, force: bool = False) -> None:
-        if self.job_id is None:
+        if self.job_id is None and self.also is None:
             return
         now = time.monotonic()
         if force or done % PROGRESS_EVERY == 0 or now - self.last > 1.0:
             self.last = now
             job_progress(job_id=self.job_id, done=done, total=self.total, message=message)
+            if self.also is not None:
+                self.also(done, self.total, message)
 
 
 def corpus_import(
@@ -163,8 +167,10 @@ def corpus_import(
     created_by=None,
     job_id: int | None = None,
     thumbnails: str = "job",
+    progress: ProgressFn | None = None,
 ) -> dict:
-    """Import a corpus all or nothing; returns counts. ``thumbnails``: "job", "inline" or "none".
+    """Import a corpus all or nothing; returns counts. ``thumbnails``: "job", "inline" or "none";
+    ``progress(done, total, message)`` hears what the job's row shows (a command's bar).
 
     Images are decoded and stored first, outside the transaction (so progress is visible and
     no transaction stays open for minutes); then every row is written in one transaction.
@@ -178,12 +184,12 @@ def corpus_import(
         manifest_name=manifest_name,
     )
     wanted = len(plan.lines_of)
-    progress = _Progress(job_id, total=wanted + 1)
-    progress(0, f"Reading {wanted} images", force=True)
+    report = _Progress(job_id, total=wanted + 1, also=progress)
+    report(0, f"Reading {wanted} images", force=True)
     written: list[str] = []
     try:
-        entries = _store_images(plan, source, source_url, progress, written)
-        progress(wanted, "Writing samples and captions", force=True)
+        entries = _store_images(plan, source, source_url, report, written)
+        report(wanted, "Writing samples and captions", force=True)
         with transaction.atomic():
             corpus = Corpus(
                 project=project,
@@ -204,7 +210,7 @@ def corpus_import(
         raise
     if thumbnails == "inline":
         assets.thumbnails_make(image_ids=image_ids)
-    progress(wanted + 1, f"Imported {counts['samples']} samples", force=True)
+    report(wanted + 1, f"Imported {counts['samples']} samples", force=True)
     return {
         "corpus_id": corpus.pk,
         "format": plan.format,

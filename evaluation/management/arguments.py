@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
+from annotator.platform.terminal import add_quiet_argument
 from evaluation.registry import LLMRunner, ScorerRunner, choices, families
 
 
@@ -133,6 +134,7 @@ def add_arguments(parser) -> None:
         help="act as this person: only their projects and what their role allows "
         "(default: the operator, who reaches every project)",
     )
+    add_quiet_argument(person)
     sub = parser.add_subparsers(dest="action", required=True)
     add = partial(sub.add_parser, parents=[person])
     _import_arguments(add)

@@ -639,7 +639,7 @@ def test_an_image_problem_fails_the_job_with_its_line(
 # ---------------------------------------------------------------------------------------------
 # the command and small helpers
 # ---------------------------------------------------------------------------------------------
-def test_import_corpus_command_from_a_folder(project, tmp_path, media):
+def test_import_corpus_command_from_a_folder(project, tmp_path, media, terminal):
     folder = tmp_path / "pics"
     folder.mkdir()
     (folder / "a.png").write_bytes(RED)
@@ -655,6 +655,7 @@ def test_import_corpus_command_from_a_folder(project, tmp_path, media):
         "--folder",
         str(folder),
         stdout=out,
+        stderr=terminal,
     )
 
     corpus = Corpus.objects.get()
@@ -662,6 +663,10 @@ def test_import_corpus_command_from_a_folder(project, tmp_path, media):
         f"Corpus #{corpus.pk}: 1 samples, 1 captions, 1 new images (0 already stored), format csv"
     )
     assert Image.objects.get().thumbnail.name.endswith(".webp")
+    # the terminal's bar followed the import to its end
+    bar = terminal.getvalue()
+    assert "import Pics" in bar and "Reading 1 images" in bar
+    assert "2/2" in bar and "Imported 1 samples" in bar
 
 
 def test_import_corpus_command_prints_line_errors(project, tmp_path):

@@ -2,6 +2,7 @@
 random weights; missing weights fail fast with what to set; services and commands."""
 
 import io
+import json
 import time
 
 import open_clip
@@ -305,17 +306,19 @@ def test_scorer_add_command(db, media):
     assert Scorer.objects.count() == 3
 
 
-def test_embed_command_embeds_and_refuses_missing_weights(db, media):
+def test_embed_command_embeds_and_refuses_missing_weights(db, media, terminal):
     corpus = make_corpus(ProjectFactory(), COLOURS[:2])
     tiny = scorer_tiny()
     out = io.StringIO()
 
-    call_command("embed", "--scorer", tiny.pk, "--corpus", corpus.pk, stdout=out)
+    call_command("embed", "--scorer", tiny.pk, "--corpus", corpus.pk, stdout=out, stderr=terminal)
 
-    assert '"embedded": 4' in out.getvalue()
-    assert out.getvalue().splitlines()[0] == (
-        "  0% Embedding 2 images and 4 texts (tiny (random weights) · Squares)"
-    )
+    # standard output is the counts alone; the terminal's bar followed the work to its end
+    assert json.loads(out.getvalue())["texts"]["embedded"] == 4
+    bar = terminal.getvalue()
+    assert f"embed corpus #{corpus.pk}" in bar
+    assert "Embedding 2 images and 4 texts (tiny (random weights) · Squares)" in bar
+    assert "100%" in bar
     assert EmbeddingCache.objects.get(scorer=tiny, modality="text").count == 4
     default = scorer_ensure_default()
     with pytest.raises(CommandError, match="weights for ViT-L-14 / laion400m_e32 are not on"):

@@ -51,10 +51,10 @@ def fake_provider(base_url: str, **fields) -> LLMProvider:
     )
 
 
-def evaluate(*args: str) -> str:
-    """What ``manage.py evaluate <args>`` prints."""
+def evaluate(*args: str, stderr=None) -> str:
+    """What ``manage.py evaluate <args>`` prints (its progress bars go to ``stderr``)."""
     out = io.StringIO()
-    call_command("evaluate", *args, stdout=out)
+    call_command("evaluate", *args, stdout=out, stderr=stderr or io.StringIO())
     return out.getvalue()
 
 

@@ -263,13 +263,19 @@ def test_offline_run_from_the_page_end_to_end(
     assert "offline blind baseline: question text only, no image" in detail
 
 
-def test_cli_run_and_judge(visit_version, offline):
+def test_cli_run_and_judge(visit_version, offline, terminal):
     # When a researcher runs the blind baseline and the offline judge from a terminal
-    text = evaluate("run", str(visit_version.pk), "--no-text-metrics", "--rounds", "20")
+    text = evaluate(
+        "run", str(visit_version.pk), "--no-text-metrics", "--rounds", "20", stderr=terminal
+    )
     assert f"provider: {prompts.BLIND_BASELINE_LABEL}" in text
     assert "4 items answered, 0 failed calls" in text
     run = ModelRun.objects.get(source="runner")
     assert run.job.status == Job.Status.SUCCEEDED
+    # the run's job drew its bar on the terminal, to its final count
+    bar = terminal.getvalue()
+    assert f"job #{run.job.pk} {run.job.kind}" in bar
+    assert f"{run.job.total}/{run.job.total}" in bar
 
     text = evaluate(
         "judge",
@@ -281,9 +287,12 @@ def test_cli_run_and_judge(visit_version, offline):
         "--no-text-metrics",
         "--rounds",
         "20",
+        stderr=terminal,
     )
     assert f"judge: {prompts.OFFLINE_JUDGE_LABEL}" in text
     assert "4 pairs judged now" in text
+    judge_job = Job.objects.order_by("-id").filter(kind=runners.JUDGE_JOB).first()
+    assert f"job #{judge_job.pk} {runners.JUDGE_JOB}" in terminal.getvalue()
     judgment_set = JudgmentSet.objects.get()
     assert judgment_set.pair_count == 4 and judgment_set.status == "succeeded"
     assert judgment_set.provenance["pairing"]["instances"] == 2

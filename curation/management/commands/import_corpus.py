@@ -4,7 +4,8 @@
         --folder /data/flickr30k_images --manifest /data/results_20130124.token
 
 Runs in this process (no worker needed) with the same checks as the web upload; thumbnails are
-made here too unless --no-thumbnails.
+made here too unless --no-thumbnails. On a terminal, a progress bar on standard error follows
+the images (--quiet: none).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from django.db.models import Q
 
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Project
+from annotator.platform.terminal import add_quiet_argument, command_bars
 from curation import corpora
 
 
@@ -44,6 +46,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-thumbnails", action="store_true", help="Leave thumbnails to a later job."
         )
+        add_quiet_argument(parser)
 
     def handle(self, *args, **opts) -> None:
         ref = opts["project"]
@@ -69,20 +72,22 @@ class Command(BaseCommand):
         try:
             source = corpora.open_source(where)
             try:
-                result = corpora.corpus_import(
-                    project=project,
-                    name=opts["name"],
-                    source=source,
-                    manifest=manifest,
-                    manifest_name=manifest_name or "",
-                    fmt=opts["format"],
-                    language=opts["language"],
-                    licence=opts["licence"],
-                    source_url=opts["source"],
-                    description=opts["description"],
-                    created_by=user,
-                    thumbnails="none" if opts["no_thumbnails"] else "inline",
-                )
+                with command_bars(self, opts) as bars:
+                    result = corpora.corpus_import(
+                        project=project,
+                        name=opts["name"],
+                        source=source,
+                        manifest=manifest,
+                        manifest_name=manifest_name or "",
+                        fmt=opts["format"],
+                        language=opts["language"],
+                        licence=opts["licence"],
+                        source_url=opts["source"],
+                        description=opts["description"],
+                        created_by=user,
+                        thumbnails="none" if opts["no_thumbnails"] else "inline",
+                        progress=bars.callback(f"import {opts['name']}"),
+                    )
             finally:
                 source.close()
         except Invalid as exc:

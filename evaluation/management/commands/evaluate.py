@@ -23,6 +23,9 @@ manage.py evaluate judge 3 --pairs pairs.jsonl --label "GPT-4 judge"   # {instan
 manage.py evaluate list
 manage.py evaluate demo --project my-project   # synthetic versions and runs for every family
 
+The jobs an action runs here (run, judge, compute …) draw a progress bar on standard error when
+it is a terminal; ``--quiet`` (or ``-v 0``) leaves it out.
+
 FAMILY is a registered benchmark family (``evaluation.registry.choices()``); what a family
 offers (a prediction option, a scorer, run options, pairwise judgments) comes from its
 declaration.
@@ -44,6 +47,7 @@ from django.http import Http404
 
 from annotator.platform.errors import ServiceError
 from annotator.platform.models import Job, Project
+from annotator.platform.terminal import command_bars
 from curation.gateway.providers import provider_for
 from curation.models import LLMProvider, Scorer
 from evaluation import importers, jobs, runners, selectors, services
@@ -106,7 +110,8 @@ class Command(BaseCommand):
             if self.user is None or not self.user.is_active:
                 raise CommandError(f"No active user {options['user']!r}.")
         try:
-            getattr(self, "do_" + options["action"].replace("-", "_"))(options)
+            with command_bars(self, options):
+                getattr(self, "do_" + options["action"].replace("-", "_"))(options)
         except ServiceError as exc:
             lines = [exc.message] + [
                 f"  line {e['line']}: {e['error']}" for e in getattr(exc, "errors", [])[:50]

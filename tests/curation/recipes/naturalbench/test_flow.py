@@ -69,11 +69,19 @@ def test_the_demo_runs_end_to_end_and_leaves_work_for_a_visitor(project, curator
     assert Job.objects.count() == jobs_before
 
 
-def test_the_command_runs_stages_in_process_and_prints_the_funnel(project):
+def test_the_command_runs_stages_in_process_and_prints_the_funnel(project, terminal):
     pipeline = make_pipeline(project, make_corpus(project), random_pairs=2)
     out = io.StringIO()
-    call_command("naturalbench", "mine", "--pipeline", str(pipeline.pk), stdout=out)
-    call_command("naturalbench", "verify", "--pipeline", str(pipeline.pk), stdout=out)
+    pk = str(pipeline.pk)
+    call_command("naturalbench", "mine", "--pipeline", pk, stdout=out, stderr=terminal)
+    mine = Job.objects.get(kind="naturalbench.mine")
+    # on a terminal, the job's bar follows it to its end (the random baseline reports no count
+    # on the way); --quiet: no bar
+    bar = terminal.getvalue()
+    assert f"job #{mine.pk} naturalbench.mine" in bar
+    assert bar.rstrip().endswith("Finished]")
+    call_command("naturalbench", "verify", "--pipeline", pk, "--quiet", stdout=out, stderr=terminal)
+    assert "naturalbench.verify" not in terminal.getvalue()
     text = out.getvalue()
     assert "(mine) succeeded." in text and "(verify) succeeded." in text
     assert "  mismatched pairs         2" in text

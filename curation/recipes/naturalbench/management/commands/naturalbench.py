@@ -5,7 +5,8 @@ manage.py naturalbench export --pipeline 3 --label v2
 manage.py naturalbench status --pipeline 3
 manage.py naturalbench demo --project demo-naturalbench --curator curator
 
-Each stage runs as a real Job (it shows on the pipeline page like one started from a button).
+Each stage runs as a real Job (it shows on the pipeline page like one started from a button);
+on a terminal its progress is drawn as a bar on standard error (``--quiet``: none).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Job, Project
+from annotator.platform.terminal import add_quiet_argument, command_bars
 from curation.recipes.framework.stages import stage_run_now
 from curation.recipes.naturalbench import selectors
 from curation.recipes.naturalbench.demo import naturalbench_demo
@@ -34,6 +36,7 @@ class Command(BaseCommand):
         parser.add_argument("--label", default="", help="export: the version label (v1, v2, …).")
         parser.add_argument("--project", default="", help="demo: the project's slug.")
         parser.add_argument("--curator", default="", help="demo: the curator's user name.")
+        add_quiet_argument(parser)
 
     def handle(self, *args, stage: str, pipeline: int | None, **opts):
         if stage == "demo":
@@ -48,7 +51,8 @@ class Command(BaseCommand):
             return self.status(target)
         params = {"label": opts["label"]} if stage == "export" and opts["label"] else None
         try:
-            job = stage_run_now(RECIPE.stage(stage).run, target, params=params)
+            with command_bars(self, opts):
+                job = stage_run_now(RECIPE.stage(stage).run, target, params=params)
         except Invalid as exc:
             raise CommandError(exc.message) from exc
         if job.status != Job.Status.SUCCEEDED:
