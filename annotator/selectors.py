@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, time
 
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.http import Http404
@@ -147,15 +148,33 @@ def queue_progress(queue_ids: list[int]) -> dict[int, dict]:
     return out
 
 
+# The header's queue-wide counts scan the queue's tasks. Up to this many tasks they are exact on
+# every refresh; above it (a corpus-sized queue, where one answer does not move the bar) each
+# process reuses them for PROGRESS_REUSE_S, so a crowd refreshing after every answer does not
+# scan a million rows each time. The person's own count is always exact (an index lookup).
+PROGRESS_EXACT_UP_TO = 20_000
+PROGRESS_REUSE_S = 15
+
+
+def _queue_counts(queue: TaskQueue) -> dict:
+    key = f"blindspot:queue-counts:{queue.pk}"
+    counts = cache.get(key)
+    if counts is None:
+        counts = Task.objects.filter(queue=queue, is_gold=False).aggregate(
+            total=Count("id", filter=~Q(state=Task.State.CANCELLED)),
+            done=Count("id", filter=Q(state__in=[Task.State.DECIDED, Task.State.UNDECIDED])),
+            answers=Sum("done_count"),
+        )
+        if counts["total"] > PROGRESS_EXACT_UP_TO:
+            cache.set(key, counts, PROGRESS_REUSE_S)
+    return counts
+
+
 def my_queue_progress(user, queue: TaskQueue) -> dict:
     """The workspace header's figures: the queue's tasks done (decided or closed undecided) of
     its total (cancelled ones left out, as on the home page), and the person's share: their
     answers here (gold checks left out) of every answer the queue's tasks count."""
-    counts = Task.objects.filter(queue=queue, is_gold=False).aggregate(
-        total=Count("id", filter=~Q(state=Task.State.CANCELLED)),
-        done=Count("id", filter=Q(state__in=[Task.State.DECIDED, Task.State.UNDECIDED])),
-        answers=Sum("done_count"),
-    )
+    counts = _queue_counts(queue)
     mine = Annotation.objects.filter(queue=queue, annotator=user, is_gold=False).count()
     total, done, answers = counts["total"], counts["done"], counts["answers"] or 0
     return {

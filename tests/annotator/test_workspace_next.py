@@ -5,9 +5,10 @@ inline message offers (issue 28)."""
 import re
 
 import pytest
+from django.core.cache import cache
 from django.urls import reverse
 
-from annotator import services
+from annotator import selectors, services
 from annotator.models import Assignment, Task
 from tests.factories import QueueFactory, TaskFactory, vqa_payload
 
@@ -161,3 +162,21 @@ def test_the_new_workspace_words_are_translated(project, worker_client):
     assert "前往队列" in home and "没有匹配的队列。" in home
     assert "<strong data-queue-done>0</strong> / 1 कार्य पूरे" in page
     assert "कतारों पर वापस" in page
+
+
+def test_a_large_queues_counts_are_reused_briefly_and_a_small_ones_are_exact(
+    project, crowdworker, monkeypatch, django_assert_num_queries
+):
+    small, large = QueueFactory(project=project), QueueFactory(project=project)
+    TaskFactory(queue=small)
+    for _ in range(3):
+        TaskFactory(queue=large)
+    monkeypatch.setattr(selectors, "PROGRESS_EXACT_UP_TO", 2)
+    cache.clear()
+    selectors.my_queue_progress(crowdworker, small)
+    selectors.my_queue_progress(crowdworker, large)
+    with django_assert_num_queries(2):  # the small queue's counts again, the person's own
+        assert selectors.my_queue_progress(crowdworker, small)["total"] == 1
+    with django_assert_num_queries(1):  # only the person's own count: the queue's are reused
+        assert selectors.my_queue_progress(crowdworker, large)["total"] == 3
+    cache.clear()
