@@ -41,7 +41,7 @@ run: venv
 	$(DEMO_ENV) $(BIN)/python manage.py migrate --noinput
 	$(DEMO_ENV) $(BIN)/python manage.py demo --url http://$(HOST):$(PORT)/
 	$(DEMO_ENV) $(BIN)/python manage.py demo_recipes
-	$(DEMO_ENV) BLINDSPOT_JOBS_IN_BACKGROUND=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
+	$(DEMO_ENV) BLINDSPOT_JOBS_IN_BACKGROUND=1 $(BIN)/python manage.py runserver --noreload $(HOST):$(PORT)
 
 test: venv
 	@url="$${DATABASE_URL:-}"; \
