@@ -49,6 +49,24 @@ urlpatterns = [
         name="api-queue-tasks-settle",
     ),
     path("tasks/<int:task_id>/settle/", api.TaskSettleApi.as_view(), name="api-task-settle"),
+    path(
+        "tasks/<int:task_id>/send-back/", api.TaskSendBackApi.as_view(), name="api-task-send-back"
+    ),
+    path(
+        "projects/<int:project_id>/reports/",
+        api.ProjectReportsApi.as_view(),
+        name="api-project-reports",
+    ),
+    path(
+        "reports/<int:report_id>/handle/",
+        api.ReportHandleApi.as_view(),
+        name="api-report-handle",
+    ),
+    path(
+        "queues/<int:queue_id>/reports/",
+        api.ReportsExportApi.as_view(),
+        name="api-queue-reports",
+    ),
     path("tasks/<int:task_id>/submit/", api.SubmitApi.as_view(), name="api-submit"),
     path("tasks/<int:task_id>/skip/", api.SkipApi.as_view(), name="api-skip"),
     path("tasks/<int:task_id>/undo/", api.UndoApi.as_view(), name="api-undo"),

@@ -420,3 +420,36 @@ class SettleForm(forms.Form):
             ) from exc
         data["method"] = "choice"
         return data
+
+
+class SendBackForm(forms.Form):
+    """A reviewer sends one person's answer back; the note is required (its author reads it)."""
+
+    annotator = forms.CharField(max_length=150, label=_("Whose answer"))
+    note = forms.CharField(
+        max_length=2000,
+        label=_("Note for the annotator"),
+        widget=forms.Textarea(attrs={"rows": 2}),
+        error_messages={
+            "required": _("Say what is wrong with the answer: its author reads your note.")
+        },
+    )
+
+
+class ReportFilterForm(forms.Form):
+    """The reports inbox's filters: a status ("all" for every report) and one of its queues."""
+
+    status = forms.ChoiceField(
+        required=False,
+        choices=[("", _("Open")), *[(s, s) for s in ("resolved", "requeued", "cancelled")]]
+        + [("all", _("All"))],
+    )
+    queue = forms.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+    page = forms.IntegerField(required=False, min_value=1, max_value=100_000)
+
+
+class ReportHandleForm(forms.Form):
+    action = forms.ChoiceField(
+        choices=[("resolve", "resolve"), ("requeue", "requeue"), ("cancel", "cancel")]
+    )
+    note = forms.CharField(required=False, max_length=2000)

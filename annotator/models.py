@@ -218,6 +218,7 @@ class Assignment(models.Model):
         SKIPPED = "skipped", _("Skipped")
         REPORTED = "reported", _("Reported")
         EXPIRED = "expired", _("Expired")
+        SENT_BACK = "sent_back", _("Sent back")  # a curator rejected the answer (review)
 
     # Served by assignment_one_per_person (task, …) and assignment_queue_idx (queue, …); the
     # single-column indexes only cost writes and, with lagging statistics, bad plans.
@@ -313,6 +314,94 @@ class UndoneAnnotation(models.Model):
             models.Index(
                 fields=["queue", "annotator", "undone_at"], name="undone_queue_person_idx"
             ),
+        ]
+
+
+class SentBackAnnotation(models.Model):
+    """An answer a curator sent back (review, ``services.annotation_send_back``), kept as it was
+    with who sent it back, when and why. It no longer counts for the task's outcome or agreement
+    (those read ``Annotation`` only); the task asked for another answer in its place, and its
+    author sees the note in their history."""
+
+    task = models.ForeignKey(
+        Task, on_delete=models.CASCADE, related_name="sent_back", db_index=False
+    )
+    queue = models.ForeignKey(TaskQueue, on_delete=models.CASCADE, related_name="+", db_index=False)
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    response = models.JSONField()
+    duration_ms = models.PositiveIntegerField(default=0)
+    answered_at = models.DateTimeField()
+    sent_back_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+    )
+    sent_back_at = models.DateTimeField()
+    note = models.TextField()
+    # The outcome the task had when sending back reopened it (a decided task of a queue without
+    # an outcome handler); None when the task was still open.
+    withdrawn_outcome = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(condition=~Q(note=""), name="sent_back_has_note"),
+        ]
+        indexes = [
+            models.Index(fields=["task", "id"], name="sent_back_task_idx"),
+            models.Index(
+                fields=["queue", "annotator", "sent_back_at"], name="sent_back_queue_person_idx"
+            ),
+        ]
+
+
+class Report(models.Model):
+    """A crowdworker's "Report a problem" on a task (their assignment ends ``reported``) and what
+    a curator did about it in the project's reports inbox (``services.report_handle``)."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", _("Open")
+        RESOLVED = "resolved", _("Resolved")
+        REQUEUED = "requeued", _("Requeued")
+        CANCELLED = "cancelled", _("Task cancelled")
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="reports", db_index=False)
+    queue = models.ForeignKey(TaskQueue, on_delete=models.CASCADE, related_name="+", db_index=False)
+    reporter = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    reason = models.TextField()  # a reason code of the queue, or "other: <details>"
+    created_at = models.DateTimeField(default=timezone.now)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    handled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+    )
+    handled_at = models.DateTimeField(null=True, blank=True)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(status="open") & Q(handled_at__isnull=True))
+                | (~Q(status="open") & Q(handled_at__isnull=False)),
+                name="report_handled_when_closed",
+            ),
+        ]
+        indexes = [
+            # the inbox: a project's (its queues') reports by status, newest first
+            models.Index(fields=["queue", "status", "id"], name="report_queue_status_idx"),
+            models.Index(fields=["task", "id"], name="report_task_idx"),
         ]
 
 

@@ -16,12 +16,15 @@ from django.db import connection
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from .kinds import get_kind
 from .models import (
     Annotation,
     Assignment,
     Enrollment,
+    Report,
+    SentBackAnnotation,
     Task,
     TaskQueue,
     UndoneAnnotation,
@@ -339,6 +342,7 @@ def task_page(queue: TaskQueue, f: TaskFilter, *, number: int, per_page: int) ->
 
 
 HISTORY_LIMIT = 50
+_SENT_BACK_REFUSAL = gettext_lazy("A curator sent this answer back; the task went to someone else.")
 
 
 @dataclass
@@ -352,6 +356,8 @@ class HistoryEntry:
     undone_at: datetime | None
     undo_until: datetime | None  # while the answer may still be undone
     refusal: str  # why it can no longer be undone ("" when it can, or was undone)
+    sent_back_at: datetime | None = None  # a curator sent it back (review), with this note
+    sent_back_note: str = ""
 
 
 def my_recent_answers(user, queue: TaskQueue, *, now=None) -> list[HistoryEntry]:
@@ -385,7 +391,23 @@ def my_recent_answers(user, queue: TaskQueue, *, now=None) -> list[HistoryEntry]
         entries.append(
             HistoryEntry(u.task_id, public(u.response), u.answered_at, u.undone_at, None, "")
         )
-    entries.sort(key=lambda e: e.undone_at or e.answered_at, reverse=True)
+    sent_back = SentBackAnnotation.objects.filter(queue=queue, annotator=user).order_by(
+        "-sent_back_at", "-id"
+    )[:HISTORY_LIMIT]
+    for b in sent_back:
+        entries.append(
+            HistoryEntry(
+                b.task_id,
+                public(b.response),
+                b.answered_at,
+                None,
+                None,
+                _SENT_BACK_REFUSAL,
+                sent_back_at=b.sent_back_at,
+                sent_back_note=b.note,
+            )
+        )
+    entries.sort(key=lambda e: e.sent_back_at or e.undone_at or e.answered_at, reverse=True)
     return entries[:HISTORY_LIMIT]
 
 
@@ -412,3 +434,61 @@ def answer_summary(response) -> str:
             value = "yes" if value else "no"
         parts.append(f"{key}: {value}")
     return " · ".join(parts)
+
+
+def acceptance_by_person(project: Project) -> dict[int, dict]:
+    """Per person who answered in the project's queues (gold checks aside): answers that stand
+    (``accepted``), answers a curator sent back, and the share accepted; two queries."""
+    accepted = dict(
+        Annotation.objects.filter(queue__project=project, is_gold=False)
+        .values_list("annotator")
+        .annotate(n=Count("id"))
+        .values_list("annotator", "n")
+    )
+    sent_back = dict(
+        SentBackAnnotation.objects.filter(queue__project=project)
+        .values_list("annotator")
+        .annotate(n=Count("id"))
+        .values_list("annotator", "n")
+    )
+    out = {}
+    for person in accepted.keys() | sent_back.keys():
+        a, b = accepted.get(person, 0), sent_back.get(person, 0)
+        out[person] = {"accepted": a, "sent_back": b, "rate": a / (a + b)}
+    return out
+
+
+# --- the reports inbox --------------------------------------------------------------------------
+def reports_for(user) -> QuerySet[Report]:
+    """Reports of the projects a curator or researcher reaches (crowdworkers: none)."""
+    if not roles.has_role(user, [roles.CURATOR, roles.RESEARCHER]):
+        return Report.objects.none()
+    return Report.objects.filter(queue__project__in=projects_for(user))
+
+
+def managed_reports_for(user) -> QuerySet[Report]:
+    """Reports a curator may handle (those of the queues they may change)."""
+    return Report.objects.filter(queue__in=managed_queues_for(user))
+
+
+def project_reports(
+    project: Project, *, status: str = Report.Status.OPEN, queue_id: int | None = None
+) -> QuerySet[Report]:
+    """A project's reports (``status`` "" for all), newest first, with their task, queue,
+    reporter and handler (one query)."""
+    reports = Report.objects.filter(queue__project=project)
+    if status:
+        reports = reports.filter(status=status)
+    if queue_id is not None:
+        reports = reports.filter(queue_id=queue_id)
+    return reports.select_related("task", "queue", "reporter", "handled_by").order_by("-id")
+
+
+def open_report_counts(project: Project) -> dict[int, int]:
+    """Open reports per queue of the project (queue id -> count); one query."""
+    return dict(
+        Report.objects.filter(queue__project=project, status=Report.Status.OPEN)
+        .values_list("queue")
+        .annotate(n=Count("id"))
+        .values_list("queue", "n")
+    )

@@ -207,6 +207,11 @@ class MemberOut(serializers.Serializer):
     roles = serializers.ListField(child=serializers.CharField(), help_text="Global roles.")
     is_active = serializers.BooleanField()
     live_leases = serializers.IntegerField(help_text="Tasks they hold now in this project.")
+    accepted = serializers.IntegerField(help_text="Their answers that stand (gold aside).")
+    sent_back = serializers.IntegerField(help_text="Their answers a reviewer sent back.")
+    acceptance_rate = serializers.FloatField(
+        allow_null=True, help_text="accepted / (accepted + sent_back); null: no answers yet."
+    )
 
 
 class MemberRemovedOut(serializers.Serializer):
@@ -495,3 +500,7 @@ class HistoryEntryOut(serializers.Serializer):
         allow_null=True, help_text="Until when POST /api/tasks/{id}/undo/ takes it back."
     )
     refusal = serializers.CharField(help_text="Why it can no longer be undone, if so.")
+    sent_back_at = serializers.DateTimeField(
+        allow_null=True, help_text="When a reviewer sent this answer back (null: they did not)."
+    )
+    sent_back_note = serializers.CharField(help_text="The reviewer's note, when sent back.")

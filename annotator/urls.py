@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import invites, jobs, projects, queues, tasks, webhooks, workspace
+from .views import invites, jobs, projects, queues, reports, tasks, webhooks, workspace
 
 workspace_urlpatterns = [
     path("", workspace.home, name="home"),
@@ -83,6 +83,21 @@ curator_urlpatterns = [
     ),
     path("curate/tasks/<int:task_id>/", tasks.task_detail, name="curator-task"),
     path("curate/tasks/<int:task_id>/settle/", tasks.task_settle, name="curator-task-settle"),
+    path(
+        "curate/tasks/<int:task_id>/send-back/",
+        tasks.task_send_back,
+        name="curator-task-send-back",
+    ),
+    path(
+        "curate/projects/<int:project_id>/reports/",
+        reports.project_reports,
+        name="curator-project-reports",
+    ),
+    path(
+        "curate/reports/<int:report_id>/handle/",
+        reports.report_handle,
+        name="curator-report-handle",
+    ),
     path(
         "curate/enrollments/<int:enrollment_id>/resume/",
         queues.enrollment_resume,

@@ -22,7 +22,7 @@ from django.db.models import Model
 from django.test import TestCase, override_settings
 
 from annotator import kinds, services
-from annotator.models import Enrollment, Task, TaskQueue
+from annotator.models import Enrollment, Report, Task, TaskQueue
 from annotator.platform import roles
 from annotator.platform.models import Job, Project, Webhook
 from curation.recipes.framework.publish import published_versions
@@ -270,7 +270,16 @@ def _build() -> World:
         TaskFactory(queue=queue, payload=vqa_payload(100 + i))
     held = services.assignment_claim(queue=queue, annotator=worker).assignment.task_id
     removed_held = services.assignment_claim(queue=queue, annotator=removed).assignment.task_id
-    services.assignment_claim(queue=queue, annotator=worker_b)
+    answered = services.assignment_claim(queue=queue, annotator=worker_b).assignment.task_id
+    # worker_b answers it (a curator may send the answer back) and reports the next one
+    following = services.annotation_submit(
+        task_id=answered, annotator=worker_b, response={"answer": "Yes"}
+    ).next.assignment
+    assert following is not None
+    services.assignment_report(task_id=following.task_id, annotator=worker_b, reason="broken_image")
+    ids["answered_task"] = answered
+    ids["answered_by"] = worker_b.username
+    ids["report"] = Report.objects.get(task_id=following.task_id, reporter=worker_b).pk
     ids["queue"] = queue.pk
     ids["task"] = held
     for q in TaskQueue.objects.filter(project=p1):

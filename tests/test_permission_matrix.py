@@ -215,6 +215,12 @@ TABLE: dict[str, Row] = {
     "curator-task": row(get(CR), **task),
     "curator-task-settle": row(post(C, SETTLE), **task),
     "curator-queue-tasks-settle": row(post(C, {**SETTLE, "state": "open"}), **queue),
+    "curator-task-send-back": row(
+        post(C, {"annotator": Id("answered_by"), "note": "look again"}),
+        task_id=Id("answered_task"),
+    ),
+    "curator-project-reports": row(get(CR, query="status=all"), **project),
+    "curator-report-handle": row(post(C, {"action": "resolve"}), report_id=Id("report")),
     "curator-enrollment-resume": row(post(C), enrollment_id=Id("enrollment")),
     "curator-invites": row(
         get(C, scope=OWN),
@@ -251,6 +257,13 @@ TABLE: dict[str, Row] = {
         post(C, {"method": "majority", "reason": "tie", "filter": {"state": "open"}}), **queue
     ),
     "api-queue-outcomes": row(get(CR, query="format=jsonl"), **every_queue),
+    "api-queue-reports": row(get(CR, query="format=csv"), **every_queue),
+    "api-project-reports": row(get(CR, query="status=all"), **project),
+    "api-report-handle": row(post(C, {"action": "resolve"}), report_id=Id("report")),
+    "api-task-send-back": row(
+        post(C, {"annotator": Id("answered_by"), "note": "look again"}),
+        task_id=Id("answered_task"),
+    ),
     "api-queue-annotations": row(get(CR, query="format=csv"), **every_queue),
     "api-submit": row(post(W, {"response": {"answer": "Yes"}}, ok=()), **held),
     "api-skip": row(post(W, ok=()), **held),

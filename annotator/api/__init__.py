@@ -1,7 +1,7 @@
 """The annotation engine's JSON API (DRF): one view per operation; the view validates, calls a
 service, returns. Queues and members (``queues``), tasks (``tasks``), annotating (``work``),
-exports (``exports``); the base view, errors and jobs endpoints are the platform's
-(``annotator.platform.api``).
+exports (``exports``), the reports inbox and send back (``reports``); the base view, errors and
+jobs endpoints are the platform's (``annotator.platform.api``).
 
 Every view declares the roles it serves; anonymous callers get 401; a signed-in user without the
 role, or asking for an object outside their reach, gets 404 exactly like a missing object.
@@ -28,6 +28,7 @@ from .queues import (
     QueueListCreateApi,
     QueueStatusApi,
 )
+from .reports import ProjectReportsApi, ReportHandleApi, ReportsExportApi, TaskSendBackApi
 from .tasks import (
     JsonlParser,
     NdjsonParser,
@@ -64,9 +65,13 @@ __all__ = [
     "QueueTasksApi",
     "QueueTasksCancelApi",
     "QueueTasksSettleApi",
+    "ProjectReportsApi",
     "ReportApi",
+    "ReportHandleApi",
+    "ReportsExportApi",
     "SkipApi",
     "SubmitApi",
+    "TaskSendBackApi",
     "TaskSettleApi",
     "UndoApi",
     "export_responses",

@@ -100,13 +100,17 @@ class QueueStatusApi(EngineApiView):
         return Response(QueueOut(queue, context={"progress": progress}).data)
 
 
-def _member_data(person) -> dict:
+def _member_data(person, acceptance: dict) -> dict:
+    mine = acceptance.get(person.pk) or {}
     return {
         "id": person.pk,
         "username": person.username,
         "roles": [r for r in ALL_ROLES if r in person.roles],
         "is_active": person.is_active,
         "live_leases": person.live_leases,
+        "accepted": mine.get("accepted", 0),
+        "sent_back": mine.get("sent_back", 0),
+        "acceptance_rate": mine.get("rate"),
     }
 
 
@@ -119,7 +123,8 @@ class ProjectMembersApi(EngineApiView):
     @extend_schema(responses={200: MemberOut(many=True), **ERRORS})
     def get(self, request, project_id: int):
         project = curated_project_or_404(request.user, project_id)
-        return Response([_member_data(p) for p in selectors.project_people(project)])
+        acceptance = selectors.acceptance_by_person(project)
+        return Response([_member_data(p, acceptance) for p in selectors.project_people(project)])
 
 
 class ProjectMemberApi(EngineApiView):

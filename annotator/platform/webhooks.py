@@ -64,6 +64,8 @@ EVENTS: dict[str, Any] = {
     "task.reopened": gettext_lazy(
         "A decided task was reopened: the answer that decided it was taken back (undo)"
     ),
+    "task.sent_back": gettext_lazy("A curator sent one person's answer back for another answer"),
+    "report.opened": gettext_lazy("A crowdworker reported a problem with a task"),
     "queue.finished": gettext_lazy("A queue's last open task was decided"),
     "job.finished": gettext_lazy("A background job finished"),
     "job.failed": gettext_lazy("A background job failed"),

@@ -1,7 +1,8 @@
 """Every change to annotation data goes through these functions; each is atomic.
 
 One module per noun: projects, queues, tasks (rows, bulk create, cancel), claiming (the hot path),
-leases (expiry, revocation, heartbeat, skip, report), decisions (deciding a task, gold,
+leases (expiry, revocation, heartbeat, skip, report), reports (the curators' inbox),
+sending_back (a curator rejects an answer), decisions (deciding a task, gold,
 enrollments), submitting, undoing (an answer taken back within the queue's window),
 invitations. This package re-exports their public API, so callers write
 ``from annotator import services`` and ``services.assignment_claim(...)``.
@@ -30,6 +31,8 @@ from .queues import (
     queue_update,
     tasks_settle,
 )
+from .reports import REPORT_ACTIONS, ReportHandled, report_handle
+from .sending_back import annotation_send_back, send_back_refusal
 from .settling import (
     SelectionSettle,
     SettleResult,
@@ -53,11 +56,14 @@ __all__ = [
     "CancelResult",
     "ClaimResult",
     "QUEUE_FIELDS",
+    "REPORT_ACTIONS",
+    "ReportHandled",
     "SETTLE_INLINE_MAX",
     "SelectionSettle",
     "SettleResult",
     "SubmitResult",
     "TaskRow",
+    "annotation_send_back",
     "annotation_submit",
     "annotation_undo",
     "annotation_undo_last",
@@ -79,7 +85,9 @@ __all__ = [
     "queue_create",
     "queue_set_status",
     "queue_update",
+    "report_handle",
     "report_reason_check",
+    "send_back_refusal",
     "task_decide",
     "task_event_emit",
     "tasks_bulk_create",

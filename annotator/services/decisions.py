@@ -108,9 +108,10 @@ def task_decide(*, task: Task, now=None) -> None:
     transaction.on_commit(lambda: _queue_finished_check(queue_id, project_id))
 
 
-def task_event_emit(*, task: Task, event: str) -> None:
+def task_event_emit(*, task: Task, event: str, extra: dict | None = None) -> None:
     """Tell the project's webhooks (after commit) about a task: ``task.decided``,
-    ``task.escalated`` or ``task.settled`` (a curator's settlement calls this too)."""
+    ``task.escalated``, ``task.settled`` (a curator's settlement calls this too) or
+    ``task.sent_back`` (with ``extra``: whose answer, the note, whether the task re-opened)."""
     webhook_emit(
         project=task.queue.project_id,
         event=event,
@@ -123,6 +124,7 @@ def task_event_emit(*, task: Task, event: str) -> None:
             "agreement": task.agreement,
             "required": task.required,
             "escalations": task.escalations,
+            **(extra or {}),
         },
     )
 

@@ -13,11 +13,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..kinds import OTHER_REASON, OTHER_REPORT_REASON, report_reasons
-from ..models import Assignment, Task, TaskQueue
+from ..models import Assignment, Report, Task, TaskQueue
 from ..platform import roles
 from ..platform.errors import Conflict, Invalid, NotFound
 from ..platform.models import Project
 from ..platform.sql_rows import Shape
+from ..platform.webhooks import webhook_emit
 from .decisions import task_decide
 
 ASSIGNMENT_SHAPE = Shape(Assignment, "a")
@@ -264,6 +265,24 @@ def _release(
         assignment.finished_at = now
         assignment.report_reason = why
         assignment.save(update_fields=["state", "finished_at", "report_reason"])
+        if state == Assignment.State.REPORTED:  # the curators' inbox (services/reports.py)
+            report = Report.objects.create(
+                task_id=assignment.task_id,
+                queue_id=assignment.queue_id,
+                reporter=annotator,
+                reason=why,
+                created_at=now,
+            )
+            webhook_emit(
+                project=assignment.queue.project_id,
+                event="report.opened",
+                data={
+                    "report": report.pk,
+                    "task": assignment.task_id,
+                    "queue": assignment.queue_id,
+                    "reason": why,
+                },
+            )
         if not assignment.is_gold:
             _slot_returned(assignment.task, now=now)
     return assignment

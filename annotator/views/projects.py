@@ -49,7 +49,14 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
     queues = progress_attach(
         list(selectors.queues_for(request.user).filter(project=project).order_by("-priority", "id"))
     )
-    return render(request, "annotator/curator/project.html", {"project": project, "queues": queues})
+    counts = selectors.open_report_counts(project)
+    for q in queues:
+        q.open_reports = counts.get(q.pk, 0)
+    return render(
+        request,
+        "annotator/curator/project.html",
+        {"project": project, "queues": queues, "open_reports": sum(counts.values())},
+    )
 
 
 def _role_names(person) -> list[str]:
@@ -62,9 +69,11 @@ def project_people(request: HttpRequest, project_id: int) -> HttpResponse:
     project = curated_project_or_404(request.user, project_id)
     people = selectors.project_people(project)
     held = selectors.live_leases_by_person(project)
+    acceptance = selectors.acceptance_by_person(project)
     for person in people:
         person.role_names = _role_names(person)
         person.held = held.get(person.pk, [])
+        person.acceptance = acceptance.get(person.pk)
     return render(request, "annotator/curator/people.html", {"project": project, "people": people})
 
 

@@ -118,9 +118,10 @@ def queue_detail(request: HttpRequest, queue_id: int) -> HttpResponse:
             "instructions_html": _markdown(queue.instructions),
             "lease_minutes": round(queue.lease_ttl.total_seconds() / 60),
             "undo_minutes": round(queue.undo_window.total_seconds() / 60),
+            "open_reports": selectors.open_report_counts(queue.project).get(queue.pk, 0),
             "exports": [
                 (fmt, f"/api/queues/{queue.pk}/{what}/?format={fmt}")
-                for what in ("outcomes", "annotations")
+                for what in ("outcomes", "annotations", "reports")
                 for fmt in ("jsonl", "csv")
             ],
         },

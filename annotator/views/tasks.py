@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from .. import forms, selectors, services
+from ..kinds import report_reasons
 from ..models import Annotation, Task
 from ..platform import roles
 from ..platform.errors import ServiceError
@@ -25,6 +26,7 @@ from ..platform.scoping import (
     get_or_404,
 )
 from .base import CURATOR, STAFF
+from .reports import reason_parts
 
 
 def _response_summary(response) -> str:
@@ -117,8 +119,13 @@ def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
     )
     annotations = list(task.annotations.select_related("annotator").order_by("id"))
     undone = list(task.undone.select_related("annotator").order_by("id"))
-    for a in (*annotations, *undone):
+    sent_back = list(task.sent_back.select_related("annotator", "sent_back_by").order_by("id"))
+    for a in (*annotations, *undone, *sent_back):
         a.summary = _response_summary(a.response)
+    labels = {r["code"]: _(r["label"]) for r in report_reasons(task.queue.config)}
+    reports = list(task.reports.select_related("reporter", "handled_by").order_by("id"))
+    for report in reports:
+        report.code, report.label, report.details = reason_parts(report.reason, labels)
     return render(
         request,
         "annotator/curator/task.html",
@@ -136,6 +143,9 @@ def task_detail(request: HttpRequest, task_id: int) -> HttpResponse:
             "assignments": task.assignments.select_related("annotator").order_by("leased_at"),
             "annotations": annotations,
             "undone": undone,
+            "sent_back": sent_back,
+            "send_back_refusal": services.send_back_refusal(task, task.queue),
+            "reports": reports,
             "choices": _answer_choices(annotations),
             "settled_by": task.settled_by.get_username() if task.settled_by else "",
         },
@@ -278,4 +288,40 @@ def queue_tasks_settle(request: HttpRequest, queue_id: int) -> HttpResponse:
         messages.error(request, exc.message)
     else:
         messages.success(request, outcome.message)
+    return redirect(back)
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def task_send_back(request: HttpRequest, task_id: int) -> HttpResponse:
+    """Send one person's answer back with a note: the task asks for another answer."""
+    task = get_or_404(
+        selectors.tasks_for(request.user).filter(
+            queue__in=selectors.managed_queues_for(request.user)
+        ),
+        pk=task_id,
+    )
+    back = _settle_back(request, reverse("curator-task", args=[task.pk]))
+    form = forms.SendBackForm(request.POST)
+    if not form.is_valid():
+        for errors in form.errors.values():
+            for error in errors:
+                messages.error(request, error)
+        return redirect(back)
+    try:
+        services.annotation_send_back(
+            queue=task.queue,
+            task_id=task.pk,
+            annotator=form.cleaned_data["annotator"],
+            by=request.user,
+            note=form.cleaned_data["note"],
+        )
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(
+            request,
+            _("%(who)s's answer was sent back; task %(id)d asks for another answer.")
+            % {"who": form.cleaned_data["annotator"], "id": task.pk},
+        )
     return redirect(back)

@@ -14,7 +14,15 @@ from django.urls import get_resolver
 from rest_framework.test import APIClient
 
 from annotator import api_urls, services
-from annotator.models import Annotation, Assignment, Enrollment, Task, TaskQueue
+from annotator.models import (
+    Annotation,
+    Assignment,
+    Enrollment,
+    Report,
+    SentBackAnnotation,
+    Task,
+    TaskQueue,
+)
 from annotator.platform.models import Job, Webhook, WebhookDelivery
 from tests.factories import ProjectFactory, QueueFactory, TaskFactory, UserFactory, vqa_payload
 
@@ -31,6 +39,11 @@ def world(project, queue, crowdworker, other_worker, curator, researcher):
     services.annotation_submit(task_id=held.id, annotator=other_worker, response={"answer": "No"})
     # other_worker now holds `answered`; the crowdworker gets `held` (fullest first)
     assert services.assignment_claim(queue=queue, annotator=crowdworker).task.id == held.id
+    # other_worker reports the task they hold: a report for the inbox
+    theirs = Assignment.objects.get(annotator=other_worker, state=Assignment.State.LEASED)
+    services.assignment_report(
+        task_id=theirs.task_id, annotator=other_worker, reason="broken_image"
+    )
     job = Job.objects.create(kind="annotator.import_tasks", project=project)
     hook = Webhook.objects.create(
         project=project, url="https://hooks.example.org/in", events=["task.decided"], secret="s"
@@ -41,6 +54,7 @@ def world(project, queue, crowdworker, other_worker, curator, researcher):
         "job": job,
         "webhook": hook,
         "member": other_worker,
+        "report": Report.objects.get(reporter=other_worker),
         "users": {
             ANON: None,
             WORKER: crowdworker,
@@ -65,6 +79,8 @@ def snapshot(world) -> dict:
         "tasks": list(Task.objects.order_by("id").values()),
         "assignments": list(Assignment.objects.order_by("id").values()),
         "annotations": list(Annotation.objects.order_by("id").values_list("id", "response")),
+        "sent_back": SentBackAnnotation.objects.count(),
+        "reports": list(Report.objects.order_by("id").values("status", "handled_at", "note")),
         "enrollments": list(Enrollment.objects.order_by("id").values()),
         "jobs": Job.objects.count(),
         "webhooks": list(Webhook.objects.order_by("id").values()),
@@ -100,6 +116,8 @@ CANCEL = {"ids": ["{task}"], "reason": "withdrawn"}
 QUEUE, TASK = "/api/queues/{queue}/", "/api/tasks/{task}/"
 HOOK = "/api/webhooks/{webhook}/"
 SETTLE = {"method": "majority", "reason": "settled from the matrix"}
+SEND_BACK = {"annotator": "worker2", "note": "look at the left image"}
+RESOLVE = {"action": "resolve", "note": "from the matrix"}
 ENDPOINTS = [
     Endpoint("queue-list", "get", "/api/queues/", EVERYONE),
     Endpoint("queue-create", "post", "/api/queues/", CURATORS, NEW_QUEUE, ok=201),
@@ -131,6 +149,11 @@ ENDPOINTS = [
         "queue-tasks-settle", "post", QUEUE + "tasks/settle/", CURATORS, SETTLE | {"filter": {}}
     ),
     Endpoint("queue-agreement", "get", QUEUE + "agreement/", STAFF),
+    # review: other_worker answered the held task; they reported the task they hold next
+    Endpoint("task-send-back", "post", TASK + "send-back/", CURATORS, SEND_BACK),
+    Endpoint("project-reports", "get", "/api/projects/{project}/reports/?status=all", STAFF),
+    Endpoint("report-handle", "post", "/api/reports/{report}/handle/", CURATORS, RESOLVE),
+    Endpoint("queue-reports", "get", QUEUE + "reports/?format=csv", STAFF),
     Endpoint("webhook-list", "get", "/api/projects/{project}/webhooks/", CURATORS),
     Endpoint("webhook-detail", "patch", HOOK, CURATORS, {"description": "changed"}),
     Endpoint("webhook-test", "post", HOOK + "test/", CURATORS, ok=202),
@@ -152,6 +175,7 @@ def fill(template, world):
         "webhook": world["webhook"].pk,
         "project": world["queue"].project_id,
         "member": world["member"].pk,
+        "report": world["report"].pk,
     }
     text = json.dumps(template) if not isinstance(template, str) else template
     for name, value in ids.items():
@@ -178,6 +202,7 @@ def test_matrix_covers_every_api_route():
         .replace("{project}", "<int:project_id>")
         .replace("{member}", "<int:user_id>")
         .replace("{webhook}", "<int:webhook_id>")
+        .replace("{report}", "<int:report_id>")
         for c in covered
     }
     assert routes == covered

@@ -18,7 +18,15 @@ from rest_framework.authtoken.models import Token
 
 from annotator import services
 from annotator import urls as annotator_urls
-from annotator.models import Annotation, Assignment, Enrollment, Task, TaskQueue
+from annotator.models import (
+    Annotation,
+    Assignment,
+    Enrollment,
+    Report,
+    SentBackAnnotation,
+    Task,
+    TaskQueue,
+)
 from annotator.platform import roles
 from annotator.platform.models import Invitation, Job, Project, Webhook, WebhookDelivery
 from tests.factories import QueueFactory, TaskFactory, vqa_payload
@@ -41,6 +49,7 @@ QUEUE_POST = {
 
 
 SETTLE_POST = {"pick": "majority", "reason": "settled from the matrix"}
+SEND_BACK_POST = {"annotator": "worker2", "note": "look at the left image"}
 HOOK_POST = {"url": "https://hooks.example.org/evil", "events": ["task.decided"]}
 
 
@@ -107,6 +116,10 @@ VIEWS: dict[str, View] = {
     "curator-queue-tasks": View(["queue"]),
     "curator-queue-tasks-settle": View(["queue"], get=False, post=SETTLE_POST),
     "curator-task-settle": View(["held_task"], get=False, post=SETTLE_POST),
+    # review: send back other_worker's answer to the held task; the reports inbox
+    "curator-task-send-back": View(["held_task"], get=False, post=SEND_BACK_POST),
+    "curator-project-reports": View(["project"]),
+    "curator-report-handle": View(["report"], get=False, post={"action": "resolve"}),
     # webhooks
     # No public host resolves on a machine without a network, so an allowed curator's POST is
     # refused by the address check (400, the form again); test_webhooks registers real hooks.
@@ -131,6 +144,7 @@ class World:
     job: int
     webhook: int
     token: str
+    report: int
 
 
 @pytest.fixture
@@ -138,8 +152,18 @@ def world(project, queue, crowdworker, other_worker, curator, researcher) -> Wor
     task = TaskFactory(queue=queue)
     TaskFactory(queue=queue)
     services.assignment_claim(queue=queue, annotator=crowdworker)  # crowdworker holds `task`
-    enrollment = Enrollment.objects.create(
-        queue=queue, annotator=other_worker, state=Enrollment.State.PAUSED, reason="low gold"
+    # other_worker answers `task` too (a curator may send it back) and reports the other one
+    assert services.assignment_claim(queue=queue, annotator=other_worker).task == task
+    following = services.annotation_submit(
+        task_id=task.pk, annotator=other_worker, response={"answer": "No"}
+    ).next.assignment
+    services.assignment_report(
+        task_id=following.task_id, annotator=other_worker, reason="broken_image"
+    )
+    enrollment, _made = Enrollment.objects.update_or_create(
+        queue=queue,
+        annotator=other_worker,
+        defaults={"state": Enrollment.State.PAUSED, "reason": "low gold"},
     )
     job = Job.objects.create(
         kind="annotator.import_tasks",
@@ -166,6 +190,7 @@ def world(project, queue, crowdworker, other_worker, curator, researcher) -> Wor
         job=job.pk,
         webhook=hook.pk,
         token=invitation.token,
+        report=Report.objects.get(reporter=other_worker).pk,
     )
 
 
@@ -185,9 +210,11 @@ def snapshot() -> dict:
                 Job,
                 Token,
                 WebhookDelivery,
+                SentBackAnnotation,
                 get_user_model(),
             )
         },
+        "reports": list(Report.objects.order_by("pk").values("status", "handled_at")),
         "queues": list(TaskQueue.objects.order_by("pk").values()),
         "tasks": list(
             Task.objects.order_by("pk").values(
@@ -265,6 +292,9 @@ def test_out_of_reach_objects_answer_like_missing_ones(client, world, curator, r
         project=foreign_queue.project, url="https://hooks.example.org/x", events=[], secret="s"
     )
     ids |= {"member": world.member, "webhook": foreign_hook.pk}
+    ids["report"] = Report.objects.create(
+        task=foreign_task, queue=foreign_queue, reporter=world.users["crowdworker"], reason="x"
+    ).pk
     for user in (curator, researcher):
         client.force_login(user)
         for name, view in VIEWS.items():
