@@ -16,6 +16,7 @@ project 1 and held a lease there when they were removed: the strongest case of r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from celery import current_app
 from django.db.models import Model
@@ -265,7 +266,11 @@ def _build() -> World:
     ids: dict[str, object] = {"project": p1.pk, "member": worker_b.pk, "project2": p2.pk}
 
     # Queues of every kind (the recipes made them) and one plain queue the matrix works in.
-    queue = QueueFactory(project=p1, title=f"{MARKER} matrix queue", redundancy=2)
+    # a day-long lease: the matrix outlives the default 10 minutes on a loaded machine, and an
+    # expired lease would answer 409 to the holder's token-auth submit, skip, report, heartbeat
+    queue = QueueFactory(
+        project=p1, title=f"{MARKER} matrix queue", redundancy=2, lease_ttl=timedelta(days=1)
+    )
     for i in range(4):
         TaskFactory(queue=queue, payload=vqa_payload(100 + i))
     held = services.assignment_claim(queue=queue, annotator=worker).assignment.task_id

@@ -1,6 +1,8 @@
 """The reports inbox: every "Report a problem" reaches it; resolve, requeue, cancel."""
 
 import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
 
 from annotator import selectors, services
 from annotator.models import Assignment, Report, Task
@@ -152,3 +154,47 @@ def test_refusals(project, inbox, curator, researcher):
     other = ProjectFactory()
     assert not Report.objects.filter(queue__project=other).exists()
     assert Report.objects.get(pk=report.pk).status == "open"
+
+
+def test_the_inbox_page_and_the_api(client, project, inbox, curator, researcher):
+    queue, _tasks, first, second = inbox
+    url = reverse("curator-project-reports", args=[project.pk])
+    client.force_login(researcher)
+    html = client.get(url).content.decode()
+    assert "The two images are the same" in html and "broken_image" in html
+    assert reverse("curator-report-handle", args=[1])[: -len("1/handle/")] not in html
+    client.force_login(curator)
+    html = client.get(url + f"?queue={queue.pk}").content.decode()
+    report = Report.objects.get(task=first)
+    assert reverse("curator-report-handle", args=[report.pk]) in html
+    assert client.get(url + "?status=nonsense").status_code == 400
+    # the API lists, handles, and exports
+    api = APIClient()
+    api.force_login(curator)
+    listed = api.get(f"/api/projects/{project.pk}/reports/").json()
+    assert [(r["task"], r["reporter"], r["status"]) for r in listed["results"]] == [
+        (second.pk, "worker2", "open"),
+        (first.pk, "worker", "open"),
+    ]
+    assert api.get(f"/api/projects/{project.pk}/reports/?status=x").status_code == 400
+    done = api.post(
+        f"/api/reports/{report.pk}/handle/", {"action": "resolve", "note": "ok"}, format="json"
+    )
+    assert done.status_code == 200, done.content
+    assert (done.json()["report"]["status"], done.json()["report"]["handled_by"]) == (
+        "resolved",
+        "curator",
+    )
+    again = api.post(f"/api/reports/{report.pk}/handle/", {"action": "resolve"}, format="json")
+    assert again.status_code == 409 and "curator" in again.json()["message"]
+    bad = api.post(f"/api/reports/{report.pk}/handle/", {"action": "drop"}, format="json")
+    assert bad.status_code == 400
+    csv_text = b"".join(
+        api.get(f"/api/queues/{queue.pk}/reports/?format=csv").streaming_content
+    ).decode()
+    lines = csv_text.splitlines()
+    assert lines[0].split(",")[:4] == ["id", "task_id", "external_id", "reason"]
+    assert len(lines) == 3 and "resolved" in csv_text and "other: The two images" in csv_text
+    # the project page counts the open ones
+    html = client.get(reverse("curator-project", args=[project.pk])).content.decode()
+    assert 'data-testid="queue-open-reports"' in html and "1 report" in html

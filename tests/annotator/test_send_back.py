@@ -1,9 +1,10 @@
 """Send back: a curator rejects one person's answer with a note; the task asks for another."""
 
 import pytest
+from rest_framework.test import APIClient
 
 from annotator import selectors, services
-from annotator.models import Annotation, Assignment, SentBackAnnotation, Task
+from annotator.models import Annotation, Assignment, SentBackAnnotation, Task, TaskQueue
 from annotator.platform import roles
 from annotator.platform.errors import Conflict, Invalid, NotFound
 from annotator.platform.models import Webhook
@@ -162,3 +163,34 @@ def test_acceptance_rate_per_person(project, crowdworker, other_worker, curator)
     rates = selectors.acceptance_by_person(project)
     assert rates[crowdworker.pk] == {"accepted": 3, "sent_back": 1, "rate": 0.75}
     assert other_worker.pk not in rates
+
+
+def test_send_back_over_the_api(project, crowdworker, curator):
+    queue = QueueFactory(project=project, redundancy=1, max_redundancy=1)
+    task = TaskFactory(queue=queue)
+    answer(queue, crowdworker, "Yes")
+    api = APIClient()
+    api.force_login(curator)
+    url = f"/api/tasks/{task.pk}/send-back/"
+    assert api.post(url, {"annotator": "worker"}, format="json").status_code == 400
+    done = api.post(url, {"annotator": "worker", "note": "zoom in"}, format="json")
+    assert done.status_code == 200, done.content
+    body = done.json()
+    assert (body["annotator"], body["note"], body["reopened"]) == ("worker", "zoom in", True)
+    assert body["withdrawn_outcome"]["label"] == "Yes"
+    # nothing left to send back: 400 naming the person
+    again = api.post(url, {"annotator": "worker", "note": "zoom in"}, format="json")
+    assert again.status_code == 400 and "worker" in again.json()["message"]
+    # a queue whose recipe acted on decisions refuses it (409)
+    handled = QueueFactory(project=project, redundancy=1, max_redundancy=1)
+    other = TaskFactory(queue=handled)
+    answer(handled, crowdworker, "No")
+    TaskQueue.objects.filter(pk=handled.pk).update(outcome_handler="recipe.handler")
+    refused = api.post(
+        f"/api/tasks/{other.pk}/send-back/", {"annotator": "worker", "note": "x"}, format="json"
+    )
+    assert refused.status_code == 409 and "settle" in refused.json()["message"]
+    # members show each person's acceptance rate
+    members = api.get(f"/api/projects/{project.pk}/members/").json()
+    mine = next(m for m in members if m["username"] == "worker")
+    assert (mine["accepted"], mine["sent_back"], mine["acceptance_rate"]) == (1, 1, 0.5)
