@@ -408,6 +408,15 @@ BLINDSPOT_SIGNED_URL_EXPIRE_S = env.int("BLINDSPOT_SIGNED_URL_EXPIRE_S", default
 BLINDSPOT_EMBEDDINGS_DIR = Path(
     env.str("BLINDSPOT_EMBEDDINGS_DIR", default=str(VAR_DIR / "embeddings"))
 )
+# Corpus scale (curation.embedding_chunks, curation.mining_chunks): an embedding job is cut into
+# chunk jobs of this many items of one modality, an exact mining into this many chunk jobs of
+# block pairs (blocks of BLINDSPOT_MINING_BLOCK rows); any worker takes them (route them with
+# BLINDSPOT_JOB_QUEUES, e.g. "curation.embed_chunk=gpu"). A mining chunk sweeps with this many
+# threads (0: one per core; 1 when several workers share the cores).
+BLINDSPOT_EMBED_CHUNK_ITEMS = env.int("BLINDSPOT_EMBED_CHUNK_ITEMS", default=2048)
+BLINDSPOT_MINING_CHUNKS = env.int("BLINDSPOT_MINING_CHUNKS", default=8)
+BLINDSPOT_MINING_THREADS = env.int("BLINDSPOT_MINING_THREADS", default=0)
+BLINDSPOT_MINING_BLOCK = env.int("BLINDSPOT_MINING_BLOCK", default=2048)  # rows of a block
 BLINDSPOT_CLIP_CACHE_DIR = env.str("BLINDSPOT_CLIP_CACHE_DIR", default="") or None
 BLINDSPOT_TORCH_THREADS = env.int("BLINDSPOT_TORCH_THREADS", default=0)  # 0: torch's default
 # Default OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, …); empty: the offline drafter.

@@ -324,6 +324,18 @@ def similarity_blocks(
 # --------------------------------------------------------------------------------------------
 # Writes
 # --------------------------------------------------------------------------------------------
+def embeddings_put(*, scorer: Scorer, modality: str, ids: Sequence[int], vectors) -> None:
+    """Store vectors computed elsewhere (another machine, a benchmark) as one chunk of the
+    cache, L2-normalised to float16 like every chunk; texts get no token count or hash."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2 or len(vectors) != len(ids):
+        raise ValueError("one row of vectors per id")
+    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    meta = np.zeros((len(ids), 3), dtype=np.int64)
+    meta[:, 0] = np.asarray(ids, dtype=np.int64)
+    _write_chunk(cache_folder(scorer, modality), vectors, meta)
+
+
 def cache_refresh(*, scorer: Scorer, modality: str) -> EmbeddingCache:
     """Bring the EmbeddingCache row in line with the files: path, count, dim, truncations."""
     folder = cache_folder(scorer, modality)
@@ -358,6 +370,61 @@ def _open_image(name: str):
     return im.convert("RGB")
 
 
+@dataclass(frozen=True)
+class EmbedPart:
+    """One chunk of a corpus's embedding (``curation.embedding_chunks``): the items of one
+    modality with ids in [first, last]."""
+
+    modality: str
+    first: int
+    last: int
+
+
+def _corpus_rows(corpus: Corpus, part: EmbedPart | None) -> tuple[list, list]:
+    """(image id, file) and (caption id, text to embed) of the corpus, or of one part of it."""
+    samples = Sample.objects.filter(corpus=corpus)
+    captions = Caption.objects.filter(sample__corpus=corpus)
+    if part is not None:
+        images_wanted = str(part.modality) == IMAGE
+        span = (part.first, part.last)
+        samples = samples.filter(image__id__range=span) if images_wanted else samples.none()
+        captions = captions.none() if images_wanted else captions.filter(id__range=span)
+    image_rows = list(
+        samples.order_by("image_id").values_list("image_id", "image__file").distinct()
+    )
+    caption_rows = [
+        (cid, short or text)
+        for cid, text, short in captions.order_by("id").values_list("id", "text", "short_text")
+    ]
+    return image_rows, caption_rows
+
+
+def _todo(scorer: Scorer, image_rows: list, caption_rows: list) -> tuple[list, list, np.ndarray]:
+    """The rows with no cached embedding (texts: or one of another text); the texts' hashes."""
+    img_idx = _index(cache_folder(scorer, IMAGE))
+    _, have = _lookup(img_idx, np.asarray([r[0] for r in image_rows], dtype=np.int64))
+    todo_images = [r for r, h in zip(image_rows, have, strict=True) if not h]
+
+    txt_idx = _index(cache_folder(scorer, TEXT))
+    hashes = np.asarray([text_hash(t) for _, t in caption_rows], dtype=np.int64)
+    pos, have = _lookup(txt_idx, np.asarray([r[0] for r in caption_rows], dtype=np.int64))
+    if len(txt_idx.ids):
+        have &= txt_idx.text_hash[pos] == hashes
+    todo_texts = [
+        (cid, text, h)
+        for (cid, text), h, ok in zip(caption_rows, hashes.tolist(), have, strict=True)
+        if not ok
+    ]
+    return todo_images, todo_texts, hashes
+
+
+def embed_todo(*, scorer: Scorer, corpus: Corpus) -> tuple[list[int], list[int]]:
+    """The corpus's image ids and caption ids that ``scorer`` has not embedded yet (sorted)."""
+    image_rows, caption_rows = _corpus_rows(corpus, None)
+    todo_images, todo_texts, _hashes = _todo(scorer, image_rows, caption_rows)
+    return [r[0] for r in todo_images], [r[0] for r in todo_texts]
+
+
 def embed_corpus(
     *,
     scorer: Scorer,
@@ -365,13 +432,16 @@ def embed_corpus(
     job_id: int | None = None,
     chunk_rows: int = CHUNK_ROWS,
     progress: ProgressFn | None = None,
+    part: EmbedPart | None = None,
 ) -> dict:
     """Long because: one resumable pass over both modalities shares the loaded model, the chunk
     writer and the counters it returns; each modality's batches are read by small helpers.
 
     Embed the corpus's images (its samples' Image ids) and texts (Caption ids; ``short_text``
     when set, else ``text``) with ``scorer``, skipping what is cached. Resumable: run it again
-    after a crash and it continues from the last chunk written.
+    after a crash and it continues from the last chunk written. With ``part``, only that part
+    (a chunk job's share): the cache is neither tidied nor counted, the job that fanned the
+    parts out does that once at the end (``embed_finish``).
 
     Returns counts per modality, with texts cut at the model's context length and images that
     could not be read (skipped, listed by id).
@@ -385,36 +455,12 @@ def embed_corpus(
         if progress is not None:
             progress(done, total, message)
 
-    image_rows = list(
-        Sample.objects.filter(corpus=corpus)
-        .order_by("image_id")
-        .values_list("image_id", "image__file")
-        .distinct()
-    )
-    caption_rows = [
-        (cid, short or text)
-        for cid, text, short in Caption.objects.filter(sample__corpus=corpus)
-        .order_by("id")
-        .values_list("id", "text", "short_text")
-    ]
+    image_rows, caption_rows = _corpus_rows(corpus, part)
     image_folder, text_folder = cache_folder(scorer, IMAGE), cache_folder(scorer, TEXT)
-    for folder in (image_folder, text_folder):
-        _tidy(folder)
-
-    img_idx = _index(image_folder)
-    _, have = _lookup(img_idx, np.asarray([r[0] for r in image_rows], dtype=np.int64))
-    todo_images = [r for r, h in zip(image_rows, have, strict=True) if not h]
-
-    txt_idx = _index(text_folder)
-    hashes = np.asarray([text_hash(t) for _, t in caption_rows], dtype=np.int64)
-    pos, have = _lookup(txt_idx, np.asarray([r[0] for r in caption_rows], dtype=np.int64))
-    if len(txt_idx.ids):
-        have &= txt_idx.text_hash[pos] == hashes
-    todo_texts = [
-        (cid, text, h)
-        for (cid, text), h, ok in zip(caption_rows, hashes.tolist(), have, strict=True)
-        if not ok
-    ]
+    if part is None:
+        for folder in (image_folder, text_folder):
+            _tidy(folder)
+    todo_images, todo_texts, hashes = _todo(scorer, image_rows, caption_rows)
 
     total = len(todo_images) + len(todo_texts)
     done = 0
@@ -452,12 +498,10 @@ def embed_corpus(
         report(done, total, f"Texts {done - len(todo_images)}/{len(todo_texts)}")
     writer.flush()
 
-    for folder in (image_folder, text_folder):
-        _tidy(folder)
-    with transaction.atomic():
-        image_cache = cache_refresh(scorer=scorer, modality=IMAGE)
-        text_cache = cache_refresh(scorer=scorer, modality=TEXT)
-
+    if part is None:
+        image_cache, text_cache = embed_finish(scorer=scorer)
+    else:
+        image_cache = text_cache = EmbeddingCache(count=0, truncated=0)  # counted at the end
     txt_idx = _index(text_folder)
     pos, present = _lookup(txt_idx, np.asarray([r[0] for r in caption_rows], dtype=np.int64))
     corpus_truncated = int((txt_idx.tokens[pos[present]] > n_ctx).sum()) if len(pos) else 0
@@ -476,6 +520,7 @@ def embed_corpus(
         "random_weights": scorer.random_weights,
         "context_length": n_ctx,
         "dim": loaded.embed_dim,
+        "device": str(loaded.device),
         "images": {
             "total": len(image_rows),
             "embedded": images_written,
@@ -494,6 +539,17 @@ def embed_corpus(
             "cache_truncated": text_cache.truncated,
         },
     }
+
+
+def embed_finish(*, scorer: Scorer) -> tuple[EmbeddingCache, EmbeddingCache]:
+    """After every part is embedded: tidy the scorer's folders (merge small chunk files) and
+    bring its two EmbeddingCache rows in line with them."""
+    for modality in (IMAGE, TEXT):
+        _tidy(cache_folder(scorer, modality))
+    with transaction.atomic():
+        return cache_refresh(scorer=scorer, modality=IMAGE), cache_refresh(
+            scorer=scorer, modality=TEXT
+        )
 
 
 def embed_corpus_start(*, scorer: Scorer, corpus: Corpus, created_by=None):

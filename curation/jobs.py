@@ -10,9 +10,11 @@ from annotator.platform.models import Job
 from annotator.platform.worker import JOB_OPTIONS, run_job
 
 from . import assets, corpora
-from .embeddings import EMBED_JOB, embed_corpus
+from .embedding_chunks import EMBED_CHUNK_JOB, embed_chunk_run, embed_corpus_chunked
+from .embeddings import EMBED_JOB
 from .gateway.batch import JOB_KIND as BATCH_JOB
 from .gateway.batch import batch_run
+from .mining_chunks import MINE_CHUNK_JOB, mine_chunk_run
 from .models import Corpus, Scorer
 
 
@@ -40,14 +42,27 @@ def make_thumbnails(self, job_id: int) -> None:
 
 @shared_task(name=EMBED_JOB, rerun_safe=True, **JOB_OPTIONS)
 def embed_corpus_job(self, job_id: int) -> None:
-    """Embed a corpus's images and texts with a scorer; a redelivery resumes from the cache."""
+    """Embed a corpus's images and texts with a scorer, in chunk jobs that any worker takes; a
+    redelivery resumes from the cache."""
 
-    def work(job: Job) -> dict:
+    def work(job: Job):
         scorer = Scorer.objects.get(pk=job.params["scorer_id"])
         corpus = Corpus.objects.get(pk=job.params["corpus_id"])
-        return embed_corpus(scorer=scorer, corpus=corpus, job_id=job.pk)
+        return embed_corpus_chunked(job=job, scorer=scorer, corpus=corpus)
 
     run_job(self, job_id, work)
+
+
+@shared_task(name=EMBED_CHUNK_JOB, rerun_safe=True, **JOB_OPTIONS)
+def embed_chunk(self, job_id: int) -> None:
+    """One chunk of an embedding: the uncached items of one id range and modality."""
+    run_job(self, job_id, embed_chunk_run)
+
+
+@shared_task(name=MINE_CHUNK_JOB, rerun_safe=True, **JOB_OPTIONS)
+def mine_chunk(self, job_id: int) -> None:
+    """One chunk of an exact Eq. 1 mining: every n-th block pair, its answer on the storage."""
+    run_job(self, job_id, mine_chunk_run)
 
 
 @shared_task(name=BATCH_JOB, rerun_safe=True, **JOB_OPTIONS)

@@ -43,6 +43,7 @@ The Flickr-Random baseline of App. B, Table 6 (a seeded random matching) is in
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -85,6 +86,15 @@ class MinedPairs:
     @property
     def n_samples_with_mismatch(self) -> int:
         return int(np.count_nonzero(self.partner >= 0))
+
+    def digest(self) -> str:
+        """A short hash of the kept pairs, every sample's partner, the mismatch count and the
+        kept pairs' S values: equal digests, identical results."""
+        h = hashlib.sha256()
+        for part in (self.i0, self.i1, self.partner, self.scores):
+            h.update(np.ascontiguousarray(part).tobytes())
+        h.update(str(self.n_mismatched_pairs).encode())
+        return h.hexdigest()[:16]
 
     def as_rows(self) -> list[dict]:
         """One dict per kept pair: i0, i1 and, per scorer, [S(i0,t0), S(i0,t1), S(i1,t0),

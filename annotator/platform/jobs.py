@@ -66,6 +66,10 @@ def job_deliver(*, job_id: int, kind: str, token: str) -> bool:
         else:
             task.apply_async(args=[job_id], task_id=token or None)
         return True
+    if _INLINE.get():  # a job a command runs in its own process, its chunk jobs with it
+        Job.objects.filter(pk=job_id, sent_at=None).update(sent_at=timezone.now())
+        task.apply(args=[job_id], task_id=token or None)
+        return True
     try:
         task.apply_async(args=[job_id], task_id=token or None)
     except Exception as exc:  # noqa: BLE001 - whatever the broker's failure, the job waits
@@ -88,6 +92,25 @@ WAITING = gettext_lazy(
 )
 # The jobs a request started that could not be sent (``collect_unsent``), for its answer.
 _UNSENT: ContextVar[list[int] | None] = ContextVar("blindspot_unsent_jobs", default=None)
+
+
+# Jobs sent within ``jobs_inline()`` run at once in this process instead of going to the broker.
+_INLINE: ContextVar[bool] = ContextVar("blindspot_jobs_inline", default=False)
+
+
+@contextmanager
+def jobs_inline() -> Iterator[None]:
+    """Within the block, every job sent (a job's chunk jobs, the job going on after them) runs
+    in this process, as a command or the demo runs a job without a broker."""
+    token = _INLINE.set(True)
+    try:
+        yield
+    finally:
+        _INLINE.reset(token)
+
+
+def jobs_inline_active() -> bool:
+    return _INLINE.get()
 
 
 @contextmanager

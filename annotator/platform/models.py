@@ -119,9 +119,29 @@ class Job(NewestFirst):
     # sweep sends such jobs again as soon as the broker answers.
     sent_at = models.DateTimeField(null=True, blank=True)
     send_error = models.TextField(blank=True)
+    # Chunk jobs (``annotator.platform.chunks``): a job may fan its work out into chunk jobs that
+    # any worker takes. A chunk names the job it belongs to (``parent``) and its number
+    # (``part``); ``waiting_for`` > 0 parks the parent (running, held by no worker) until that
+    # many chunks of its latest fan-out have ended: the last one sends the parent again.
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="chunks"
+    )
+    part = models.PositiveIntegerField(null=True, blank=True)
+    waiting_for = models.PositiveIntegerField(default=0)
 
     class Meta(NewestFirst.Meta):
         indexes = [models.Index(fields=["status"], name="job_status_idx")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["parent", "kind", "part"],
+                condition=models.Q(parent__isnull=False),
+                name="job_chunk_part_uniq",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(parent__isnull=True) | models.Q(part__isnull=False),
+                name="job_chunk_has_part",
+            ),
+        ]
 
     @property
     def percent(self) -> int:
@@ -137,6 +157,11 @@ class Job(NewestFirst):
     @property
     def is_finished(self) -> bool:
         return self.status in (self.Status.SUCCEEDED, self.Status.FAILED)
+
+    @property
+    def is_parked(self) -> bool:
+        """Running, waiting for its chunk jobs (no worker holds it meanwhile)."""
+        return self.status == self.Status.RUNNING and self.waiting_for > 0
 
 
 class JobStamp(CreatedStamp):

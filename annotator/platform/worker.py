@@ -35,6 +35,7 @@ from django.db.models import Case, F, Q, TextField, Value, When
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from .chunks import FanOut, chunk_ended, chunks_park
 from .errors import Invalid
 from .jobs import job_send, job_task, jobs_send_pending, progress_final
 from .models import Job
@@ -91,9 +92,14 @@ def run_job(celery_task, job_id: int, work: Callable[[Job], Any]) -> None:
         log.exception("job %s failed", job_id)
         _fail(mine, f"{type(exc).__name__}: {exc}")
         return
-    if mine.update(status=Job.Status.SUCCEEDED, result=result, **_finished_counts()):
-        progress_final(job_id=job_id)
-        job_event_emit(job_id=job_id)
+    if isinstance(result, FanOut):  # the work goes on in chunk jobs; this run ends here
+        chunks_park(job_id=job_id, token=token, fan_out=result)
+        return
+    with transaction.atomic():
+        if mine.update(status=Job.Status.SUCCEEDED, result=result, **_finished_counts()):
+            progress_final(job_id=job_id)
+            job_event_emit(job_id=job_id)
+            chunk_ended(job_id=job_id)
 
 
 def _finished_counts() -> dict[str, Any]:
@@ -118,12 +124,14 @@ def _finished_counts() -> dict[str, Any]:
 
 
 def _fail(jobs, error: str) -> None:
-    ids = list(jobs.values_list("pk", flat=True))
-    if jobs.update(
-        status=Job.Status.FAILED, finished_at=timezone.now(), error=error, heartbeat_at=None
-    ):
-        for job_id in ids:
-            job_event_emit(job_id=job_id)
+    with transaction.atomic():
+        ids = list(jobs.values_list("pk", flat=True))
+        if jobs.update(
+            status=Job.Status.FAILED, finished_at=timezone.now(), error=error, heartbeat_at=None
+        ):
+            for job_id in ids:
+                job_event_emit(job_id=job_id)
+                chunk_ended(job_id=job_id)
 
 
 def commit_once(job_id: int, write: Callable[[], dict]) -> dict:
@@ -259,7 +267,8 @@ def jobs_sweep_lost(*, now: datetime | None = None, limit: int = 500) -> dict[st
     now = now or timezone.now()
     lost_after = timedelta(seconds=settings.BLINDSPOT_JOB_LOST_AFTER_S)
     countdown = timedelta(seconds=JOB_OPTIONS["retry_backoff_max"])
-    silent = Q(status=Job.Status.RUNNING) & (
+    # A parked job (waiting for its chunk jobs) is held by no worker: its chunks are swept.
+    silent = Q(status=Job.Status.RUNNING, waiting_for=0) & (
         Q(heartbeat_at__lt=now - lost_after)
         | Q(heartbeat_at=None, started_at__lt=now - lost_after)  # rows older than heartbeats
     ) | Q(

@@ -23,10 +23,13 @@ from ..platform.scoping import (
 )
 from .base import CURATOR, STAFF
 
+CHUNKS_SHOWN = 200
+
 
 @roles.roles_required(*STAFF)
 def jobs(request: HttpRequest) -> HttpResponse:
-    qs = jobs_for(request.user).select_related("project", "created_by")
+    # A job's chunk jobs are listed on its own page, not here.
+    qs = jobs_for(request.user).filter(parent=None).select_related("project", "created_by")
     page = Paginator(qs, 50).get_page(request.GET.get("page"))
     return render(request, "annotator/curator/jobs.html", {"page": page})
 
@@ -60,6 +63,8 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     if queue_id:
         queue = selectors.queues_for(request.user).filter(pk=queue_id).first()
     params = {k: v for k, v in (job.params or {}).items() if k != "rows"}
+    # Its chunk jobs (``annotator.platform.chunks``), the latest fan-out first.
+    chunks = list(job.chunks.order_by("-created_at", "kind", "part")[:CHUNKS_SHOWN])
     return render(
         request,
         "annotator/curator/job.html",
@@ -69,6 +74,8 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
             "job_page": True,
             "queue": queue,
             "params_json": json.dumps(params, indent=2, ensure_ascii=False),
+            "chunks": chunks,
+            "n_chunks": job.chunks.count() if chunks else 0,
             "n_rows": len(job.params.get("rows", [])) if isinstance(job.params, dict) else 0,
             "result_json": json.dumps(job.result, indent=2, ensure_ascii=False)
             if job.result is not None

@@ -107,9 +107,11 @@ def test_job_kinds_declare_whether_a_rerun_is_safe():
         "annotator.import_tasks",
         "annotator.settle_selection",
         "annotator.settle_tasks",
+        "curation.embed_chunk",
         "curation.embed_corpus",
         "curation.generate_batch",
         "curation.make_thumbnails",
+        "curation.mine_chunk",
         "evaluation.compute_metrics",
         "evaluation.run_model",
     ]

@@ -381,7 +381,12 @@ def test_embed_job_runs_through_celery_and_reports_progress(
         squares.project_id,
     )
     assert job.result["texts"]["cache_count"] == 8
-    assert job.message == "Embedded 4 images and 8 texts; 0 of 8 texts cut at 77 tokens"
+    # in chunk jobs (annotator.platform.chunks): one per modality at the default chunk size
+    assert job.message == "Embedded 4 images and 8 texts in 2 chunk jobs; 0 texts cut at 77 tokens"
+    assert sorted(job.chunks.values_list("params__modality", "status")) == [
+        ("image", "succeeded"),
+        ("text", "succeeded"),
+    ]
 
 
 def test_an_unfinished_job_is_returned_instead_of_a_second_one(tiny, squares):

@@ -10,7 +10,7 @@ from typing import Any
 from django.db import transaction
 
 from annotator.platform.errors import Invalid
-from annotator.platform.jobs import job_enqueue, job_progress, job_task
+from annotator.platform.jobs import job_enqueue, job_progress, job_task, jobs_inline
 from annotator.platform.models import Job
 
 from .declare import Recipe, Stage
@@ -95,7 +95,8 @@ def stage_run_now(run: Callable, obj: Any, *, created_by=None, params: dict | No
         total=total,
         message="Running in this process",
     )
-    job_task(stage.job_kind).apply(args=[job.pk])
+    with jobs_inline():  # its chunk jobs too, if it fans out (annotator.platform.chunks)
+        job_task(stage.job_kind).apply(args=[job.pk])
     job.refresh_from_db()
     return job
 

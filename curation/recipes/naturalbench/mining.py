@@ -14,8 +14,11 @@ from django.utils import timezone
 
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
+from annotator.platform.models import Job
 from curation import gateway, mining, random_pairs
-from curation.embeddings import IMAGE, TEXT, embed_corpus, embeddings_get
+from curation.embedding_chunks import embedding_fan_out, embedding_results
+from curation.embeddings import IMAGE, TEXT, embed_corpus, embed_finish, embeddings_get
+from curation.mining_chunks import MiningInputChanged, mining_collect, mining_fan_out
 from curation.models import Caption, Generation, Scorer
 from curation.scorers import scorer_weights_check
 
@@ -166,8 +169,51 @@ def _pair(pipeline, p: int, a: Row, b: Row, mined, scorers: list[Scorer]) -> Con
     )
 
 
-def pairs_mine(pipeline: NaturalBenchPipeline, *, job_id=None, created_by=None, **_params) -> dict:
-    """Mine the pipeline's confounding pairs (replacing mined pairs nobody has seen yet)."""
+def _in_chunks(pipeline: NaturalBenchPipeline, job: Job, rows: list[Row], scorers: list[Scorer]):
+    """The mine stage as a job: embeddings, then exact Eq. 1, each in chunk jobs any worker
+    takes (``curation.embedding_chunks``, ``curation.mining_chunks``). Returns the next fan-out,
+    or (what was embedded, the mined pairs) once every chunk has ended. The stage runs again
+    from the top after each fan-out, so each step first looks for its chunks' results."""
+    parts = embedding_results(job=job)
+    if parts is None:
+        fan_out = embedding_fan_out(work=[(scorer, pipeline.corpus) for scorer in scorers])
+        if fan_out is not None:
+            return fan_out, None
+        parts = []
+    for scorer in scorers:
+        embed_finish(scorer=scorer)
+    embedded = [
+        {
+            "scorer": scorer.label,
+            "images": sum(p["images"]["embedded"] for p in parts if p["scorer_id"] == scorer.pk),
+        }
+        for scorer in scorers
+    ]
+    if pipeline.method == NaturalBenchPipeline.Method.RANDOM:
+        return embedded, _mine(pipeline, rows, scorers, job.pk)
+    image_ids = [r.image_id for r in rows]
+    caption_ids = [r.caption_id for r in rows]
+    try:
+        mined = mining_collect(job=job, image_ids=image_ids, caption_ids=caption_ids)
+    except MiningInputChanged as exc:
+        raise Invalid(str(exc)) from None
+    if mined is None:
+        fan_out = mining_fan_out(
+            job=job,
+            scorers=scorers,
+            image_ids=image_ids,
+            caption_ids=caption_ids,
+            groups=image_ids,  # one image: never a pair
+            seed=pipeline.seed,
+        )
+        return fan_out, None
+    return embedded, mined
+
+
+def pairs_mine(pipeline: NaturalBenchPipeline, *, job_id=None, created_by=None, **_params):
+    """Mine the pipeline's confounding pairs (replacing mined pairs nobody has seen yet). As a
+    job, the embeddings and the exact mining run in chunk jobs (``_in_chunks``); called
+    directly (the CLI, the tests), all in this process."""
     if pipeline.pairs.exclude(state=ConfoundingPair.State.MINED).exists():
         raise Invalid("Pairs are being verified already; make a new pipeline to mine again.")
     rows = mining_rows(pipeline)
@@ -178,11 +224,17 @@ def pairs_mine(pipeline: NaturalBenchPipeline, *, job_id=None, created_by=None, 
         )
     shortened = captions_shorten(pipeline=pipeline, rows=rows, job_id=job_id, created_by=created_by)
     scorers = list(pipeline.scorers.order_by("pk"))
-    embedded = []
-    for scorer in scorers:
-        report = embed_corpus(scorer=scorer, corpus=pipeline.corpus, job_id=job_id)
-        embedded.append({"scorer": scorer.label, "images": report["images"]["embedded"]})
-    mined = _mine(pipeline, rows, scorers, job_id)
+    job = Job.objects.filter(pk=job_id).first() if job_id else None
+    if job is not None:
+        embedded, mined = _in_chunks(pipeline, job, rows, scorers)
+        if mined is None:
+            return embedded  # a FanOut: the stage goes on when its chunk jobs have ended
+    else:
+        embedded = []
+        for scorer in scorers:
+            report = embed_corpus(scorer=scorer, corpus=pipeline.corpus, job_id=job_id)
+            embedded.append({"scorer": scorer.label, "images": report["images"]["embedded"]})
+        mined = _mine(pipeline, rows, scorers, job_id)
     pairs = [
         _pair(pipeline, p, rows[a], rows[b], mined, scorers)
         for p, (a, b) in enumerate(zip(mined.i0.tolist(), mined.i1.tolist(), strict=True))
