@@ -358,7 +358,7 @@ def _build() -> World:
     ids["vlind_version"] = _first(published_versions(recipe_of("vlind"), vlind), "VLind version").pk
     ids["vlind_export_job"] = _export_job("vlind.export", p1, curator, bench_id=vlind.pk).pk
     ids["visit"] = visit.pk
-    ids["visit_family"] = _first(visit.families.all(), "VisIT family").pk
+    ids["visit_family"] = _first(visit.categories.all(), "VisIT family").pk
     ids["visit_export_job"] = _export_job(
         "visit.export", p1, curator, pipeline_id=visit.pk, what="dataset", fmt="csv"
     ).pk

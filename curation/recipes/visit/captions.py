@@ -24,7 +24,7 @@ def _caption_payload(instance: VisitInstance, visit_image: VisitImage, n: int, n
     }
     if visit_image.image_id:
         payload["images"] = [image_payload(visit_image.image, f"Image {visit_image.position + 1}")]
-    context = [f"Family: {instance.family.name}"]
+    context = [f"Family: {instance.category.name}"]
     if not visit_image.image_id:
         context.append(f"The image is not stored here; open it at {visit_image.url}")
     if note:

@@ -21,7 +21,7 @@ from annotator.platform.models import Job
 from curation.corpora import uploads
 from evaluation.families.visit import parse as visit_parse
 
-from .models import VisitFamily, VisitImage, VisitInstance, VisitPipeline, VisitReference
+from .models import VisitCategory, VisitImage, VisitInstance, VisitPipeline, VisitReference
 from .pipelines import IMPORT_JOB, next_position, upload_text
 
 
@@ -126,20 +126,20 @@ def parse_dataset(content: str, filename: str = "") -> list[DatasetRow]:
     return [r for r in rows if r is not None]
 
 
-def _families(pipeline: VisitPipeline, wanted: Sequence[tuple[str, bool]], created_by):
-    """{category: family} for (category, multi-image?) pairs: existing families reused, the
+def _categories(pipeline: VisitPipeline, wanted: Sequence[tuple[str, bool]], created_by):
+    """{name: category} for (name, multi-image?) pairs: existing categories reused, the
     others created (imported) as their first row says."""
-    families = {f.name: f for f in pipeline.families.all()}
+    categories = {f.name: f for f in pipeline.categories.all()}
     for name, multi in wanted:
-        if name not in families:
-            families[name] = VisitFamily.objects.create(
+        if name not in categories:
+            categories[name] = VisitCategory.objects.create(
                 pipeline=pipeline,
                 name=name,
                 multi_image=multi,
-                origin=VisitFamily.Origin.IMPORTED,
+                origin=VisitCategory.Origin.IMPORTED,
                 created_by=created_by,
             )
-    return families
+    return categories
 
 
 def _check_new(pipeline: VisitPipeline, rows: Sequence[DatasetRow]) -> None:
@@ -159,7 +159,7 @@ def _instances_create(
 ) -> list[VisitInstance]:
     """The imported instances of ``rows`` in ``states`` after the pipeline's last one, in their
     categories' families, with their remote images (a single image gets the caption)."""
-    families = _families(
+    categories = _categories(
         pipeline, [(_category(r.category), len(r.urls) > 1) for r in rows], created_by
     )
     start = next_position(pipeline)
@@ -167,7 +167,7 @@ def _instances_create(
         [
             VisitInstance(
                 pipeline=pipeline,
-                family=families[_category(r.category)],
+                category=categories[_category(r.category)],
                 origin=VisitInstance.Origin.IMPORTED,
                 state=state,
                 external_id=r.external_id,

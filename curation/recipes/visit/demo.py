@@ -26,7 +26,7 @@ from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
 from evaluation.families.visit import sampling
 
-from . import dataset, families, pipelines, prompts, ratings, references, submissions
+from . import categories, dataset, pipelines, prompts, ratings, references, submissions
 from .models import VisitPipeline, VisitReference
 from .publish import version_publish
 
@@ -160,14 +160,14 @@ def _tuples_rated(pipeline: VisitPipeline, curator, raters: list) -> None:
 def _work_left(pipeline: VisitPipeline, curator, writer) -> None:
     """Waiting for visitors: instruction tasks of an authored family, and a caption task of an
     instruction a simulated crowdworker wrote with an uploaded image."""
-    family = families.family_create(
+    category = categories.category_create(
         pipeline=pipeline,
         name="Counting (demo family)",
         description="Count objects, then reason about the count.",
         seed_instruction="How many apples would be left if I ate one of them?",
         seed_response="There are three apples on the plate, so two would be left.",
         seed_images=[
-            families.SeedImage(
+            categories.SeedImage(
                 data=_png("apples-3"),
                 name="apples-3.png",
                 licence="CC0 (Blindspot demo drawing)",
@@ -176,7 +176,7 @@ def _work_left(pipeline: VisitPipeline, curator, writer) -> None:
         ],
         created_by=curator,
     )
-    families.instruction_tasks_create(family=family, count=3, created_by=curator)
+    categories.instruction_tasks_create(category=category, count=3, created_by=curator)
     pipeline.refresh_from_db()
     answered = []
 

@@ -52,7 +52,7 @@ class ImportForm(forms.Form):
     )
 
 
-class FamilyForm(forms.Form):
+class CategoryForm(forms.Form):
     name = forms.CharField(max_length=200, label=_("Family name"))
     description = forms.CharField(
         required=False,

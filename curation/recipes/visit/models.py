@@ -2,7 +2,7 @@
 instructions and instruction-conditioned captions, LLM references that people verify, forced-choice
 A/B ratings of model responses, and a living leaderboard of submitted models.
 
-The funnel, one table per step: VisitFamily (with its seed example) → VisitInstance (an
+The funnel, one table per step: VisitCategory (with its seed example) → VisitInstance (an
 instruction about one or more VisitImages; captioned, then given a reference) → VisitReference (an
 LLM draft, or the published GPT-4 response, and its verification verdict, Table 2) → VisitPair (an
 (instance, model A, model B) tuple rated by people, Sec. 4.2) → VisitSubmission (a new model's
@@ -24,7 +24,7 @@ from curation.recipes.framework.models import PeopleDecide, RecipePipeline
 from evaluation.models import ResponsePair
 
 __all__ = [
-    "VisitFamily",
+    "VisitCategory",
     "VisitImage",
     "VisitInstance",
     "VisitPair",
@@ -75,15 +75,16 @@ class VisitPipeline(RecipePipeline):
         ]
 
 
-class VisitFamily(CreatedStamp):
-    """An instruction family (Sec. 2.1): a name, a description, single or multi-image, and a seed
+class VisitCategory(CreatedStamp):
+    """An instruction category — the paper's "instruction family" (Sec. 2.1), the dataset's
+    ``instruction_category``: a name, a description, single or multi-image, and a seed
     example (an instance with ``origin=seed``) crowdworkers imitate."""
 
     class Origin(models.TextChoices):
         AUTHORED = "authored", _("Created by a curator")
         IMPORTED = "imported", _("Imported (category of the published dataset)")
 
-    pipeline = models.ForeignKey(VisitPipeline, on_delete=models.CASCADE, related_name="families")
+    pipeline = models.ForeignKey(VisitPipeline, on_delete=models.CASCADE, related_name="categories")
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     multi_image = models.BooleanField(default=False)
@@ -92,7 +93,7 @@ class VisitFamily(CreatedStamp):
     class Meta:
         db_table = "curation_visitfamily"
         ordering = ["name", "id"]
-        verbose_name_plural = "visit families"
+        verbose_name_plural = "visit categories"
         constraints = [
             models.UniqueConstraint(fields=["pipeline", "name"], name="visitfamily_name_uniq"),
         ]
@@ -119,7 +120,7 @@ class VisitInstance(models.Model):
         DISCARDED = "discarded", _("Discarded")
 
     pipeline = models.ForeignKey(VisitPipeline, on_delete=models.CASCADE, related_name="instances")
-    family = models.ForeignKey(VisitFamily, on_delete=models.CASCADE, related_name="instances")
+    category = models.ForeignKey(VisitCategory, on_delete=models.CASCADE, related_name="instances")
     origin = models.CharField(max_length=8, choices=Origin.choices)
     state = models.CharField(max_length=10, choices=State.choices)
     # The item id in published versions (imported: the dataset's (image, instruction) key).
@@ -217,7 +218,7 @@ class VisitReference(FromGeneration, PeopleDecide):
 
 
 class VisitTask(models.Model):
-    """Which family (instruction generation) or image and round (caption) a write_text task is
+    """Which category (instruction generation) or image and round (caption) a write_text task is
     about, so its outcome handler finds its place."""
 
     class Stage(models.TextChoices):
@@ -227,8 +228,8 @@ class VisitTask(models.Model):
     task = models.OneToOneField("annotator.Task", on_delete=models.CASCADE, related_name="+")
     pipeline = models.ForeignKey(VisitPipeline, on_delete=models.CASCADE, related_name="+")
     stage = models.CharField(max_length=11, choices=Stage.choices)
-    family = models.ForeignKey(
-        VisitFamily, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    category = models.ForeignKey(
+        VisitCategory, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
     image = models.ForeignKey(
         VisitImage, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
@@ -240,7 +241,7 @@ class VisitTask(models.Model):
         db_table = "curation_visittask"
         constraints = [
             models.CheckConstraint(
-                condition=(Q(stage="instruction") & Q(family__isnull=False))
+                condition=(Q(stage="instruction") & Q(category__isnull=False))
                 | (Q(stage="caption") & Q(image__isnull=False)),
                 name="visittask_stage_target",
             ),

@@ -2,7 +2,7 @@
 outcome handlers, queue stages, limits), its pipelines and settings, its four queues, and the
 small helpers every stage shares. Keyword-only services, each write atomic.
 
-Flow: a pipeline's instruction families (``families``, or imported: ``dataset``) → people write
+Flow: a pipeline's instruction categories (``categories``, or imported: ``dataset``) → people write
 new instructions with an image → instruction-conditioned captions (``captions``) → the LLM drafts
 a reference people verify (``references``) → the verified instances are published as an
 evaluation version (``publish``) → sampled (instance, model A, model B) tuples are rated by people

@@ -51,7 +51,7 @@ def version_rows(pipeline: VisitPipeline) -> list:
     instances = (
         pipeline.instances.exclude(origin=VisitInstance.Origin.SEED)
         .filter(state__in=[VisitInstance.State.VERIFIED, VisitInstance.State.DISCARDED])
-        .select_related("family")
+        .select_related("category")
         .prefetch_related("images__image", "references")
         .order_by("position", "id")
     )
@@ -75,7 +75,7 @@ def version_rows(pipeline: VisitPipeline) -> list:
         verdict = reference.verdict
         metadata = instance.metadata or {}
         data = {
-            "category": instance.family.name,
+            "category": instance.category.name,
             "image": image,
             "images": urls,
             "instruction": instance.instruction,

@@ -26,10 +26,10 @@ from curation.recipes.framework.forms import NameForm
 from curation.recipes.framework.registry import register
 
 from . import (
+    categories,
     dataset,
     demo,
     export,
-    families,
     fetch,
     forms,
     pipelines,
@@ -109,7 +109,7 @@ RECIPE = register(
         ),
         queues=pipelines.QUEUES,
         outcomes={
-            pipelines.INSTRUCTION_HANDLER: families.instruction_record,
+            pipelines.INSTRUCTION_HANDLER: categories.instruction_record,
             pipelines.CAPTION_HANDLER: references.caption_record,
             pipelines.REVIEW_HANDLER: references.reference_review_record,
             pipelines.RATING_HANDLER: ratings.pair_rating_record,
@@ -144,7 +144,7 @@ RECIPE = register(
         ),
         funnel=selectors.funnel,
         select_related=("project", "provider"),
-        list_counts={"n_families": Count("families", distinct=True), **selectors.INSTANCE_COUNTS},
+        list_counts={"n_families": Count("categories", distinct=True), **selectors.INSTANCE_COUNTS},
         detail_context=views.detail_context,
         create_form=NameForm,  # the pipeline's name and description
         create=pipelines.pipeline_create,
@@ -162,7 +162,7 @@ RECIPE = register(
                 choices=[
                     c for c in VisitInstance.State.choices if c[0] != VisitInstance.State.SEED
                 ],
-                params=views.family_param,
+                params=views.category_param,
             ),
         ),
         api_urls="curation.recipes.visit.api",

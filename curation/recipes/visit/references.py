@@ -59,7 +59,7 @@ def reference_generate(*, instance: VisitInstance, job_id=None, created_by=None)
 def _review_payload(instance: VisitInstance, reference: VisitReference) -> dict:
     offline = "offline rule-based drafter (no LLM configured; demo only)"
     fields = {
-        "Family": instance.family.name,
+        "Family": instance.category.name,
         "Instruction": instance.instruction,
         "Instruction-conditioned caption": instance.caption,
         "Response": reference.text,
@@ -83,7 +83,7 @@ def reference_record(
     with transaction.atomic():
         instance = (
             VisitInstance.objects.select_for_update()
-            .select_related("family", "pipeline")
+            .select_related("category", "pipeline")
             .get(pk=instance.pk)
         )
         if instance.state != VisitInstance.State.DRAFTING:
@@ -122,7 +122,7 @@ def references_draft(
     gateway.templates_ensure(prompts.TEMPLATES)
     instances = list(
         pipeline.instances.filter(state=VisitInstance.State.DRAFTING)
-        .select_related("pipeline__project", "pipeline__provider", "family")
+        .select_related("pipeline__project", "pipeline__provider", "category")
         .order_by("position", "id")
     )
     job_progress(job_id=job_id, done=0, total=len(instances), message="Drafting")
@@ -172,7 +172,7 @@ def reference_review_record(task: Task, decision) -> VisitReference | None:
     """The review queue's outcome: correct → verified; problem in the response (or no reason) →
     discarded; problem in the caption → the caption task again (with the old caption as the
     draft and the reviewers' comments), or discarded when the rewrites are used up."""
-    related = ("instance__pipeline", "instance__family")
+    related = ("instance__pipeline", "instance__category")
     reference = task_row(VisitReference.objects.select_related(*related), task)
     if reference is None or reference.verdict != VisitReference.Verdict.PENDING:
         return reference

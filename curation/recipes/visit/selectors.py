@@ -11,7 +11,7 @@ from curation.recipes.framework.selectors import count_by, in_state, object_or_4
 from evaluation.families.visit import board, stats
 
 from .models import (
-    VisitFamily,
+    VisitCategory,
     VisitImage,
     VisitInstance,
     VisitPair,
@@ -22,8 +22,8 @@ from .models import (
 from .publish import current_version
 from .submissions import leaderboard_label
 
-# Instances written (seed examples left out) and verified, of a pipeline or a family (the list
-# page's and the families table's counts).
+# Instances written (seed examples left out) and verified, of a pipeline or a category (the
+# list page's and the categories table's counts).
 INSTANCE_COUNTS = {
     "n_instances": Count("instances", filter=~Q(instances__origin="seed"), distinct=True),
     "n_verified": Count("instances", filter=Q(instances__state="verified"), distinct=True),
@@ -64,7 +64,7 @@ def funnel(pipeline: VisitPipeline) -> dict:
         failed=Count("id", filter=Q(image__isnull=True) & ~Q(fetch_error="")),
     )
     return {
-        "families": pipeline.families.count(),
+        "families": pipeline.categories.count(),
         "instances": instances,
         "origins": count_by(written, "origin", VisitInstance.Origin.values),
         "states": states,
@@ -93,22 +93,22 @@ def verification_table(pipeline: VisitPipeline) -> dict:
         .exclude(source=VisitReference.Source.SEED)
         .exclude(verdict=VisitReference.Verdict.PENDING)
         .annotate(n_images=Count("instance__images"))
-        .values_list("instance__family__multi_image", "n_images", "verdict")
+        .values_list("instance__category__multi_image", "n_images", "verdict")
     )
     return stats.verification_table((multi or n > 1, verdict) for multi, n, verdict in rows)
 
 
-def families(pipeline: VisitPipeline) -> list[VisitFamily]:
+def categories(pipeline: VisitPipeline) -> list[VisitCategory]:
     return list(
-        pipeline.families.annotate(
+        pipeline.categories.annotate(
             **INSTANCE_COUNTS, n_seed=Count("instances", filter=Q(instances__origin="seed"))
         ).order_by("name", "id")
     )
 
 
-def instances_page(pipeline: VisitPipeline, state: str = "", family: int | None = None):
+def instances_page(pipeline: VisitPipeline, state: str = "", category: int | None = None):
     qs = (
-        pipeline.instances.select_related("family")
+        pipeline.instances.select_related("category")
         .prefetch_related(
             Prefetch("images", queryset=VisitImage.objects.select_related("image")),
             Prefetch(
@@ -120,8 +120,8 @@ def instances_page(pipeline: VisitPipeline, state: str = "", family: int | None 
         .order_by("position", "id")
     )
     qs = in_state(qs, "state", state)
-    if family:
-        qs = qs.filter(family_id=family)
+    if category:
+        qs = qs.filter(category_id=category)
     return qs
 
 

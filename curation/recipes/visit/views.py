@@ -37,7 +37,7 @@ from curation.recipes.framework.declare import Page
 from curation.recipes.framework.registry import recipe_for
 from evaluation.families.visit import board
 
-from . import dataset, export, families, forms, ratings, references, selectors, submissions
+from . import categories, dataset, export, forms, ratings, references, selectors, submissions
 from .pipelines import upload_text
 
 MAX_UPLOAD = 50 * 1024 * 1024
@@ -60,7 +60,7 @@ def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
     return {
         "table2": table2,
         "table2_rows": board.verification_rows(table2),
-        "families": selectors.families(pipeline),
+        "categories": selectors.categories(pipeline),
         "exports": [(what, fmt, label) for (what, fmt), label in export.EXPORT_LABELS.items()],
         "samples": selectors.sample_instances(pipeline),
         "import_form": forms.ImportForm(),
@@ -103,13 +103,13 @@ def dataset_import(request: HttpRequest, pipeline) -> HttpResponse:
     return _back(pipeline, f"job-{job.pk}")
 
 
-def _seed_images(request: HttpRequest, form) -> list[families.SeedImage]:
+def _seed_images(request: HttpRequest, form) -> list[categories.SeedImage]:
     images = []
     for upload in request.FILES.getlist("images"):
         if upload.size > MAX_UPLOAD:
             raise Invalid(_("%(name)s is larger than 50 MB.") % {"name": upload.name})
         images.append(
-            families.SeedImage(
+            categories.SeedImage(
                 data=upload.read(),
                 name=upload.name,
                 licence=form.cleaned_data["licence"],
@@ -118,15 +118,15 @@ def _seed_images(request: HttpRequest, form) -> list[families.SeedImage]:
         )
     for line in (form.cleaned_data.get("image_urls") or "").splitlines():
         if line.strip():
-            images.append(families.SeedImage(url=line.strip()[:2000]))
+            images.append(categories.SeedImage(url=line.strip()[:2000]))
     return images
 
 
-def family_new(request: HttpRequest, pipeline) -> HttpResponse:
-    form = forms.FamilyForm(request.POST or None, request.FILES or None)
+def category_new(request: HttpRequest, pipeline) -> HttpResponse:
+    form = forms.CategoryForm(request.POST or None, request.FILES or None)
 
     def save(data: dict):
-        return families.family_create(
+        return categories.category_create(
             pipeline=pipeline,
             name=data["name"],
             description=data["description"],
@@ -141,17 +141,17 @@ def family_new(request: HttpRequest, pipeline) -> HttpResponse:
         request,
         form,
         save,
-        "visit/family_new.html",
+        "visit/category_new.html",
         {"pipeline": pipeline},
-        done=lambda family: (
-            _("Family “%(name)s” created with its example.") % {"name": family.name}
+        done=lambda category: (
+            _("Family “%(name)s” created with its example.") % {"name": category.name}
         ),
         then=_url(pipeline, "families"),
     )
 
 
 def instructions(request: HttpRequest, pipeline, family_id: int) -> HttpResponse:
-    family = get_object_or_404(pipeline.families, pk=family_id)
+    category = get_object_or_404(pipeline.categories, pk=family_id)
     done = _("%(n)d instruction tasks of “%(name)s” wait for crowdworkers.")
     return _form_post(
         request,
@@ -159,17 +159,17 @@ def instructions(request: HttpRequest, pipeline, family_id: int) -> HttpResponse
         forms.InstructionsForm(request.POST),
         _("Ask for between 1 and 200 new instructions."),
         "families",
-        partial(families.instruction_tasks_create, family=family),
-        done=lambda n: done % {"n": n, "name": family.name},
+        partial(categories.instruction_tasks_create, category=category),
+        done=lambda n: done % {"n": n, "name": category.name},
     )
 
 
-def family_param(query) -> dict:
-    """The instances page's ``?family=`` filter (a family's id; anything else: every family)."""
+def category_param(query) -> dict:
+    """The instances page's ``?family=`` filter (a category's id; anything else: every one)."""
     try:
-        return {"family": int(query.get("family") or 0) or None}
+        return {"category": int(query.get("family") or 0) or None}
     except ValueError:
-        return {"family": None}
+        return {"category": None}
 
 
 def _form_post(request, pipeline, form, invalid: str, anchor: str, call, *, done=None, job=None):
@@ -280,7 +280,7 @@ def leaderboard(request: HttpRequest, pipeline) -> HttpResponse:
 
 PAGES = (
     Page("import/", dataset_import, "curator-visit-import", ("POST",)),
-    Page("families/new/", family_new, "curator-visit-family-new", None),
+    Page("families/new/", category_new, "curator-visit-family-new", None),
     Page(
         "families/<int:family_id>/instructions/",
         instructions,

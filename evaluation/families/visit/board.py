@@ -159,7 +159,7 @@ def _fig8_panel(judgment_set, title: str) -> dict | None:
 
 def category_win_rates(board: dict) -> list[dict]:
     """Fig. 8 for the leaderboard's LLM-judge set and the crowd-vote set (when they exist): win
-    rate vs the reference per instruction category (the item's family), one query per set."""
+    rate vs the reference per instruction category (the item's category), one query per set."""
     panels = [
         _fig8_panel(board.get("judge_set"), _("Win rate vs reference by category · LLM judge")),
         _fig8_panel(board.get("human_set"), _("Win rate vs reference by category · crowd votes")),

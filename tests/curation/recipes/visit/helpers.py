@@ -1,5 +1,5 @@
 """Shared pieces of the VisIT-Bench tests: the published files, people working the queues, an
-uploaded answer image, a family with its seed example."""
+uploaded answer image, a category (instruction family) with its seed example."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.core.files.storage import default_storage
 from annotator import services as annotator_services
 from annotator.platform import roles
 from curation.recipes.framework.exports import records_write
-from curation.recipes.visit import export, families, publish
+from curation.recipes.visit import categories, export, publish
 from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
 from tests.curation.recipes.common import png_bytes
@@ -76,11 +76,11 @@ def uploaded(name: str, seed: int, task) -> str:
     return default_storage.url(stored)
 
 
-def seed_family(pipeline, curator, name: str = "Counting", multi: bool = False):
-    images = [families.SeedImage(data=png_bytes(1), name="seed.png", licence="CC0", source="x")]
+def seed_category(pipeline, curator, name: str = "Counting", multi: bool = False):
+    images = [categories.SeedImage(data=png_bytes(1), name="seed.png", licence="CC0", source="x")]
     if multi:
-        images.append(families.SeedImage(data=png_bytes(2), name="seed2.png"))
-    return families.family_create(
+        images.append(categories.SeedImage(data=png_bytes(2), name="seed2.png"))
+    return categories.category_create(
         pipeline=pipeline,
         name=name,
         description="Count objects in the image.",

@@ -13,7 +13,7 @@ from annotator.models import Task
 from annotator.platform.errors import Invalid
 from curation.models import Image
 from curation.recipes.visit import (
-    families,
+    categories,
     pipelines,
     prompts,
     publish,
@@ -31,7 +31,7 @@ from tests.curation.recipes.visit.helpers import (
     CAPTION_TEXT,
     INSTRUCTION_TEXT,
     answer_all,
-    seed_family,
+    seed_category,
     uploaded,
     workers,
 )
@@ -43,8 +43,8 @@ REFERENCE_TEXT = "Two red cubes would be left: there are four, and you take two 
 
 
 def _write_instruction(pipeline, curator, crowdworker, text=INSTRUCTION_TEXT):
-    family = seed_family(pipeline, curator)
-    families.instruction_tasks_create(family=family, count=1, created_by=curator)
+    category = seed_category(pipeline, curator)
+    categories.instruction_tasks_create(category=category, count=1, created_by=curator)
     queue = pipeline.instruction_queue
     claim = annotator_services.assignment_claim(queue=queue, annotator=crowdworker)
     result = annotator_services.annotation_submit(
@@ -52,7 +52,7 @@ def _write_instruction(pipeline, curator, crowdworker, text=INSTRUCTION_TEXT):
         annotator=crowdworker,
         response={"text": text, "image": uploaded("cubes.png", 7, claim.assignment.task)},
     )
-    return family, claim.assignment.task, result
+    return category, claim.assignment.task, result
 
 
 def _caption(pipeline, crowdworker, text=CAPTION_TEXT):
@@ -75,11 +75,11 @@ def test_instruction_with_upload_becomes_an_instance_waiting_for_its_caption(
 ):
     # given a family with its seed example and one instruction task
     # when a crowdworker uploads an image and fills in the three lines
-    family, task, _result = _write_instruction(pipeline, curator, crowdworker)
+    category, task, _result = _write_instruction(pipeline, curator, crowdworker)
     # then the instance holds the instruction, the stored image carries licence and source, and
     # one caption task waits in the caption queue
     instance = VisitInstance.objects.get(origin=VisitInstance.Origin.CROWD)
-    assert instance.family == family
+    assert instance.category == category
     assert instance.instruction == "How many red cubes would be left if I took two away?"
     assert instance.state == VisitInstance.State.CAPTIONING
     assert instance.author == crowdworker
@@ -113,8 +113,8 @@ def test_instruction_without_licence_or_source_is_refused_and_nothing_kept(
     pipeline, curator, crowdworker, text, missing
 ):
     # given an instruction task
-    family = seed_family(pipeline, curator)
-    families.instruction_tasks_create(family=family, count=1, created_by=curator)
+    category = seed_category(pipeline, curator)
+    categories.instruction_tasks_create(category=category, count=1, created_by=curator)
     queue = pipeline.instruction_queue
     claim = annotator_services.assignment_claim(queue=queue, annotator=crowdworker)
     images_before = Image.objects.count()
@@ -295,8 +295,8 @@ def test_problem_in_the_response_discards(pipeline, curator, crowdworker, projec
 
 def test_multi_image_family_makes_one_caption_task_per_image(pipeline, curator, crowdworker):
     # given a multi-image family
-    family = seed_family(pipeline, curator, name="Spot the difference", multi=True)
-    families.instruction_tasks_create(family=family, count=1, created_by=curator)
+    category = seed_category(pipeline, curator, name="Spot the difference", multi=True)
+    categories.instruction_tasks_create(category=category, count=1, created_by=curator)
     claim = annotator_services.assignment_claim(
         queue=pipeline.instruction_queue, annotator=crowdworker
     )
@@ -328,8 +328,8 @@ def test_multi_image_family_makes_one_caption_task_per_image(pipeline, curator, 
 
 def test_an_image_url_of_another_upload_is_refused(pipeline, curator, crowdworker):
     # given two instruction tasks; the first one's upload exists
-    family = seed_family(pipeline, curator)
-    families.instruction_tasks_create(family=family, count=2, created_by=curator)
+    category = seed_category(pipeline, curator)
+    categories.instruction_tasks_create(category=category, count=2, created_by=curator)
     claim = annotator_services.assignment_claim(
         queue=pipeline.instruction_queue, annotator=crowdworker
     )

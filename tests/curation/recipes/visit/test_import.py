@@ -14,7 +14,7 @@ from django.db.models import Count
 
 from annotator.platform.errors import Invalid
 from curation.recipes.visit import dataset, publish, selectors
-from curation.recipes.visit.models import VisitFamily, VisitImage, VisitInstance, VisitReference
+from curation.recipes.visit.models import VisitCategory, VisitImage, VisitInstance, VisitReference
 from evaluation.families.visit import living
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import ModelRun
@@ -40,8 +40,8 @@ def test_real_csv_becomes_families_and_instances_with_table_2(imported):
     pipeline, result = imported
     # then 578 rows became 578 instances in 60 families, 529 of them verified
     assert result == {"instances": 578, "families": 60, "verified": 529}
-    assert VisitFamily.objects.filter(pipeline=pipeline).count() == 60
-    assert VisitFamily.objects.get(pipeline=pipeline, name="Who to call?").instances.count() == 12
+    assert VisitCategory.objects.filter(pipeline=pipeline).count() == 60
+    assert VisitCategory.objects.get(pipeline=pipeline, name="Who to call?").instances.count() == 12
     states = dict(
         VisitInstance.objects.filter(pipeline=pipeline).values_list("state").annotate(n=Count("id"))
     )
@@ -149,4 +149,4 @@ def test_bad_dataset_rows_are_refused_with_their_line(pipeline, content, line, e
     assert error in exc.value.errors[0]["error"]
     assert not VisitInstance.objects.exists()
     assert not VisitReference.objects.exists()
-    assert not VisitFamily.objects.exists()
+    assert not VisitCategory.objects.exists()

@@ -16,10 +16,10 @@ from django.urls import reverse
 from annotator.models import Task
 from annotator.platform import roles
 from annotator.platform.models import Job
-from curation.recipes.visit import dataset, families, fetch, pipelines, publish
-from curation.recipes.visit.models import VisitFamily, VisitImage, VisitInstance, VisitPipeline
+from curation.recipes.visit import categories, dataset, fetch, pipelines, publish
+from curation.recipes.visit.models import VisitCategory, VisitImage, VisitInstance, VisitPipeline
 from tests.curation.recipes.common import assert_out_of_reach, login_out_of_reach, png_bytes
-from tests.curation.recipes.visit.helpers import DATASET, dataset_export, read, seed_family
+from tests.curation.recipes.visit.helpers import DATASET, dataset_export, read, seed_category
 from tests.factories import UserFactory
 from tests.paths import VISIT_BENCH, needs
 
@@ -93,8 +93,8 @@ def test_family_form_creates_the_family_with_its_seed_example(curator_client, pi
         },
     )
     assert response.status_code == 302
-    family = VisitFamily.objects.get(pipeline=pipeline, name="Gardening tips")
-    seed = VisitInstance.objects.get(family=family)
+    category = VisitCategory.objects.get(pipeline=pipeline, name="Gardening tips")
+    seed = VisitInstance.objects.get(category=category)
     assert (seed.origin, seed.state) == ("seed", "seed")
     image = VisitImage.objects.get(instance=seed).image
     assert (image.licence, image.source) == ("CC BY 2.0", "https://openverse.org/x")
@@ -108,13 +108,13 @@ def test_family_form_without_an_example_image_is_refused(curator_client, pipelin
     )
     assert response.status_code == 400
     assert "Give the example&#x27;s image" in response.content.decode()
-    assert not VisitFamily.objects.exists()
+    assert not VisitCategory.objects.exists()
 
 
 def test_asking_for_instructions_makes_tasks(curator_client, pipeline, curator):
-    family = seed_family(pipeline, curator)
+    category = seed_category(pipeline, curator)
     response = curator_client.post(
-        reverse("curator-visit-instructions", args=[pipeline.pk, family.pk]), {"count": "3"}
+        reverse("curator-visit-instructions", args=[pipeline.pk, category.pk]), {"count": "3"}
     )
     assert response.status_code == 302
     pipeline.refresh_from_db()
@@ -294,7 +294,7 @@ def test_fetch_refuses_local_addresses_without_a_request(url, reason):
 
 
 # --- roles ----------------------------------------------------------------------------------
-def _curator_pages(pipeline, family):
+def _curator_pages(pipeline, category):
     return [
         ("get", reverse("curator-visit-pipelines"), {}),
         ("get", reverse("curator-visit-pipeline", args=[pipeline.pk]), {}),
@@ -302,7 +302,7 @@ def _curator_pages(pipeline, family):
         ("get", reverse("curator-visit-family-new", args=[pipeline.pk]), {}),
         (
             "post",
-            reverse("curator-visit-instructions", args=[pipeline.pk, family.pk]),
+            reverse("curator-visit-instructions", args=[pipeline.pk, category.pk]),
             {"count": 2},
         ),
         (
@@ -326,10 +326,10 @@ def _curator_pages(pipeline, family):
 def test_pipeline_pages_answer_404_outside_a_curators_reach_and_change_nothing(
     client, pipeline, curator, crowdworker, researcher, who
 ):
-    family = seed_family(pipeline, curator)
+    category = seed_category(pipeline, curator)
     login_out_of_reach(client, who, crowdworker=crowdworker, researcher=researcher)
     before = (Task.objects.count(), VisitPipeline.objects.get(pk=pipeline.pk).votes_per_pair)
-    pages = _curator_pages(pipeline, family)
+    pages = _curator_pages(pipeline, category)
     assert_out_of_reach(client, who, pages, list_url=reverse("curator-visit-pipelines"))
     assert (
         Task.objects.count(),
@@ -357,8 +357,8 @@ def test_crowdworker_writes_an_instruction_in_the_workspace_with_an_upload(
     client, pipeline, curator, crowdworker
 ):
     # given an instruction task, opened in the workspace (which shows the family's example)
-    family = seed_family(pipeline, curator)
-    families.instruction_tasks_create(family=family, count=1, created_by=curator)
+    category = seed_category(pipeline, curator)
+    categories.instruction_tasks_create(category=category, count=1, created_by=curator)
     pipeline.refresh_from_db()
     client.force_login(crowdworker)
     page = client.get(reverse("work", args=[pipeline.instruction_queue.pk]))

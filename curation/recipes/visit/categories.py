@@ -1,6 +1,9 @@
-"""VisIT-Bench instruction families (Sec. 2.1, Fig. 11): a family with its seed example, and the
+"""VisIT-Bench instruction categories — the paper's "instruction families" (Sec. 2.1, Fig. 11),
+the published dataset's ``instruction_category``; called categories in code so they are not
+taken for evaluation's benchmark families. A category with its seed example, and the
 instruction-generation tasks that ask people for new instructions of it, each with an uploaded,
-licensed image; the task's outcome becomes an instance waiting for its captions."""
+licensed image; the task's outcome becomes an instance waiting for its captions. Pages and
+messages keep the paper's word, "family"."""
 
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from evaluation.services import clean_name
 from . import prompts
 from .captions import caption_tasks_create, visit_tasks_create
 from .models import (
-    VisitFamily,
+    VisitCategory,
     VisitImage,
     VisitInstance,
     VisitPipeline,
@@ -97,7 +100,7 @@ def _store_seed(seed_images: Sequence[SeedImage], created_by) -> list[Image | No
     ]
 
 
-def family_create(
+def category_create(
     *,
     pipeline: VisitPipeline,
     name: str,
@@ -107,28 +110,28 @@ def family_create(
     seed_response: str,
     seed_images: Sequence[SeedImage],
     created_by=None,
-) -> VisitFamily:
-    """A family with its seed example (image(s), instruction, example response; Sec. 2.1)."""
+) -> VisitCategory:
+    """A category with its seed example (image(s), instruction, example response; Sec. 2.1)."""
     name = clean_line(name, "family name", 200)
     instruction = clean_name(seed_instruction, "example instruction", 2000)
     response = clean_name(seed_response, "example response", MAX_TEXT)
     seed_images = _check_seed(seed_images, multi_image)
     taken = f"This pipeline already has a family “{name}”."
-    if VisitFamily.objects.filter(pipeline=pipeline, name=name).exists():
+    if VisitCategory.objects.filter(pipeline=pipeline, name=name).exists():
         raise Invalid(taken)
     stored = _store_seed(seed_images, created_by)
     with taken_refused(taken):
-        family = VisitFamily.objects.create(
+        category = VisitCategory.objects.create(
             pipeline=pipeline,
             name=name,
             description=(description or "").strip(),
             multi_image=multi_image,
-            origin=VisitFamily.Origin.AUTHORED,
+            origin=VisitCategory.Origin.AUTHORED,
             created_by=created_by,
         )
         seed = VisitInstance.objects.create(
             pipeline=pipeline,
-            family=family,
+            category=category,
             origin=VisitInstance.Origin.SEED,
             state=VisitInstance.State.SEED,
             position=next_position(pipeline),
@@ -149,27 +152,27 @@ def family_create(
             decided_at=timezone.now(),
         )
     assets.thumbnails_make(image_ids=[i.pk for i in stored if i is not None])
-    return family
+    return category
 
 
-def family_example(family: VisitFamily) -> VisitInstance | None:
-    """What crowdworkers imitate: the seed example, else the family's first verified instance
+def category_example(category: VisitCategory) -> VisitInstance | None:
+    """What crowdworkers imitate: the seed example, else the category's first verified instance
     (imported categories come without a separate seed)."""
-    base = VisitInstance.objects.filter(family=family).prefetch_related("images__image")
+    base = VisitInstance.objects.filter(category=category).prefetch_related("images__image")
     seed = base.filter(origin=VisitInstance.Origin.SEED).first()
     return seed or base.filter(state=VisitInstance.State.VERIFIED).order_by("position").first()
 
 
-def _instruction_payload(family: VisitFamily, example: VisitInstance | None) -> dict:
-    kind = "several images" if family.multi_image else "one image"
+def _instruction_payload(category: VisitCategory, example: VisitInstance | None) -> dict:
+    kind = "several images" if category.multi_image else "one image"
     payload: dict[str, Any] = {
         "prompt": (
-            f"Instruction family: {family.name} ({kind}). "
-            + (f"{family.description} " if family.description else "")
+            f"Instruction family: {category.name} ({kind}). "
+            + (f"{category.description} " if category.description else "")
             + "Upload a permissively licensed image and write a NEW instruction of this family "
             "about it; fill in the three lines (Instruction, Image source, Image licence)."
         ),
-        "draft": prompts.INSTRUCTION_DRAFT + ("Other image: \n" if family.multi_image else ""),
+        "draft": prompts.INSTRUCTION_DRAFT + ("Other image: \n" if category.multi_image else ""),
     }
     if example is not None:
         payload["images"] = payload_images(example)
@@ -183,28 +186,28 @@ def _instruction_payload(family: VisitFamily, example: VisitInstance | None) -> 
     return payload
 
 
-def instruction_tasks_create(*, family: VisitFamily, count: int, created_by=None) -> int:
-    """``count`` instruction-generation tasks showing the family's example."""
+def instruction_tasks_create(*, category: VisitCategory, count: int, created_by=None) -> int:
+    """``count`` instruction-generation tasks showing the category's example."""
     if not 1 <= count <= MAX_INSTRUCTION_TASKS:
         raise Invalid(f"Ask for between 1 and {MAX_INSTRUCTION_TASKS} new instructions.")
-    pipeline = family.pipeline
-    example = family_example(family)
+    pipeline = category.pipeline
+    example = category_example(category)
     if example is None:
         raise Invalid(
-            f"The family “{family.name}” has no example yet: create it with a seed example, or "
+            f"The family “{category.name}” has no example yet: create it with a seed example, or "
             "import verified instances of it."
         )
     queue = queue_ensure(pipeline, INSTRUCTION_QUEUE)
-    payload = _instruction_payload(family, example)
+    payload = _instruction_payload(category, example)
     stamp = timezone.now().strftime("%Y%m%d%H%M%S%f")
     rows = [
         annotator_services.TaskRow(
-            payload=payload, external_id=f"visit-instr-{family.pk}-{stamp}-{k}"
+            payload=payload, external_id=f"visit-instr-{category.pk}-{stamp}-{k}"
         )
         for k in range(count)
     ]
     with transaction.atomic():
-        links = [{"family": family}] * count
+        links = [{"category": category}] * count
         visit_tasks_create(queue, pipeline, VisitTask.Stage.INSTRUCTION, rows, links)
     return count
 
@@ -225,19 +228,19 @@ def instruction_record(task: Task, decision) -> VisitInstance | None:
     """The instruction task's outcome (inside the submit's transaction): store the image with its
     licence and source, create the instance and its caption task(s). Anything missing refuses the
     submission with a message, so nothing half-done is kept."""
-    link, answer = task_answer(task, VisitTask.Stage.INSTRUCTION, "family__pipeline__project")
+    link, answer = task_answer(task, VisitTask.Stage.INSTRUCTION, "category__pipeline__project")
     if link is None:
         return None
     response = answer.response or {}
     form = prompts.parse_instruction_form(response.get("text", ""))
-    family = link.family
+    category = link.category
     total = 1 + len(form.other_images)
-    if family.multi_image and total < 2:
+    if category.multi_image and total < 2:
         raise Invalid(
             "This family asks for several images: upload one and list the others as "
             "'Other image: <URL>' lines."
         )
-    if not family.multi_image and form.other_images:
+    if not category.multi_image and form.other_images:
         raise Invalid("This family takes one image: remove the 'Other image' lines.")
     name = _upload_name(response.get("image") or "", task)
     if not name or not default_storage.exists(name):
@@ -252,10 +255,10 @@ def instruction_record(task: Task, decision) -> VisitInstance | None:
         attribution=answer.annotator.get_username(),
         created_by=answer.annotator,
     )
-    pipeline = family.pipeline
+    pipeline = category.pipeline
     instance = VisitInstance.objects.create(
         pipeline=pipeline,
-        family=family,
+        category=category,
         origin=VisitInstance.Origin.CROWD,
         state=VisitInstance.State.CAPTIONING,
         position=next_position(pipeline),
