@@ -1,7 +1,8 @@
 """What the demo project holds: one queue of every task kind, with items and instructions.
 
 The items imitate the recipes Blindspot runs: NaturalBench confounding pairs, VQA verification
-(with Chinese and Hindi items, as in its XM3600 extension) and its 27-skill taxonomy (App. C);
+(with Chinese and Hindi items, as in its XM3600 extension) and its 27-skill taxonomy (App. C,
+lent by the NaturalBench recipe: ``lent``);
 VisIT-Bench pairwise judgements on real model outputs (Sec. 4.2) and instruction-conditioned
 captions; VLind-Bench counterfactual review (App. A). Payloads are plain JSON in the shapes of
 ``annotator.kinds``; the ``demo`` command validates them through the services like an upload.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import lent
 from .visit_bench import ROWS as VISIT_ROWS
 
 PROJECT_NAME = "NaturalBench demo"
@@ -194,62 +196,7 @@ def vqa_job_rows(media_url: str) -> list[dict]:
 
 
 # --- skill_tags: NaturalBench App. C (Table 8), 27 skills in four groups -----------------------
-def _tag(tid, label, key, description):
-    return {"id": tid, "label": label, "key": key, "description": description}
-
-
-# Keys avoid the workspace's own: s (skip), ? (help), / (filter), ! (report), i (instructions),
-# z (zoom). Not every key can be mnemonic with 27 tags.
-SKILL_TAXONOMY = [
-    {
-        "group": "Object",
-        "tags": [
-            _tag("animal", "Animal", "a", "an animal is involved"),
-            _tag("human", "Human", "h", "a person or people"),
-            _tag("food", "Food", "f", "food or drink"),
-            _tag("building", "Building", "b", "a building or a part of one"),
-            _tag("nature", "Nature", "n", "natural elements: sky, water, trees, weather"),
-            _tag("vehicle", "Vehicle", "v", "a car, bike, train, boat…"),
-            _tag("items", "Items", "m", "common man-made items: mugs, books, signs…"),
-            _tag("others", "Others", "o", "any other kind of entity, e.g. shapes"),
-        ],
-    },
-    {
-        "group": "Attribute",
-        "tags": [
-            _tag("emotion", "Emotion", "e", "sad, scared, surprised…"),
-            _tag("shape", "Shape", "p", "round, square, triangular…"),
-            _tag("size", "Size", "q", "large, small, tall…"),
-            _tag("color", "Color", "c", "red, striped, two-coloured…"),
-            _tag("state", "State", "t", "open, closed, wet, ripe, lit…"),
-            _tag("abstract", "Abstract", "k", "helpful, lucky, dangerous…"),
-            _tag("activity", "Activity", "y", "what someone or something is doing"),
-            _tag("gender", "Gender", "g", "man, woman, girl, boy"),
-        ],
-    },
-    {
-        "group": "Relation",
-        "tags": [
-            _tag("action", "Action", "x", "holding, pushing, biting, using…"),
-            _tag("part", "Part", "w", "part–whole: body parts, clothing, accessories"),
-            _tag("proximity", "Spatial (Proximity)", "r", "near, far, next to"),
-            _tag("topological", "Spatial (Topological)", "l", "on, in, at, between, inside"),
-            _tag("projective", "Spatial (Projective)", "j", "left of, right of, on top of"),
-            _tag("orientation", "Spatial (Orientation)", "d", "facing, towards, away from"),
-        ],
-    },
-    {
-        "group": "Reasoning",
-        "tags": [
-            _tag("counting", "Counting", "1", "how many; quantity or volume"),
-            _tag("differentiation", "Differentiation", "2", "telling apart same-kind objects"),
-            _tag("comparison", "Comparison", "3", "more than, the same as, the tallest"),
-            _tag("logic", "Logic", "4", "negation (no, not, without), all / every / both"),
-            _tag("world_knowledge", "World Knowledge", "5", "commonsense, symbols, functions"),
-        ],
-    },
-]
-
+# The taxonomy is the NaturalBench recipe's, lent to the demo (``lent.demo_config``).
 SKILLS = [
     # (id, images, questions) — NaturalBench tags each question with ALL skills it needs
     ("skill-01", ["mug-left-laptop", "laptop-left-mug"],
@@ -280,13 +227,7 @@ taxonomy: 8 kinds of object, 8 attributes, 6 relations and 5 kinds of reasoning.
 
 | group | tags (key) |
 | --- | --- |
-| Object | Animal `a`, Human `h`, Food `f`, Building `b`, Nature `n`, Vehicle `v`, Items `m`, \
-Others `o` |
-| Attribute | Emotion `e`, Shape `p`, Size `q`, Color `c`, State `t`, Abstract `k`, \
-Activity `y`, Gender `g` |
-| Relation | Action `x`, Part `w`, Proximity `r`, Topological `l`, Projective `j`, \
-Orientation `d` |
-| Reasoning | Counting `1`, Differentiation `2`, Comparison `3`, Logic `4`, World Knowledge `5` |
+{keys}
 
 ### Examples
 - "Is the red mug to the left of the laptop?" → **Items, Color, Spatial (Projective)**.
@@ -297,6 +238,15 @@ Orientation `d` |
 
 Tag the *question*, not everything visible in the image.
 """
+
+
+def skill_instructions(taxonomy: list[dict]) -> str:
+    """The skill queue's instructions with the taxonomy's keys, one table row per group."""
+    keys = "\n".join(
+        f"| {g['group']} | " + ", ".join(f"{t['label']} `{t['key']}`" for t in g["tags"]) + " |"
+        for g in taxonomy
+    )
+    return SKILL_INSTRUCTIONS.format(keys=keys)
 
 
 def skill_rows(media_url: str) -> list[dict]:
@@ -519,6 +469,7 @@ def write_rows(media_url: str) -> list[dict]:
 
 def queue_specs(media_url: str) -> list[QueueSpec]:
     """Every demo queue, in the order the home page lists them (priority high → low)."""
+    skill_config = lent.demo_config("skill_tags")
     return [
         QueueSpec(
             kind="pair_verify",
@@ -544,13 +495,13 @@ def queue_specs(media_url: str) -> list[QueueSpec]:
         QueueSpec(
             kind="skill_tags",
             title="NaturalBench · 3. Tag the skills each question needs",
-            instructions=SKILL_INSTRUCTIONS,
+            instructions=skill_instructions(skill_config["taxonomy"]),
             fields={
                 "redundancy": 2,
                 "rule": "majority",
                 "max_redundancy": 3,
                 "priority": 40,
-                "config": {"taxonomy": SKILL_TAXONOMY, "min_tags": 1, "max_tags": 8},
+                "config": skill_config,
             },
             rows=skill_rows(media_url),
         ),

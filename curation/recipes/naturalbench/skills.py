@@ -4,8 +4,9 @@ reasoning, as data in ``skills.json``. The help text of each tag is Table 8's de
 skill type; leaves that Table 8 defines only as part of a type (Animal, Color, Proximity, …) say
 which part first.
 
-Ids and shortcut keys match the demo queue's taxonomy (annotator/demo/content.py), so a tag means
-the same everywhere; keys avoid the workspace's own (s ? / i z !). Pure: no Django import.
+The crowd demo's skill_tags queue tags with this taxonomy too (``tags`` lends it to
+``annotator.demo.lent``), so a tag means the same everywhere; keys avoid the workspace's own
+(s ? / i z !). Pure: no Django import.
 """
 
 from __future__ import annotations

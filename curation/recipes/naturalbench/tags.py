@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.db.models import Q
 
 from annotator import services as annotator_services
+from annotator.demo.lent import demo_config_lend
 from annotator.models import Task
 from curation.recipes.framework.declare import QueueSpec
 from curation.recipes.framework.queues import image_payload, queue_ensure, tasks_send, with_tiebreak
@@ -26,6 +27,8 @@ TAG_QUEUE = QueueSpec(
     redundancy=lambda p: p.taggers_per_item,
     max_redundancy=lambda p: with_tiebreak(p.taggers_per_item),
 )
+# The crowd demo's skill_tags queue tags with this taxonomy too (the annotator cannot read it).
+demo_config_lend(TAG_QUEUE.kind, skills.QUEUE_CONFIG)
 
 
 def _rows(sample: NaturalBenchSample) -> list:

@@ -220,14 +220,16 @@ def test_the_taxonomy_has_the_27_skills_of_app_c_with_table_8_definitions():
     assert skills.labels(["world_knowledge", "animal"]) == ["Animal", "World Knowledge"]
 
 
-def test_the_demo_queue_tags_the_same_skills_as_the_recipe():
-    """The crowd demo (annotator/demo, below the recipes, so it cannot read skills.json) keeps
-    its own short help texts; its groups, ids, labels and keys are the recipe's, so a tag means
-    the same everywhere."""
-
-    def shape(taxonomy):
-        return [
-            (g["group"], [(t["id"], t["label"], t["key"]) for t in g["tags"]]) for g in taxonomy
-        ]
-
-    assert shape(demo_content.SKILL_TAXONOMY) == shape(skills.TAXONOMY)
+def test_the_demo_queue_tags_with_the_recipes_taxonomy():
+    """The crowd demo (annotator/demo, below the recipes) reads the taxonomy the recipe lends
+    it: one source, skills.json, for the recipe's queues and the demo's."""
+    # Given the demo's queues
+    spec = next(s for s in demo_content.queue_specs("/media/") if s.kind == "skill_tags")
+    # then its skill queue's config is the recipe's, help texts (Table 8) included,
+    assert spec.fields["config"] == skills.QUEUE_CONFIG
+    # and its instructions list every tag with its key, group by group.
+    for group in skills.TAXONOMY:
+        row = f"| {group['group']} | " + ", ".join(
+            f"{t['label']} `{t['key']}`" for t in group["tags"]
+        )
+        assert row in spec.instructions
