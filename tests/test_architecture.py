@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from django.apps import apps as django_apps
 
+from curation.recipes.framework import registry
+
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ("annotator", "curation", "evaluation", "blindspot")
 MAX_FILE_LINES = 600
@@ -158,3 +160,18 @@ def test_no_module_imports_another_modules_private_names():
         if alias.name.startswith("_") and not alias.name.startswith("__")
     ]
     assert private == [], f"Make these public where they are shared, or move them: {private}"
+
+
+def test_recipes_publish_only_through_the_framework():
+    """One publish shape: every recipe declares ``Publish`` and its versions are made by the
+    framework's ``publish_object`` (NaturalBench's export stage calls it with the items of the
+    JSONL it wrote), so no recipe module calls evaluation's ``version_create`` itself."""
+    recipes = ROOT / "curation" / "recipes"
+    offenders = [
+        rel(path)
+        for path in sorted(recipes.rglob("*.py"))
+        if "framework" not in path.relative_to(recipes).parts
+        and re.search(r"\bversion_create\b", path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+    assert [r.key for r in registry.recipes() if r.publishes is None] == []

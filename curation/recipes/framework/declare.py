@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import Model
+from django.utils.translation import gettext
 
 if TYPE_CHECKING:
     from django import forms
@@ -116,21 +117,30 @@ class Export:
     refused_at: str = ""  # anchor a refused POST goes back to ("" = no anchor)
 
 
+def _published(version: Any) -> str:
+    return gettext("Published %(n)d items as %(version)s.") % {
+        "n": version.item_count,
+        "version": version,
+    }
+
+
 @dataclass(frozen=True)
 class Publish:
-    """Publishing the object as a version of an evaluation benchmark of ``family``."""
+    """Publishing the object as a version of an evaluation benchmark of ``family``, the one way
+    every recipe publishes (``publish.publish_object``): the items — ``items(obj)``, the family's
+    ItemRows (raise Invalid when there is nothing to publish), or those a stage passes — frozen
+    as a published version of the object's benchmark (``obj.benchmark``, else ``name(obj, **form
+    extras)`` in its project, got or made), ``obj.benchmark`` pointed at it (when the model has
+    that field), then ``published(obj, version, items)``, all in one transaction. With
+    ``url_name`` the detail page has a "publish a version" form; without, a stage publishes
+    (NaturalBench's export)."""
 
     family: str  # evaluation registry key ("vhexpansion")
-    done: Callable[[Any], str]  # version -> success message
-    # (obj, *, label, created_by, [benchmark], **form extras) -> BenchmarkVersion; with ``name``
-    # the framework passes ``benchmark`` (obj.benchmark, else made as family / name(obj))
-    publish: Callable[..., Any] | None = None
-    # Or, with ``name``, the framework makes the published version of the benchmark itself from
-    # ``items(obj)`` (its ItemRows; raise Invalid when there is nothing to publish) and
-    # ``source(obj)`` (the version's source line).
-    items: Callable[[Any], list] | None = None
-    source: Callable[[Any], str] = _no_label
-    name: Callable[[Any], str] | None = None  # obj -> the benchmark's name on first publish
+    name: Callable[..., str]  # (obj, **form extras) -> the benchmark's name on first publish
+    items: Callable[[Any], list] | None = None  # obj -> ItemRows (None: a stage passes them)
+    source: Callable[[Any], str] = _no_label  # obj -> the version's source line
+    published: Callable[[Any, Any, list], None] | None = None  # (obj, version, items), after
+    done: Callable[[Any], str] = _published  # version -> the form's success message
     versions: Callable[[Any], Any] | None = None  # obj -> its versions (None: obj.benchmark's)
     form: type[forms.Form] | None = None  # None: publish.PublishForm (the label)
     initial: Callable[[Any], dict] | None = None  # extra initial form values

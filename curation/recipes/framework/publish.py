@@ -58,16 +58,6 @@ def object_benchmark(obj: Any, *, family: str, name: str, created_by=None) -> An
     )
 
 
-def rows_publish(obj: Any, *, family: str, name: str, created_by=None, **version: Any) -> Any:
-    """A published version (``version``: version_create's ``label``, ``rows`` and ``source``) of
-    ``obj``'s benchmark (``object_benchmark``), and ``obj.benchmark`` pointed at it; call it in a
-    transaction."""
-    benchmark = object_benchmark(obj, family=family, name=name, created_by=created_by)
-    made = version_create(benchmark=benchmark, publish=True, created_by=created_by, **version)
-    _benchmark_set(obj, made)
-    return made
-
-
 def _benchmark_set(obj: Any, version: Any) -> None:
     """Point ``obj.benchmark`` at ``version``'s benchmark (when the model has that field)."""
     has_benchmark = any(f.name == "benchmark" for f in type(obj)._meta.concrete_fields)
@@ -76,30 +66,39 @@ def _benchmark_set(obj: Any, version: Any) -> None:
         obj.benchmark_id = version.benchmark_id
 
 
-def publish_object(recipe: Recipe, obj: Any, **data: Any) -> Any:
-    """Run the recipe's ``publish`` (given the object's benchmark when ``Publish.name`` is
-    declared), or make the published version of its ``items``, and point the object's
-    ``benchmark`` at the version's benchmark (when the model has that field), in one
-    transaction."""
+def publish_object(
+    recipe: Recipe,
+    obj: Any,
+    *,
+    label: str,
+    created_by=None,
+    items: list | None = None,
+    source: str | None = None,
+    **extras: Any,
+) -> Any:
+    """The one way a recipe publishes (``declare.Publish``): ``items`` (else the declared
+    ``items(obj)``) frozen as a published version ``label`` of ``obj``'s benchmark (its own, else
+    the declared ``name(obj, **extras)`` in its project, got or made) with ``source`` (else the
+    declared ``source(obj)``), ``obj.benchmark`` pointed at the version's benchmark, then the
+    declared ``published(obj, version, items)``, in one transaction. ``extras``: the publish
+    form's other fields (VisIT's benchmark name)."""
     declared = recipe.publishes
-    created_by = data.get("created_by")
     with transaction.atomic():
-        if declared.items is not None:
-            return rows_publish(
-                obj,
-                family=declared.family,
-                name=declared.name(obj),
-                label=data["label"],
-                rows=declared.items(obj),
-                source=declared.source(obj),
-                created_by=created_by,
-            )
-        if declared.name is not None:
-            data["benchmark"] = object_benchmark(
-                obj, family=declared.family, name=declared.name(obj), created_by=created_by
-            )
-        version = declared.publish(obj, **data)
+        rows = declared.items(obj) if items is None else items
+        benchmark = object_benchmark(
+            obj, family=declared.family, name=declared.name(obj, **extras), created_by=created_by
+        )
+        version = version_create(
+            benchmark=benchmark,
+            label=label,
+            rows=rows,
+            source=declared.source(obj) if source is None else source,
+            publish=True,
+            created_by=created_by,
+        )
         _benchmark_set(obj, version)
+        if declared.published is not None:
+            declared.published(obj, version, rows)
     return version
 
 
@@ -115,16 +114,15 @@ def published_versions(recipe: Recipe, obj: Any):
 def publish_context(recipe: Recipe, obj: Any) -> dict:
     """The detail page's publish form (next label ``v<n + 1>``) and the newest versions."""
     declared = recipe.publishes
-    if declared is None:
+    if declared is None or not declared.url_name:
         return {}
     versions = published_versions(recipe, obj)
     initial = {"label": f"v{versions.count() + 1}"}
     if declared.initial is not None:
         initial.update(declared.initial(obj))
     form_class = declared.form or PublishForm
-    url = reverse(declared.url_name, args=[obj.pk]) if declared.url_name else ""
     return {
-        "publish_url": url,
+        "publish_url": reverse(declared.url_name, args=[obj.pk]),
         "publish_form": form_class(initial=initial),
         "versions": list(versions.select_related("benchmark")[:RECENT_VERSIONS]),
     }

@@ -14,9 +14,9 @@ One version = the pipeline's assembled samples at that moment, written once and 
   ``NaturalBench-Retrieval/images/``;
 - a Parquet file with the images embedded (Hugging Face ``Image`` features in the schema
   metadata), readable by ``datasets.load_dataset("parquet", data_files=...)``;
-- a published evaluation BenchmarkVersion (family naturalbench) made from the same JSONL through
-  the evaluation importer, so it is scoreable at once. (curation → evaluation here, like the
-  VHExpansion recipe's publish: the one place the dependency points that way, imported lazily.)
+- a published evaluation BenchmarkVersion (family naturalbench) of the items read back from the
+  same JSONL through the family's importer, so it is scoreable at once, published as every
+  recipe publishes (the framework's ``publish_object``, the recipe's ``Publish``).
 
 ``sha256`` is the hash of the JSONL bytes; images are named by their own SHA-256, so it covers
 them too. Zip members carry a fixed timestamp, so the same content gives the same archive bytes.
@@ -41,7 +41,8 @@ from annotator.platform.errors import Invalid, ServiceError
 from annotator.platform.jobs import job_progress
 from curation.recipes.framework import archive
 from curation.recipes.framework.archive import image_path, json_line
-from curation.recipes.framework.publish import rows_publish
+from curation.recipes.framework.publish import publish_object
+from curation.recipes.framework.registry import recipe_for
 from evaluation import importers
 from evaluation.families.naturalbench import layout as nb
 
@@ -49,6 +50,7 @@ from . import skills
 from .card import card_build
 from .models import ConfoundingPair, NaturalBenchPipeline, NaturalBenchSample, NaturalBenchVersion
 
+FAMILY = "naturalbench"  # the evaluation family every export publishes to
 JSONL_NAME = "naturalbench.jsonl"
 # NaturalBench-Retrieval's published folder (naturalbench_retrieval.py: <root>/<RETRIEVAL_DIR>/).
 RETRIEVAL_DIR = "NaturalBench-Retrieval/"
@@ -298,17 +300,21 @@ def version_export(
     return version
 
 
+def benchmark_name(pipeline: NaturalBenchPipeline) -> str:
+    """The benchmark a pipeline's first export publishes to: "<project slug> · <pipeline name>"."""
+    return f"{pipeline.project.slug} · {pipeline.name}"[:200]
+
+
 def _evaluation_version(pipeline, *, label: str, sha256: str, jsonl: str, created_by=None):
-    """A published BenchmarkVersion of the pipeline's benchmark (family naturalbench, made on the
-    first export as "<project slug> · <pipeline name>"), read through the importer."""
-    rows = importers.parse_items("naturalbench", jsonl, JSONL_NAME)
+    """A published BenchmarkVersion of the pipeline's benchmark (family naturalbench) holding the
+    items of the export's JSONL, read back through the family's importer."""
+    rows = importers.parse_items(FAMILY, jsonl, JSONL_NAME)
     try:
-        return rows_publish(
+        return publish_object(
+            recipe_for(pipeline),
             pipeline,
-            family="naturalbench",
-            name=f"{pipeline.project.slug} · {pipeline.name}"[:200],
             label=label,
-            rows=rows,
+            items=rows,
             source=f"Blindspot NaturalBench pipeline {pipeline.pk}, sha256 {sha256}",
             created_by=created_by,
         )

@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 from curation.recipes.framework.declare import (
     ItemList,
     Page,
+    Publish,
     Recipe,
     RecipeTemplates,
     RecipeUrlNames,
@@ -150,6 +151,9 @@ RECIPE = register(
             questions.ANSWER_HANDLER: questions.answer_record,
             tags.TAG_HANDLER: tags.skill_tags_record,
         },
+        # Every export is also a published version of the pipeline's benchmark: the export stage
+        # passes the items it read back from the JSONL it wrote (no publish form of its own).
+        publishes=Publish(family=export.FAMILY, name=export.benchmark_name),
         funnel=selectors.funnel,
         bar=lambda f: f["corpus"]["samples"],
         select_related=("project", "corpus", "provider", "created_by"),

@@ -21,6 +21,8 @@ from annotator.platform.files import media_url
 from annotator.platform.models import Project
 from curation.gateway import provider_offline
 from curation.recipes.framework.demo import demo_annotators, demo_once, demo_work
+from curation.recipes.framework.publish import publish_object
+from curation.recipes.framework.registry import recipe_for
 from evaluation import importers
 from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
@@ -28,7 +30,6 @@ from evaluation.families.visit import sampling
 
 from . import categories, dataset, pipelines, prompts, ratings, references, submissions
 from .models import VisitPipeline, VisitReference
-from .publish import version_publish
 
 NAME = "VisIT-Bench demo (offline drafter and judge)"
 RATERS = ("visit-demo-rater-1", "visit-demo-rater-2", "visit-demo-rater-3")
@@ -124,8 +125,9 @@ def _references_reviewed(pipeline: VisitPipeline, curator, reviewer) -> None:
 
 def _published_with_models(pipeline: VisitPipeline, project: Project, curator) -> set[str]:
     """Publish, then import the two models' real responses; the kept item ids."""
-    version = version_publish(
-        pipeline=pipeline,
+    version = publish_object(
+        recipe_for(pipeline),
+        pipeline,
         label="demo-v1",
         benchmark=f"VisIT-Bench demo ({project.slug})",
         created_by=curator,

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import json
 
-from django.db import transaction
-
 from annotator.platform.errors import Invalid
-from curation.recipes.framework.publish import rows_publish
 from evaluation import importers
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import BenchmarkVersion
@@ -17,13 +14,14 @@ from .models import VisitInstance, VisitPipeline, VisitReference
 from .pipelines import clean_line, image_url
 
 
-def _source(pipeline: VisitPipeline) -> str:
+def version_source(pipeline: VisitPipeline) -> str:
+    """The source line of every version the pipeline publishes (how its versions are found)."""
     return f"Blindspot VisIT-Bench pipeline #{pipeline.pk}"
 
 
 def published_versions(pipeline: VisitPipeline):
     """Every version this pipeline published, newest first."""
-    versions = BenchmarkVersion.objects.filter(source=_source(pipeline))
+    versions = BenchmarkVersion.objects.filter(source=version_source(pipeline))
     return versions.select_related("benchmark").order_by("-created_at", "-id")
 
 
@@ -44,9 +42,10 @@ def version_of(pipeline: VisitPipeline):
     return version
 
 
-def version_rows(pipeline: VisitPipeline) -> list:
+def version_items(pipeline: VisitPipeline) -> list:
     """Item rows of every instance with a final verdict, in the published layout (the evaluation
-    app's VisIT-Bench item data) and in pipeline order. Kept for leaderboards: correct only."""
+    app's VisIT-Bench item data) and in pipeline order; kept for leaderboards: correct only.
+    Invalid when there is none (nothing to publish)."""
 
     instances = (
         pipeline.instances.exclude(origin=VisitInstance.Origin.SEED)
@@ -91,36 +90,27 @@ def version_rows(pipeline: VisitPipeline) -> list:
             "reference_source": "offline drafter" if reference.offline else reference.source,
         }
         kept = verdict == VisitReference.Verdict.CORRECT
-        rows.append((instance, importers.ItemRow(item_id=item_id, data=data, line=line, kept=kept)))
+        rows.append(importers.ItemRow(item_id=item_id, data=data, line=line, kept=kept))
+    if not rows:
+        raise Invalid("No instance has a verified (or rejected) reference yet: nothing to publish.")
     return rows
 
 
-def version_publish(pipeline: VisitPipeline, *, label: str, benchmark: str = "", created_by=None):
-    """Freeze the instances with a final verdict as a VisIT-Bench version of the evaluation app
-    (items in the published layout; only verified ones count on leaderboards). New instances
-    later go into a new version."""
+def benchmark_name(pipeline: VisitPipeline, *, benchmark: str = "") -> str:
+    """The benchmark a version goes to: the publish form's name, else the pipeline's. Benchmark
+    names are unique per project: the pipeline's project's benchmark of this name gets the
+    version, whatever other projects call theirs."""
+    return clean_line(benchmark or pipeline.name, "benchmark name", 200)
 
-    rows = version_rows(pipeline)
-    if not rows:
-        raise Invalid("No instance has a verified (or rejected) reference yet: nothing to publish.")
-    # Benchmark names are unique per project: the pipeline's project's benchmark of this name
-    # gets the version, whatever other projects call theirs.
-    name = clean_line(benchmark or pipeline.name, "benchmark name", 200)
-    with transaction.atomic():
-        version = rows_publish(
-            pipeline,
-            family="visit",
-            name=name,
-            label=label,
-            rows=[row for _inst, row in rows],
-            source=_source(pipeline),
-            created_by=created_by,
-        )
-        for instance, row in rows:
-            if not instance.external_id:
-                VisitInstance.objects.filter(pk=instance.pk).update(external_id=row.item_id)
-        VisitPipeline.objects.filter(pk=pipeline.pk).update(
-            version_id=version.pk, human_set_id=None
-        )
+
+def version_published(pipeline: VisitPipeline, version, items: list) -> None:
+    """After a publish: each instance published without an item id keeps the one it was given,
+    and the pipeline's current version is the new one (no crowd-vote set yet). New instances
+    later go into a new version."""
+    given = {row.data["instance"]: row.item_id for row in items}
+    for instance_id in pipeline.instances.filter(pk__in=given, external_id="").values_list(
+        "pk", flat=True
+    ):
+        VisitInstance.objects.filter(pk=instance_id).update(external_id=given[instance_id])
+    VisitPipeline.objects.filter(pk=pipeline.pk).update(version_id=version.pk, human_set_id=None)
     pipeline.version_id, pipeline.human_set_id = version.pk, None
-    return version

@@ -133,7 +133,10 @@ RECIPE = register(
         ),
         publishes=Publish(
             family="visit",
-            publish=publish.version_publish,
+            items=publish.version_items,
+            name=publish.benchmark_name,
+            source=publish.version_source,
+            published=publish.version_published,
             done=_published,
             versions=publish.published_versions,
             form=forms.PublishForm,

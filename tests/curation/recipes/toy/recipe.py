@@ -31,7 +31,6 @@ from curation.recipes.framework.declare import (
 from curation.recipes.framework.forms import RecipeForm
 from curation.recipes.framework.queues import queue_ensure
 from curation.recipes.framework.registry import register
-from evaluation import services as evaluation_services
 
 from .family import parse_items
 from .models import ToyRun
@@ -129,19 +128,13 @@ def export_check(run: ToyRun, params: dict) -> int:
     return 0
 
 
-def publish(run: ToyRun, *, benchmark, label: str, created_by=None):
-    """A version of ``benchmark`` (the framework makes it on the first publish, then keeps
-    it in ``run.benchmark``) holding the frozen labels as items."""
+def published_items(run: ToyRun) -> list:
+    """The frozen labels as the toy family's items (the framework publishes them as a version
+    of the run's benchmark, made on the first publish, then kept in ``run.benchmark``)."""
     if not run.frozen:
         raise Invalid("Freeze the run first.")
     content = "\n".join(json.dumps(item) for item in items(run))
-    return evaluation_services.version_create(
-        benchmark=benchmark,
-        label=label,
-        rows=parse_items(content, "toy.jsonl"),
-        source=f"toy run {run.pk}",
-        created_by=created_by,
-    )
+    return parse_items(content, "toy.jsonl")
 
 
 class ToyForm(RecipeForm):
@@ -194,7 +187,8 @@ RECIPE = register(
         ),
         publishes=Publish(
             family="toy",
-            publish=publish,
+            items=published_items,
+            source=lambda run: f"toy run {run.pk}",
             name=lambda run: f"{run.name} · {run.project.slug}",
             done=lambda version: f"Published {version.item_count} items as {version.label}.",
             url_name="toy-publish",

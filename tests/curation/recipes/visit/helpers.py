@@ -12,6 +12,8 @@ from django.core.files.storage import default_storage
 from annotator import services as annotator_services
 from annotator.platform import roles
 from curation.recipes.framework.exports import records_write
+from curation.recipes.framework.publish import publish_object
+from curation.recipes.framework.registry import recipe_for
 from curation.recipes.visit import categories, export, publish
 from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
@@ -106,3 +108,8 @@ def import_model(version, name: str) -> None:
             "compute": False,
         }
     )
+
+
+def publish_version(pipeline, label: str = "v1", created_by=None):
+    """Publish the instances with a final verdict as the publish form does (the framework)."""
+    return publish_object(recipe_for(pipeline), pipeline, label=label, created_by=created_by)

@@ -16,7 +16,6 @@ from curation.recipes.visit import (
     categories,
     pipelines,
     prompts,
-    publish,
     ratings,
     references,
 )
@@ -31,6 +30,7 @@ from tests.curation.recipes.visit.helpers import (
     CAPTION_TEXT,
     INSTRUCTION_TEXT,
     answer_all,
+    publish_version,
     seed_category,
     uploaded,
     workers,
@@ -167,7 +167,7 @@ def test_full_flow_to_crowd_elo_with_the_fake_llm(
     assert _review(pipeline, reviewer) == 1
     instance.refresh_from_db()
     assert instance.state == VisitInstance.State.VERIFIED
-    version = publish.version_publish(pipeline=pipeline, label="v1", created_by=curator)
+    version = publish_version(pipeline, created_by=curator)
     assert (version.item_count, version.kept_count) == (1, 1)
     item = version.items.get()
     assert item.data["reference"] == REFERENCE_TEXT

@@ -13,7 +13,7 @@ import pytest
 from django.db.models import Count
 
 from annotator.platform.errors import Invalid
-from curation.recipes.visit import dataset, publish, selectors
+from curation.recipes.visit import dataset, selectors
 from curation.recipes.visit.models import VisitCategory, VisitImage, VisitInstance, VisitReference
 from evaluation.families.visit import living
 from evaluation.families.visit import parse as visit_parse
@@ -23,6 +23,7 @@ from tests.curation.recipes.visit.helpers import (
     MODEL_FILES,
     dataset_export,
     import_model,
+    publish_version,
     read,
 )
 from tests.paths import VISIT_BENCH, needs
@@ -67,7 +68,7 @@ def test_real_csv_becomes_families_and_instances_with_table_2(imported):
 def test_published_version_keeps_529_of_578_and_matches_the_model_files(imported, curator):
     pipeline, _ = imported
     # when the pipeline is published
-    version = publish.version_publish(pipeline=pipeline, label="v1", created_by=curator)
+    version = publish_version(pipeline, created_by=curator)
     # then the evaluation app holds 578 items, 529 counting on leaderboards, with the ids its
     # own parser gives the published file
     assert (version.item_count, version.kept_count) == (578, 529)
@@ -88,7 +89,7 @@ def test_published_version_keeps_529_of_578_and_matches_the_model_files(imported
 
 def test_dataset_export_reads_back_through_the_evaluation_parser(imported, curator):
     pipeline, _ = imported
-    publish.version_publish(pipeline=pipeline, label="v1", created_by=curator)
+    publish_version(pipeline, created_by=curator)
     # when the version is exported as CSV and JSONL
     text = dataset_export(pipeline, fmt="csv")
     lines = dataset_export(pipeline, fmt="jsonl").splitlines()

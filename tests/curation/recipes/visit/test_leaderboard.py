@@ -17,12 +17,18 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotator.platform import roles
-from curation.recipes.visit import dataset, publish, ratings, submissions
+from curation.recipes.visit import dataset, ratings, submissions
 from curation.recipes.visit.models import VisitSubmission
 from evaluation.families.visit import judge, living, sampling
 from evaluation.importers import pair_key
 from evaluation.models import JudgmentSet, ModelRun
-from tests.curation.recipes.visit.helpers import DATASET, MODEL_FILES, import_model, read
+from tests.curation.recipes.visit.helpers import (
+    DATASET,
+    MODEL_FILES,
+    import_model,
+    publish_version,
+    read,
+)
 from tests.factories import UserFactory
 from tests.paths import VISIT_BENCH, needs
 
@@ -37,7 +43,7 @@ PANDA = "PandaGPT (13B)"
 def board(pipeline, curator):
     """The published dataset with LLaVA and InstructBLIP imported on its version."""
     dataset.dataset_import(pipeline=pipeline, content=read(DATASET), filename=DATASET.name)
-    version = publish.version_publish(pipeline=pipeline, label="v1", created_by=curator)
+    version = publish_version(pipeline, created_by=curator)
     for name in ("LLaVA (13B)", "InstructBLIP (13B)"):
         import_model(version, name)
     pipeline.refresh_from_db()

@@ -16,10 +16,16 @@ from django.urls import reverse
 from annotator.models import Task
 from annotator.platform import roles
 from annotator.platform.models import Job
-from curation.recipes.visit import categories, dataset, fetch, pipelines, publish
+from curation.recipes.visit import categories, dataset, fetch, pipelines
 from curation.recipes.visit.models import VisitCategory, VisitImage, VisitInstance, VisitPipeline
 from tests.curation.recipes.common import assert_out_of_reach, login_out_of_reach, png_bytes
-from tests.curation.recipes.visit.helpers import DATASET, dataset_export, read, seed_category
+from tests.curation.recipes.visit.helpers import (
+    DATASET,
+    dataset_export,
+    publish_version,
+    read,
+    seed_category,
+)
 from tests.factories import UserFactory
 from tests.paths import VISIT_BENCH, needs
 
@@ -176,7 +182,7 @@ def test_export_jobs_write_the_published_layout(
     curator_client, small, curator, eager, django_capture_on_commit_callbacks
 ):
     # given a published version and no export yet
-    publish.version_publish(pipeline=small, label="v1", created_by=curator)
+    publish_version(small, created_by=curator)
     url = reverse("curator-visit-export", args=[small.pk, "dataset", "csv"])
     response = curator_client.get(url, follow=True)
     assert "No finished Dataset (CSV) export yet: start an export" in response.content.decode()
