@@ -12,31 +12,14 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from annotator.platform import edge, structured
 from annotator.platform.errors import Invalid, LineErrors
+from evaluation.parsed import ItemRow, JudgmentFile, JudgmentRow, PredictionRow
 from evaluation.registry import family_of, pairwise_of
 
 csv.field_size_limit(50 * 1024 * 1024)
-
-
-@dataclass
-class ItemRow:
-    item_id: str
-    data: dict
-    line: int
-    kept: bool = True
-
-
-@dataclass
-class PredictionRow:
-    item_id: str
-    raw_output: Any
-    line: int
-    parsed_answer: Any = None
-    scores: Any = None
 
 
 # --- Readers with line numbers ------------------------------------------------------------------
@@ -224,43 +207,6 @@ def float_list(value: Any, width: int) -> list[float] | None:
 # --- Pairwise judgments: the pieces every judgment file shares ----------------------------------
 
 MAX_PLAYER_NAME = 200
-
-
-@dataclass
-class JudgmentRow:
-    """One judged pair, before it is matched to an item: the winner of each order for an LLM
-    judge (model name or "tie"), the vote counts for crowd judgments."""
-
-    line: int
-    image: str
-    instruction: str
-    model_a: str
-    model_b: str
-    response_a: str = ""
-    response_b: str = ""
-    order_winners: list[str] = field(default_factory=list)
-    outputs: list[dict] = field(default_factory=list)
-    votes_a: int = 0
-    votes_b: int = 0
-    winner: str = "tie"
-
-    @property
-    def pair_key(self) -> str:
-        return pair_key(self.model_a, self.model_b)
-
-
-def pair_key(model_a: str, model_b: str) -> str:
-    """The unordered pair as one string (the official de-duplication key, App. E)."""
-    return "\x1f".join(sorted((model_a, model_b)))
-
-
-@dataclass
-class JudgmentFile:
-    rows: list[JudgmentRow]
-    duplicates: int = 0  # repeated (pair, instance): the first is kept, as elo_analysis.py does
-    engines: list[str] = field(default_factory=list)
-    with_reference: bool | None = None
-    votes: int = 0
 
 
 def parse_aliases(text: str) -> dict[str, str]:

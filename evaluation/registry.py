@@ -18,7 +18,7 @@ from annotator.platform.errors import Invalid
 
 if TYPE_CHECKING:
     from evaluation.compute import ItemData, Items, MetricRow, MetricSpec, Predictions, ReferenceRow
-    from evaluation.importers import ItemRow, JudgmentFile, JudgmentRow, PredictionRow
+    from evaluation.parsed import ItemRow, JudgmentFile, JudgmentRow, PredictionRow
 
 
 # --- The data side: parsing, metrics, demo ------------------------------------------------------

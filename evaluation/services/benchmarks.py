@@ -11,8 +11,8 @@ from django.utils import timezone
 from annotator.platform.errors import Conflict, Invalid
 from annotator.platform.models import Project
 from annotator.platform.webhooks import webhook_emit
-from evaluation.importers import ItemRow
 from evaluation.models import Benchmark, BenchmarkItem, BenchmarkVersion
+from evaluation.parsed import ItemRow
 from evaluation.registry import family_of
 
 

@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from annotator.platform.errors import Conflict, Invalid
 from annotator.platform.jobs import job_enqueue
-from evaluation.importers import JudgmentFile, JudgmentRow, pair_key
 from evaluation.models import BenchmarkItem, BenchmarkVersion, JudgmentSet, ModelRun, PairJudgment
+from evaluation.parsed import JudgmentFile, JudgmentRow, pair_key
 from evaluation.registry import PairJudge, Pairwise, pairwise_of
 
 from .benchmarks import clean_name, leaderboard_changed

@@ -11,7 +11,6 @@ from django.utils import timezone
 from annotator.platform.errors import Conflict, Invalid
 from annotator.platform.jobs import job_enqueue
 from evaluation import compute
-from evaluation.importers import PredictionRow
 from evaluation.models import (
     BenchmarkItem,
     BenchmarkVersion,
@@ -20,6 +19,7 @@ from evaluation.models import (
     ModelRun,
     Prediction,
 )
+from evaluation.parsed import PredictionRow
 from evaluation.registry import Family, family_of
 
 from .benchmarks import clean_name, leaderboard_changed

@@ -13,8 +13,8 @@ from evaluation.families.naturalbench import parse as nb_parse
 from evaluation.families.retrieval import demo as retrieval_demo
 from evaluation.families.vhexpansion import demo as vh_demo
 from evaluation.families.vlind import demo as vlind_demo
-from evaluation.importers import ItemRow
 from evaluation.models import BenchmarkItem, BenchmarkVersion, MetricResult, ModelRun, Prediction
+from evaluation.parsed import ItemRow
 from tests.evaluation.helpers import eval_version
 
 

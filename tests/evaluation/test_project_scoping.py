@@ -27,7 +27,6 @@ from curation.models import LLMProvider
 from evaluation import importers, services
 from evaluation.families.naturalbench import demo as nb_demo
 from evaluation.families.visit import parse as visit_parse
-from evaluation.importers import PredictionRow
 from evaluation.models import (
     Benchmark,
     BenchmarkVersion,
@@ -37,6 +36,7 @@ from evaluation.models import (
     PairJudgment,
     Prediction,
 )
+from evaluation.parsed import PredictionRow
 from tests.evaluation.helpers import member, version_import_data
 from tests.evaluation.test_runners_judge import visit_csv
 from tests.factories import ProjectFactory, UserFactory

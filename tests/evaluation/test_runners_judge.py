@@ -17,8 +17,8 @@ from evaluation import jobs, prompts, runners, services
 from evaluation.families.visit import judge
 from evaluation.families.visit import parse as visit_parse
 from evaluation.families.visit import prompts as visit_prompts
-from evaluation.importers import PredictionRow
 from evaluation.models import JudgmentSet, PairJudgment
+from evaluation.parsed import PredictionRow
 from tests.evaluation.helpers import eval_version, fake_provider
 from tests.fake_openai import reply, status
 

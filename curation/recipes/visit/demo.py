@@ -23,7 +23,7 @@ from curation.gateway import provider_offline
 from curation.recipes.framework.demo import demo_annotators, demo_once, demo_work
 from curation.recipes.framework.publish import publish_object
 from curation.recipes.framework.registry import recipe_for
-from evaluation import importers
+from evaluation import parsed
 from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
 from evaluation.families.visit import sampling
@@ -138,7 +138,7 @@ def _published_with_models(pipeline: VisitPipeline, project: Project, curator) -
             version=version,
             model_name=model,
             rows=[
-                importers.PredictionRow(item_id=_key(row), raw_output=row[column], line=k)
+                parsed.PredictionRow(item_id=_key(row), raw_output=row[column], line=k)
                 for k, row in enumerate(ROWS, start=1)
                 if _key(row) in kept
             ],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from annotator.platform.errors import Invalid
-from evaluation import importers
+from evaluation import parsed
 from evaluation.families.visit import parse as visit_parse
 from evaluation.models import BenchmarkVersion
 
@@ -90,7 +90,7 @@ def version_items(pipeline: VisitPipeline) -> list:
             "reference_source": "offline drafter" if reference.offline else reference.source,
         }
         kept = verdict == VisitReference.Verdict.CORRECT
-        rows.append(importers.ItemRow(item_id=item_id, data=data, line=line, kept=kept))
+        rows.append(parsed.ItemRow(item_id=item_id, data=data, line=line, kept=kept))
     if not rows:
         raise Invalid("No instance has a verified (or rejected) reference yet: nothing to publish.")
     return rows

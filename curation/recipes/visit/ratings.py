@@ -15,8 +15,8 @@ from annotator.platform.jobs import job_progress
 from curation.recipes.framework.queues import queue_ensure, task_row, tasks_link
 from curation.recipes.framework.stages import stage_once
 from evaluation.families.visit import living, sampling
-from evaluation.importers import pair_key
 from evaluation.models import JudgmentSet
+from evaluation.parsed import pair_key
 
 from .models import VisitInstance, VisitPair, VisitPipeline
 from .pipelines import (

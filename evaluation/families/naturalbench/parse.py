@@ -8,8 +8,9 @@ from typing import Any
 from annotator.platform.errors import LineErrors
 from evaluation import importers
 from evaluation.compute import ItemData
-from evaluation.importers import ItemRow, PredictionRow, float_list, parse_indexed, text_field
+from evaluation.importers import float_list, parse_indexed, text_field
 from evaluation.metrics import naturalbench as nb
+from evaluation.parsed import ItemRow, PredictionRow
 
 from . import layout
 

@@ -20,7 +20,8 @@ from annotator.platform import structured
 from annotator.platform.errors import Invalid, LineErrors
 from evaluation import importers
 from evaluation.compute import Items, Predictions
-from evaluation.importers import ItemRow, PredictionRow, float_list, parse_indexed, text_field
+from evaluation.importers import float_list, parse_indexed, text_field
+from evaluation.parsed import ItemRow, PredictionRow
 
 IMAGE_CAPTION = "image-caption"  # official: scores[i][image][caption]
 CAPTION_IMAGE = "caption-image"  # the other orientation: scores[i][caption][image]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from annotator.platform.errors import LineErrors
 from evaluation import importers
-from evaluation.importers import ItemRow, PredictionRow, parse_indexed, text_field, truthy
+from evaluation.importers import parse_indexed, text_field, truthy
 from evaluation.metrics import naturalbench as nb
+from evaluation.parsed import ItemRow, PredictionRow
 
 # What the import page shows as an example of each file.
 FORMATS = {

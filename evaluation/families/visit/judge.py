@@ -14,9 +14,9 @@ from annotator.platform.errors import Conflict, Invalid
 from annotator.platform.models import Job
 from curation.models import Generation, LLMProvider
 from evaluation import prompts, services
-from evaluation.importers import pair_key
 from evaluation.metrics import visit
 from evaluation.models import BenchmarkItem, BenchmarkVersion, JudgmentSet, PairJudgment
+from evaluation.parsed import pair_key
 from evaluation.registry import PairJudge
 from evaluation.runners import EXTRACTION_PURPOSE, JUDGE_JOB, JUDGE_PURPOSE, provider_is_blind
 from evaluation.runners.common import (

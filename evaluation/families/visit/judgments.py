@@ -7,18 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotator.platform.errors import Invalid, LineErrors
-from evaluation.importers import (
-    JudgmentFile,
-    JudgmentRow,
-    keep_first,
-    pair_key,
-    player,
-    read_csv,
-    read_jsonl,
-    text_field,
-    truthy,
-)
+from evaluation.importers import keep_first, player, read_csv, read_jsonl, text_field, truthy
 from evaluation.metrics import visit
+from evaluation.parsed import JudgmentFile, JudgmentRow, pair_key
 
 from .parse import images_cell, json_strings, visit_key
 

@@ -14,7 +14,7 @@ from django.conf import settings
 
 from annotator.platform.errors import Conflict, Invalid
 from annotator.platform.models import Job
-from evaluation import importers
+from evaluation import parsed
 from evaluation import services as eval_services
 from evaluation.models import JudgmentSet, ModelRun
 
@@ -97,7 +97,7 @@ def submission_judge(
         version=version,
         model_name=model_name,
         rows=[
-            importers.PredictionRow(item_id=item_id, raw_output=row.response, line=row.line)
+            parsed.PredictionRow(item_id=item_id, raw_output=row.response, line=row.line)
             for row, item_id in matched
         ],
         prompt_settings={"source_file": filename, "submitted_to": "living leaderboard"},
@@ -134,7 +134,7 @@ def models_judge(
         for pair in judge_pairs_sample(
             version=version, model=model, n=n, seed=seed + k, players=players
         ):
-            key = (pair["instance_id"], importers.pair_key(pair["a_model"], pair["b_model"]))
+            key = (pair["instance_id"], parsed.pair_key(pair["a_model"], pair["b_model"]))
             if key not in seen:
                 seen.add(key)
                 pairs.append(pair)
@@ -157,7 +157,7 @@ def responses_of(version) -> dict[str, dict[str, str]]:
     return responses
 
 
-def crowd_rows(version, pairs: Iterable[Any]) -> list[importers.JudgmentRow]:
+def crowd_rows(version, pairs: Iterable[Any]) -> list[parsed.JudgmentRow]:
     """Rated tuples (``item_id``, ``model_a`` / ``model_b``, their responses, ``votes_a`` /
     ``votes_b``, ``winner``), in order, as the evaluation app's judgment rows."""
     pairs = list(pairs)
@@ -165,7 +165,7 @@ def crowd_rows(version, pairs: Iterable[Any]) -> list[importers.JudgmentRow]:
         version.items.filter(item_id__in={p.item_id for p in pairs}).values_list("item_id", "data")
     )
     return [
-        importers.JudgmentRow(
+        parsed.JudgmentRow(
             line=k,
             image=items[p.item_id].get("image", ""),
             instruction=items[p.item_id].get("instruction", ""),
@@ -208,7 +208,7 @@ def crowd_set_replace(
         version=version,
         kind=JudgmentSet.Kind.HUMAN,
         label=label,
-        parsed=importers.JudgmentFile(rows=rows, votes=sum(r.votes_a + r.votes_b for r in rows)),
+        parsed=parsed.JudgmentFile(rows=rows, votes=sum(r.votes_a + r.votes_b for r in rows)),
         judge="crowd (Blindspot forced choice)",
         provenance=provenance,
         job=Job.objects.filter(pk=job_id).first() if job_id else None,

@@ -13,7 +13,8 @@ from typing import Any
 
 from annotator.platform import structured
 from annotator.platform.errors import LineErrors
-from evaluation.importers import ItemRow, PredictionRow, read_csv, read_jsonl, truthy
+from evaluation.importers import read_csv, read_jsonl, truthy
+from evaluation.parsed import ItemRow, PredictionRow
 
 # What the import page shows as an example of each file.
 FORMATS = {

@@ -9,8 +9,8 @@ from typing import Any
 
 from annotator.platform.errors import Invalid
 from evaluation import services
-from evaluation.importers import pair_key
 from evaluation.models import BenchmarkItem, BenchmarkVersion, Prediction
+from evaluation.parsed import pair_key
 from evaluation.runners.common import failed_keys
 
 from .judgments import OFFICIAL_REFERENCE_PLAYER as REFERENCE_PLAYER

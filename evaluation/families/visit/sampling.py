@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from evaluation.importers import pair_key
+from evaluation.parsed import pair_key
 
 from .judgments import OFFICIAL_REFERENCE_PLAYER
 

@@ -6,14 +6,9 @@ from typing import Any
 
 from annotator.platform import structured
 from annotator.platform.errors import Invalid, LineErrors
-from evaluation.importers import (
-    ItemRow,
-    PredictionRow,
-    check_unique,
-    read_jsonl,
-    text_field,
-)
+from evaluation.importers import check_unique, read_jsonl, text_field
 from evaluation.metrics import vlind
+from evaluation.parsed import ItemRow, PredictionRow
 
 # What the import page shows as an example of each file.
 FORMATS = {

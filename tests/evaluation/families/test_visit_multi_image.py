@@ -18,8 +18,8 @@ from evaluation import services
 from evaluation.families.visit import board, exports, runner
 from evaluation.families.visit import parse as visit_parse
 from evaluation.families.visit import prompts as visit_prompts
-from evaluation.importers import PredictionRow
 from evaluation.models import JudgmentSet, PairJudgment
+from evaluation.parsed import PredictionRow
 from tests.evaluation.helpers import eval_version, fake_provider
 from tests.evaluation.test_runners_judge import execute, start
 from tests.fake_openai import reply

@@ -18,7 +18,7 @@ from annotator.platform.errors import Invalid
 from curation.models import PromptTemplate
 from curation.recipes.naturalbench import export
 from curation.recipes.naturalbench.models import NaturalBenchVersion
-from evaluation import importers
+from evaluation import parsed
 from evaluation import services as evaluation_services
 from evaluation.families.naturalbench import layout as nb
 from evaluation.families.naturalbench import parse as nb_parse
@@ -154,7 +154,7 @@ def test_the_evaluation_version_is_scoreable(project):
 
     def run(name, outputs):
         rows = [
-            importers.PredictionRow(
+            parsed.PredictionRow(
                 item_id=i.item_id,
                 raw_output=dict(zip(nb.SAMPLE_KEYS, outputs(i), strict=True)),
                 line=k,

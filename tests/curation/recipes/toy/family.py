@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from evaluation.compute import MetricRow, MetricSpec
-from evaluation.importers import ItemRow, PredictionRow
+from evaluation.parsed import ItemRow, PredictionRow
 from evaluation.registry import Family, FamilyTemplates
 
 ITEM_TEMPLATE = "toy/_item.html"  # this app's templates/

@@ -20,12 +20,12 @@ from curation.recipes.visit import (
     references,
 )
 from curation.recipes.visit.models import VisitImage, VisitInstance, VisitPair, VisitReference
-from evaluation import importers
+from evaluation import parsed
 from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
 from evaluation.families.visit import sampling
-from evaluation.importers import pair_key
 from evaluation.models import JudgmentSet, PairJudgment
+from evaluation.parsed import pair_key
 from tests.curation.recipes.visit.helpers import (
     CAPTION_TEXT,
     INSTRUCTION_TEXT,
@@ -179,7 +179,7 @@ def test_full_flow_to_crowd_elo_with_the_fake_llm(
         eval_services.run_import(
             version=version,
             model_name=name,
-            rows=[importers.PredictionRow(item_id=item.item_id, raw_output=text, line=1)],
+            rows=[parsed.PredictionRow(item_id=item.item_id, raw_output=text, line=1)],
         )
 
     # when every (instance, pair) tuple is sampled with 5 votes each and 5 people rate them:

@@ -20,8 +20,8 @@ from annotator.platform import roles
 from curation.recipes.visit import dataset, ratings, submissions
 from curation.recipes.visit.models import VisitSubmission
 from evaluation.families.visit import judge, living, sampling
-from evaluation.importers import pair_key
 from evaluation.models import JudgmentSet, ModelRun
+from evaluation.parsed import pair_key
 from tests.curation.recipes.visit.helpers import (
     DATASET,
     MODEL_FILES,
