@@ -6,6 +6,7 @@ platform's tasks."""
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 from celery import shared_task
 from django.contrib.auth import get_user_model
@@ -48,71 +49,62 @@ def import_tasks_work(job: Job) -> dict:
 
 @shared_task(name="annotator.import_tasks", rerun_safe=True, **JOB_OPTIONS)
 def import_tasks(self, job_id: int) -> None:
-    """Import a validated JSONL upload stored on the Job (all or nothing)."""
     run_job(self, job_id, import_tasks_work)
 
 
-@shared_task(name="annotator.settle_tasks", rerun_safe=True, **JOB_OPTIONS)
-def settle_tasks(self, job_id: int) -> None:
+def _settled(job_id: int, done: int, total: int) -> None:
+    """A settle job's progress, once bound to its job's id."""
+    job_progress(
+        job_id=job_id,
+        done=done,
+        total=total,
+        message=_("%(done)d of %(total)d tasks settled") % {"done": done, "total": total},
+    )
+
+
+def settle_tasks_work(job: Job) -> dict:
     """Decide the tasks a lowered redundancy left complete (``services.tasks_settle``).
 
     Enqueued by ``services.queue_update`` when there are many; batches commit one by one and
     each task is decided under its row lock, so a redelivered, retried or re-run job continues
     with the tasks still open.
     """
-
-    def work(job: Job) -> dict:
-        queue = TaskQueue.objects.filter(pk=job.params["queue_id"]).first()
-        if queue is None:  # deleted meanwhile: nothing left to decide
-            return {"queue_id": job.params["queue_id"], "decided": 0, "undecided": 0}
-
-        def report(done: int, total: int) -> None:
-            job_progress(
-                job_id=job.pk,
-                done=done,
-                total=total,
-                message=_("%(done)d of %(total)d tasks settled") % {"done": done, "total": total},
-            )
-
-        counts = services.tasks_settle(queue=queue, progress=report)
-        return {"queue_id": queue.pk, **counts}
-
-    run_job(self, job_id, work)
+    queue = TaskQueue.objects.filter(pk=job.params["queue_id"]).first()
+    if queue is None:  # deleted meanwhile: nothing left to decide
+        return {"queue_id": job.params["queue_id"], "decided": 0, "undecided": 0}
+    counts = services.tasks_settle(queue=queue, progress=partial(_settled, job.pk))
+    return {"queue_id": queue.pk, **counts}
 
 
-@shared_task(name="annotator.settle_selection", rerun_safe=True, **JOB_OPTIONS)
-def settle_selection(self, job_id: int) -> None:
+def settle_selection_work(job: Job) -> dict:
     """Settle the tasks a curator selected in the task browser (``services.
     tasks_curator_settle``). Batches commit one by one, each task under its row lock; a
     redelivered or re-run job passes over the tasks settled since the job was created, so no
     task is settled (and no outcome handler run) twice."""
+    queue = TaskQueue.objects.filter(pk=job.params["queue_id"]).first()
+    by = get_user_model().objects.filter(pk=job.params["by"]).first()
+    if queue is None or by is None:  # deleted meanwhile: nothing to settle
+        return {"queue_id": job.params["queue_id"], "settled": 0}
+    ids = Task.objects.filter(pk__in=job.params["task_ids"], queue=queue).exclude(
+        settled_at__gte=job.created_at
+    )
+    result = services.tasks_curator_settle(
+        queue=queue,
+        task_ids=list(ids.values_list("id", flat=True)),
+        by=by,
+        method=job.params["method"],
+        reason=job.params["reason"],
+        response=job.params["response"],
+        progress=partial(_settled, job.pk),
+    )
+    return {"queue_id": queue.pk, **dataclasses.asdict(result)}
 
-    def work(job: Job) -> dict:
-        queue = TaskQueue.objects.filter(pk=job.params["queue_id"]).first()
-        by = get_user_model().objects.filter(pk=job.params["by"]).first()
-        if queue is None or by is None:  # deleted meanwhile: nothing to settle
-            return {"queue_id": job.params["queue_id"], "settled": 0}
-        ids = Task.objects.filter(pk__in=job.params["task_ids"], queue=queue).exclude(
-            settled_at__gte=job.created_at
-        )
 
-        def report(done: int, total: int) -> None:
-            job_progress(
-                job_id=job.pk,
-                done=done,
-                total=total,
-                message=_("%(done)d of %(total)d tasks settled") % {"done": done, "total": total},
-            )
+@shared_task(name="annotator.settle_tasks", rerun_safe=True, **JOB_OPTIONS)
+def settle_tasks(self, job_id: int) -> None:
+    run_job(self, job_id, settle_tasks_work)
 
-        result = services.tasks_curator_settle(
-            queue=queue,
-            task_ids=list(ids.values_list("id", flat=True)),
-            by=by,
-            method=job.params["method"],
-            reason=job.params["reason"],
-            response=job.params["response"],
-            progress=report,
-        )
-        return {"queue_id": queue.pk, **dataclasses.asdict(result)}
 
-    run_job(self, job_id, work)
+@shared_task(name="annotator.settle_selection", rerun_safe=True, **JOB_OPTIONS)
+def settle_selection(self, job_id: int) -> None:
+    run_job(self, job_id, settle_selection_work)

@@ -1,6 +1,7 @@
 """Celery jobs of the curation app (autodiscovered as ``curation.jobs``): thin, id-taking,
-idempotent, each one ``run_job`` around one service — corpora, thumbnails, embeddings, LLM
-batches. (The recipes' jobs are the framework's one dispatcher, ``recipes/framework/jobs.py``.)"""
+idempotent, each ``run_job(self, job_id, <work>)`` around a module-level ``<work>(job) -> dict``
+that calls one service — corpora, thumbnails, embeddings, LLM batches — the style of every job
+(evaluation's, and the recipes' one dispatcher, ``recipes/framework/jobs.py``)."""
 
 from __future__ import annotations
 
@@ -18,39 +19,42 @@ from .mining_chunks import MINE_CHUNK_JOB, mine_chunk_run
 from .models import Corpus, Scorer
 
 
+def corpus_import_work(job: Job) -> dict:
+    """Import a stored archive (+ manifest) as a corpus, all or nothing."""
+    return corpora.corpus_import_run(params=job.params, created_by=job.created_by, job_id=job.pk)
+
+
+def thumbnails_work(job: Job) -> dict:
+    """256 px WEBP thumbnails for ``params["image_ids"]``; images that have one are skipped."""
+    return assets.thumbnails_make(image_ids=job.params.get("image_ids", []), job_id=job.pk)
+
+
+def embed_work(job: Job) -> dict:
+    """Embed a corpus's images and texts with a scorer, in chunk jobs that any worker takes; a
+    redelivery resumes from the cache."""
+    scorer = Scorer.objects.get(pk=job.params["scorer_id"])
+    corpus = Corpus.objects.get(pk=job.params["corpus_id"])
+    return embed_corpus_chunked(job=job, scorer=scorer, corpus=corpus)
+
+
+def batch_work(job: Job) -> dict:
+    """Run a batch of generations (``curation.gateway.batch``); items already done are skipped."""
+    return batch_run(job=job)
+
+
 @shared_task(name=corpora.IMPORT_JOB, **JOB_OPTIONS)
 def import_corpus(self, job_id: int) -> None:
-    """Import a stored archive (+ manifest) as a corpus, all or nothing."""
-
-    def work(job: Job) -> dict:
-        return corpora.corpus_import_run(
-            params=job.params, created_by=job.created_by, job_id=job.pk
-        )
-
-    run_job(self, job_id, work)
+    run_job(self, job_id, corpus_import_work)
 
 
 @shared_task(name=assets.THUMBNAIL_JOB, rerun_safe=True, **JOB_OPTIONS)
 def make_thumbnails(self, job_id: int) -> None:
-    """256 px WEBP thumbnails for ``params["image_ids"]``; images that have one are skipped."""
-
-    def work(job: Job) -> dict:
-        return assets.thumbnails_make(image_ids=job.params.get("image_ids", []), job_id=job.pk)
-
-    run_job(self, job_id, work)
+    run_job(self, job_id, thumbnails_work)
 
 
 @shared_task(name=EMBED_JOB, rerun_safe=True, **JOB_OPTIONS)
 def embed_corpus_job(self, job_id: int) -> None:
-    """Embed a corpus's images and texts with a scorer, in chunk jobs that any worker takes; a
-    redelivery resumes from the cache."""
-
-    def work(job: Job):
-        scorer = Scorer.objects.get(pk=job.params["scorer_id"])
-        corpus = Corpus.objects.get(pk=job.params["corpus_id"])
-        return embed_corpus_chunked(job=job, scorer=scorer, corpus=corpus)
-
-    run_job(self, job_id, work)
+    run_job(self, job_id, embed_work)
 
 
 @shared_task(name=EMBED_CHUNK_JOB, rerun_safe=True, **JOB_OPTIONS)
@@ -67,5 +71,4 @@ def mine_chunk(self, job_id: int) -> None:
 
 @shared_task(name=BATCH_JOB, rerun_safe=True, **JOB_OPTIONS)
 def generate_batch(self, job_id: int) -> None:
-    """Run a batch of generations (``curation.gateway.batch``); items already done are skipped."""
-    run_job(self, job_id, lambda job: batch_run(job=job))
+    run_job(self, job_id, batch_work)
