@@ -7,7 +7,7 @@ from django.urls import include, path
 from curation.recipes.framework.registry import recipes
 from curation.recipes.framework.urls import patterns_for, worker_patterns_for
 
-from .views import assets, llm_providers, llm_templates, scorers
+from .views import assets, llm_pins, llm_providers, llm_templates, scorers
 
 pages = [
     path("corpora/", assets.corpora, name="curator-corpora"),
@@ -37,6 +37,11 @@ pages = [
         "llm/templates/<slug:name>/restore/<int:version>/",
         llm_templates.template_restore,
         name="curator-llm-template-restore",
+    ),
+    path(
+        "llm/templates/<slug:name>/projects/<int:project_id>/",
+        llm_pins.template_pin,
+        name="curator-llm-template-pin",
     ),
     path("llm/providers/", llm_providers.providers, name="curator-llm-providers"),
     path("llm/providers/new/", llm_providers.provider_new, name="curator-llm-provider-new"),

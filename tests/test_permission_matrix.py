@@ -14,7 +14,8 @@ projects and evaluate (run models and judges, import runs and judgments, compute
 curators do everything in their projects. Scorers and prompt templates are shared by every
 project (no project of their own): any curator may use them, only admins (no visitor here)
 change them, so every curator, of project 1, of project 2 or removed, is refused; their pages
-must not show another project's data. The declaration table below says, per pattern and
+must not show another project's data. Which version of a template project 1 renders (its pin)
+is project 1's: only its curators move it. The declaration table below says, per pattern and
 method, which roles of project 1 may succeed; a pattern missing from it fails
 ``test_every_url_pattern_is_declared``, so a new URL cannot escape the matrix.
 
@@ -319,6 +320,10 @@ TABLE: dict[str, Row] = {
     ),
     "curator-llm-template-restore": row(
         post(ADMINS, scope=OWN), version=Id("template_version"), **template
+    ),
+    # the version of a shared template project 1 renders: its curators move it, nobody else
+    "curator-llm-template-pin": row(
+        get(C), post(C, {"version": Id("template_version")}), **template, **project
     ),
     "curator-llm-providers": row(get(C, scope=OWN)),
     "curator-llm-provider-new": row(

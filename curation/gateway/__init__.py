@@ -48,7 +48,11 @@ _EXPORTS: dict[str, str] = {
     "template_ensure": "templates",
     "template_restore": "templates",
     "template_update": "templates",
-    "templates_ensure": "templates",
+    "template_for": "pins",
+    "template_pin": "pins",
+    "template_record": "pins",
+    "templates_ensure": "pins",
+    "templates_for": "pins",
     "templates_used": "templates",
 }
 

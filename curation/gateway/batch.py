@@ -21,10 +21,10 @@ from annotator.platform.models import Job
 from ..models import Generation, Image, LLMProvider, PromptTemplate
 from . import calls
 from .call_types import CallRequest
+from .pins import template_for
 from .providers import provider_for
 from .rendering import TemplateError, template_fields
 from .service import Plan, generation_prepare, generation_record
-from .templates import template_current
 
 JOB_KIND = "curation.generate_batch"
 MAX_ITEMS = 10_000
@@ -35,15 +35,20 @@ def _item_key(item: dict, index: int) -> str:
     return str(item.get("key", index))
 
 
-def batch_validate(items: Any) -> list[dict]:
-    """Line-numbered problems (1-based item numbers), empty when the batch can run."""
+def batch_validate(items: Any, *, project=None) -> list[dict]:
+    """Line-numbered problems (1-based item numbers), empty when the batch can run; each item's
+    variables are checked against the version ``project`` renders."""
     if not isinstance(items, list) or not items:
         return [{"line": 0, "error": "items must be a non-empty list"}]
     if len(items) > MAX_ITEMS:
         return [{"line": 0, "error": f"at most {MAX_ITEMS} items per batch"}]
     errors: list[dict] = []
     names = {i.get("template") for i in items if isinstance(i, dict)}
-    current = {t.name: t for t in PromptTemplate.objects.filter(name__in=names, is_current=True)}
+    current = (
+        {t.name: t for t in PromptTemplate.objects.filter(name__in=names, is_current=True)}
+        if project is None
+        else {}
+    )
     seen: set[str] = set()
     for n, item in enumerate(items, start=1):
         if not isinstance(item, dict):
@@ -58,7 +63,7 @@ def batch_validate(items: Any) -> list[dict]:
         tpl = current.get(item.get("template"))
         if tpl is None:
             try:
-                tpl = template_current(str(item.get("template")))
+                tpl = template_for(str(item.get("template")), project=project, pin=False)
                 current[tpl.name] = tpl
             except TemplateError:
                 errors.append({"line": n, "error": f"unknown template {item.get('template')!r}"})
@@ -104,7 +109,7 @@ def generation_batch_enqueue(
     created_by=None,
 ) -> Job:
     """Check every item, then start the job; nothing is written when an item is wrong."""
-    errors = batch_validate(items)
+    errors = batch_validate(items, project=project)
     if errors:
         raise Invalid(
             f"{len(errors)} problem{'s' if len(errors) != 1 else ''} in the batch; nothing "

@@ -13,9 +13,9 @@ from ..assets import ImageRejected, image_ingest
 from ..models import Generation, Image, LLMProvider
 from . import calls
 from .call_types import CallResult
+from .pins import template_for
 from .rendering import render
 from .service import Plan, generation_record
-from .templates import template_current
 
 
 def image_call(*, endpoint, model: str, prompt: str, size: str) -> CallResult:
@@ -58,7 +58,7 @@ def image_generate(
     """Render ``template``, call ``endpoint`` (``provider``'s), store the picture and record
     the call; the stored Image, or None when the call or the picture failed (the reason is
     the Generation's ``error``), and the Generation."""
-    tpl = template_current(template)
+    tpl = template_for(template, project=project)
     prompt = render(tpl.text, variables, template=tpl.name)
     call = image_call(endpoint=endpoint, model=model, prompt=prompt, size=size)
     image, error = None, call.error

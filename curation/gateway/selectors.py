@@ -7,7 +7,7 @@ from django.db.models import Q, QuerySet
 from annotator.platform import roles
 from annotator.platform.scoping import projects_for
 
-from ..models import Generation, LLMProvider
+from ..models import Generation, LLMProvider, TemplatePin
 
 
 def generations_for(user) -> QuerySet[Generation]:
@@ -51,3 +51,13 @@ def provider_editable(user, provider: LLMProvider) -> bool:
     if provider.project_id is None or not roles.has_role(user, [roles.CURATOR]):
         return False
     return projects_for(user).filter(pk=provider.project_id).exists()
+
+
+def template_pins_for(user) -> QuerySet[TemplatePin]:
+    """The template versions the user's projects render (curators and researchers: their
+    projects'; admins: every project's), with the project and the pinned version loaded."""
+    if not roles.has_role(user, [roles.CURATOR, roles.RESEARCHER]):
+        return TemplatePin.objects.none()
+    return TemplatePin.objects.filter(project__in=projects_for(user)).select_related(
+        "project", "template", "pinned_by"
+    )

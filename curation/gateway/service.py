@@ -15,9 +15,9 @@ from ..models import Generation, LLMProvider, PromptTemplate
 from . import calls
 from .call_types import CallRequest, CallResult
 from .images import PreparedImage, prepare_image
+from .pins import template_for
 from .providers import backoff_from_settings, provider_endpoint, provider_for
 from .rendering import build_messages, elide_images, render
-from .templates import template_current
 
 
 @dataclass
@@ -75,8 +75,13 @@ def generation_prepare(
     item_key: str = "",
 ) -> Plan:
     """Everything a call needs, checked. Raises TemplateError (missing template or variables)
-    before anything is sent or written."""
-    tpl = template if isinstance(template, PromptTemplate) else template_current(template)
+    before anything is sent or written. A template given by name renders the version
+    ``project`` is pinned to (``pins.template_for``)."""
+    tpl = (
+        template
+        if isinstance(template, PromptTemplate)
+        else template_for(template, project=project)
+    )
     variables = dict(variables or {})
     system = render(tpl.system, variables, template=tpl.name) if tpl.system else ""
     user = render(tpl.text, variables, template=tpl.name)

@@ -136,12 +136,6 @@ def template_ensure(
     return template_current(name)
 
 
-def templates_ensure(specs: dict[str, dict]) -> dict[str, PromptTemplate]:
-    """``template_ensure`` for each of ``{name: its keywords}`` (a recipe's ``TEMPLATES``); the
-    current versions by name."""
-    return {name: template_ensure(name=name, **spec) for name, spec in specs.items()}
-
-
 def template_create(
     *,
     name: str,
@@ -279,4 +273,4 @@ def templates_used(generations) -> list[dict]:
 
 def ensure_default_templates() -> list[PromptTemplate]:
     """Seed (or move forward) the built-in templates (``DEFAULT_TEMPLATES``); idempotent."""
-    return list(templates_ensure(DEFAULT_TEMPLATES).values())
+    return [template_ensure(name=name, **spec) for name, spec in DEFAULT_TEMPLATES.items()]

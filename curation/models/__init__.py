@@ -5,7 +5,7 @@ One module per area so each stays small; everything is importable from ``curatio
 """
 
 from .assets import Caption, Corpus, Image, Sample
-from .llm import Generation, LLMProvider, PromptTemplate
+from .llm import Generation, LLMProvider, PromptTemplate, TemplatePin
 from .scorers import EmbeddingCache, Scorer
 
 __all__ = [
@@ -18,4 +18,5 @@ __all__ = [
     "PromptTemplate",
     "Sample",
     "Scorer",
+    "TemplatePin",
 ]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from annotator.platform.models import CreatedStamp, JobStamp, NewestFirst, optional_link
@@ -81,6 +83,31 @@ class PromptTemplate(CreatedStamp):
 
     def __str__(self) -> str:
         return f"{self.name} v{self.version}"
+
+
+class TemplatePin(models.Model):
+    """The version of a named prompt a project renders. Set to the then-current version at the
+    project's first use of the name and moved only by a curator of the project (who sees the
+    diff), so a new version of the shared template never changes what the project's pipelines
+    send without someone of the project choosing it. ``moves`` keeps each earlier pin."""
+
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="+")
+    name = models.SlugField(max_length=100)
+    template = models.ForeignKey(PromptTemplate, on_delete=models.PROTECT, related_name="pins")
+    # Empty: pinned automatically at the project's first use of the template.
+    pinned_by = optional_link(settings.AUTH_USER_MODEL)
+    pinned_at = models.DateTimeField(default=timezone.now)
+    # Earlier pins, oldest first: {"version", "pinned_by", "pinned_at"}.
+    moves = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["project", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="template_pin_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} pinned for project {self.project_id}"
 
 
 class Generation(JobStamp):

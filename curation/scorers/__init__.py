@@ -29,8 +29,10 @@ from .services import (
     scorer_create,
     scorer_defaults,
     scorer_ensure_default,
+    scorer_record,
     scorer_tiny,
     scorer_update,
+    scorer_uses,
     scorer_validate,
 )
 from .weights import (
@@ -61,10 +63,12 @@ __all__ = [
     "scorer_defaults",
     "scorer_ensure_default",
     "scorer_load",
+    "scorer_record",
     "scorer_signature",
     "scorer_tiny",
     "scorer_unload",
     "scorer_update",
+    "scorer_uses",
     "scorer_validate",
     "scorer_weights",
     "scorer_weights_check",

@@ -9,9 +9,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from ..models import Scorer
+from ..models import EmbeddingCache, Scorer
 from ..tiny_clip import TINY_CONFIG, TINY_MODEL_NAME, register_tiny
-from .cache import embeddings_clear
+from .cache import embeddings_clear, scorer_signature
 from .loading import scorer_unload
 from .weights import IDENTITY_FIELDS
 
@@ -153,13 +153,56 @@ def scorer_create(
         )
 
 
+def scorer_record(scorer: Scorer) -> dict[str, Any]:
+    """What a run that used ``scorer`` records of it: the fields that decide its numbers and the
+    signature naming its embeddings (provenance of mined pairs, partners)."""
+    return {
+        "id": scorer.pk,
+        "label": scorer.label,
+        **{f: getattr(scorer, f) for f in IDENTITY_FIELDS},
+        "signature": scorer_signature(scorer),
+    }
+
+
+def scorer_uses(scorer: Scorer) -> list[str]:
+    """What chose ``scorer`` ("2 naturalbench pipelines", "1 hunt round"): every row of another
+    model that links to it, found through the model registry so no recipe is named here (the
+    embeddings cache is the scorer's own)."""
+    uses = []
+    for rel in Scorer._meta.get_fields(include_hidden=True):
+        if not rel.auto_created or rel.concrete:
+            continue
+        model = rel.related_model
+        if model is EmbeddingCache or model._meta.auto_created:  # an M2M's table: seen as M2M
+            continue
+        n = model._default_manager.filter(**{rel.field.name: scorer}).count()
+        if n:
+            noun = model._meta.verbose_name if n == 1 else model._meta.verbose_name_plural
+            uses.append(f"{n} {noun}")
+    return uses
+
+
 def scorer_update(*, scorer: Scorer, **fields: Any) -> Scorer:
     """Change a scorer. A change of weights or dtype deletes its cached embeddings (they would
-    no longer match what the scorer computes) and the recorded context length and dimension."""
+    no longer match what the scorer computes) and the recorded context length and dimension.
+    Refused for a scorer something already chose (a pipeline, a hunt round): its weights decided
+    what they mined, so they are never changed under them; a new scorer is made instead."""
     merged = {f: getattr(scorer, f) for f in (*IDENTITY_FIELDS, "label", "batch_size")}
     merged.update(_stripped(fields))
     scorer_validate(merged, instance=scorer)
-    identity_changed = any(f in fields and fields[f] != getattr(scorer, f) for f in IDENTITY_FIELDS)
+    changed = [f for f in IDENTITY_FIELDS if f in fields and fields[f] != getattr(scorer, f)]
+    identity_changed = bool(changed)
+    uses = scorer_uses(scorer) if identity_changed else []
+    if uses:
+        raise ValidationError(
+            {
+                changed[0]: (
+                    f"{scorer.label!r} is used by {', '.join(uses)}: its weights decide what "
+                    "they mine, so they stay as they are. Add a new scorer for other weights "
+                    "and choose it there."
+                )
+            }
+        )
     with transaction.atomic():
         if identity_changed:
             embeddings_clear(scorer=scorer)

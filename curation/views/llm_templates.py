@@ -1,8 +1,9 @@
 """Curator pages of the LLM gateway's prompts: templates (versions, diff, edit, restore) and the
 generations log (what was sent and what came back).
 
-Curators and researchers read templates and generations; only curators change templates. Objects
-out of reach answer 404 like missing ones. Providers have their own pages (``llm_providers``).
+Curators and researchers read templates and generations; only admins change templates, and each
+project renders the version it pinned (``llm_pins``: its curators move it). Objects out of reach
+answer 404 like missing ones. Providers have their own pages (``llm_providers``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from django.views.decorators.http import require_POST
 
 from annotator.platform import roles
 from annotator.platform.forms import json_text
-from annotator.platform.scoping import get_or_404
+from annotator.platform.scoping import get_or_404, projects_for
 
 from .. import gateway
 from ..gateway import selectors
@@ -150,10 +151,18 @@ def templates(request: HttpRequest) -> HttpResponse:
         .annotate(n_versions=Subquery(versions))
         .order_by("name")
     )
+    items = list(items)
+    current = {t.name: t for t in items}
+    behind = [
+        {"pin": pin, "current": current.get(pin.name)}
+        for pin in selectors.template_pins_for(request.user)
+        .filter(template__is_current=False)
+        .order_by("project__name", "name")
+    ]
     return render(
         request,
         "curation/llm/templates.html",
-        {"items": list(items), "defaults": sorted(gateway.DEFAULT_TEMPLATES)},
+        {"items": items, "defaults": sorted(gateway.DEFAULT_TEMPLATES), "behind": behind},
     )
 
 
@@ -209,7 +218,7 @@ def _highlight(text: str) -> list[dict]:
     return parts
 
 
-def _template_diff(old: PromptTemplate, new: PromptTemplate) -> list[dict]:
+def template_diff(old: PromptTemplate, new: PromptTemplate) -> list[dict]:
     def schema_text(t: PromptTemplate) -> str:
         return "" if t.output_schema is None else json.dumps(t.output_schema, indent=2)
 
@@ -222,6 +231,15 @@ def _template_diff(old: PromptTemplate, new: PromptTemplate) -> list[dict]:
         rows = side_by_side(a, b) if a != b else []
         sections.append({"label": label, "same": a == b, "rows": rows, "stats": diff_stats(rows)})
     return sections
+
+
+def _project_versions(user, name: str) -> list[dict]:
+    """The user's projects and the version of ``name`` each renders (None: not used yet)."""
+    pins = {p.project_id: p for p in selectors.template_pins_for(user).filter(name=name)}
+    return [
+        {"project": project, "pin": pins.get(project.pk)}
+        for project in projects_for(user).order_by("name")
+    ]
 
 
 @roles.roles_required(*READERS)
@@ -242,11 +260,12 @@ def template_detail(request: HttpRequest, name: str) -> HttpResponse:
             a, b = versions[1].version, versions[0].version
         left, right = by_version.get(a), by_version.get(b)
         if left is not None and right is not None and left != right:
-            diff = _template_diff(left, right)
+            diff = template_diff(left, right)
     return render(
         request,
         "curation/llm/template.html",
         {
+            "projects": _project_versions(request.user, name),
             "tpl": shown,
             "versions": versions,
             "diff": diff,

@@ -29,6 +29,7 @@ from ..scorers import (
     scorer_ensure_default,
     scorer_tiny,
     scorer_update,
+    scorer_uses,
     scorer_weights,
 )
 
@@ -125,6 +126,7 @@ def _form_page(request: HttpRequest, form: ScorerForm, scorer: Scorer | None) ->
             "models": open_clip.list_models(),
             "tags": tags,
             "weights": scorer_weights(scorer) if scorer else None,
+            "uses": scorer_uses(scorer) if scorer else [],
         },
         status=400 if form.is_bound and form.errors else 200,
     )

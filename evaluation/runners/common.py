@@ -11,7 +11,7 @@ from typing import Any
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_enqueue, job_progress
 from annotator.platform.models import Job
-from curation.gateway.templates import template_current
+from curation.gateway.pins import template_for
 from curation.models import LLMProvider, PromptTemplate
 
 from .. import prompts
@@ -36,14 +36,21 @@ def provider_label(provider: LLMProvider, *, judge: bool = False) -> str:
     return f"{provider.name} · {provider.model or 'default model'}{vision}"
 
 
-def templates_pinned(names: Sequence[str]) -> dict[str, PromptTemplate]:
-    """The current version of each template, pinned for the whole job (seeded if new)."""
+def templates_pinned(
+    names: Sequence[str], *, project, recorded: dict | None = None
+) -> dict[str, PromptTemplate]:
+    """The version of each template the job renders from start to end (seeded if new): the one
+    a resumed run ``recorded`` when it started (``template_record``), else the one ``project``
+    is pinned to, so a new version never changes a run half-way."""
     prompts.ensure_templates(names)
-    return {name: template_current(name) for name in names}
-
-
-def template_record(templates: dict[str, PromptTemplate]) -> dict:
-    return {n: {"version": t.version, "sha256": t.sha256} for n, t in sorted(templates.items())}
+    recorded = recorded or {}
+    kept = {
+        t.name: t
+        for name in names
+        if isinstance(recorded.get(name), dict)
+        for t in PromptTemplate.objects.filter(name=name, version=recorded[name].get("version"))
+    }
+    return {name: kept.get(name) or template_for(name, project=project) for name in names}
 
 
 def progress(job_id: int | None, done: int, total: int | None = None, message: str = ""):

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Job
+from curation.gateway.pins import template_record
 from curation.models import Generation, LLMProvider
 
 from .. import prompts, services
@@ -33,7 +34,6 @@ from .common import (
     marks_failed,
     progress,
     provider_is_blind,
-    template_record,
     templates_pinned,
 )
 from .pool import Call, Outcome, Pool, outcome_of
@@ -249,7 +249,11 @@ def _answer(run: ModelRun, *, job_id: int | None, limit: int | None) -> tuple[di
     provider = LLMProvider.objects.filter(pk=settings_.get("provider_id")).first()
     if provider is None:
         raise Invalid("The provider of this run was deleted; start a new run with another one.")
-    templates = templates_pinned(runner.templates)
+    templates = templates_pinned(
+        runner.templates,
+        project=run.version.benchmark.project,
+        recorded=settings_.get("templates"),
+    )
     ModelRun.objects.filter(pk=run.pk).update(
         status=ModelRun.Status.RUNNING,
         started_at=run.started_at or timezone.now(),

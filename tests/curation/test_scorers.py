@@ -14,6 +14,7 @@ from django.core.management import CommandError, call_command
 from curation import scorers
 from curation.embeddings import embed_corpus
 from curation.models import EmbeddingCache, Scorer
+from curation.recipes.naturalbench.models import NaturalBenchPipeline
 from curation.scorers import (
     RANDOM_WEIGHTS_LABEL,
     ScorerUnavailable,
@@ -23,6 +24,7 @@ from curation.scorers import (
     scorer_load,
     scorer_tiny,
     scorer_update,
+    scorer_uses,
     scorer_weights,
 )
 from curation.tiny_clip import TINY_CONFIG, TINY_MODEL_NAME, register_tiny
@@ -325,3 +327,34 @@ def test_embed_command_embeds_and_refuses_missing_weights(db, media, terminal):
         call_command("embed", "--scorer", default.pk, "--corpus", corpus.pk, stdout=out)
     with pytest.raises(CommandError, match="No corpus with id 999999."):
         call_command("embed", "--scorer", tiny.pk, "--corpus", 999999)
+
+
+def test_the_weights_of_a_scorer_a_pipeline_chose_are_never_changed_under_it(db, media):
+    # Given the tiny scorer chosen by a NaturalBench pipeline
+    tiny = scorer_tiny()
+    project = ProjectFactory()
+    pipeline = NaturalBenchPipeline.objects.create(
+        project=project, name="mined", corpus=make_corpus(project, COLOURS[:2])
+    )
+    pipeline.scorers.add(tiny)
+    assert scorer_uses(tiny) == ["1 natural bench pipeline"]
+
+    # When its precision or weights would change: refused, the field named, nothing written
+    with pytest.raises(ValidationError) as refused:
+        scorer_update(scorer=tiny, dtype="bf16")
+    assert "used by 1 natural bench pipeline" in refused.value.message_dict["dtype"][0]
+    tiny.refresh_from_db()
+    assert tiny.dtype == "fp32"
+
+    # Its name and batch size may change (they decide nothing the pipeline mined)
+    scorer_update(scorer=tiny, label="tiny, renamed", batch_size=8)
+    tiny.refresh_from_db()
+    assert (tiny.label, tiny.batch_size) == ("tiny, renamed", 8)
+    # and the run's provenance names exactly what scored
+    record = scorers.scorer_record(tiny)
+    assert (record["model_name"], record["dtype"], record["random_weights"]) == (
+        TINY_MODEL_NAME,
+        "fp32",
+        True,
+    )
+    assert record["signature"] == cache.scorer_signature(tiny)

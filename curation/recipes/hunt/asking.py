@@ -91,7 +91,7 @@ class Planner:
 
     def _template(self, name: str):
         if name not in self.templates:
-            self.templates[name] = gateway.template_current(name)
+            self.templates[name] = gateway.template_for(name, project=self.round.project)
         return self.templates[name]
 
     def _image(self, image: Image):

@@ -95,6 +95,7 @@ def card_build(pipeline: NaturalBenchPipeline, *, sha256: str, samples: int, pai
             "mismatches_before_one_per_sample": (pipeline.mining or {}).get("mismatched_pairs"),
             "caption_max_chars": pipeline.caption_max_chars,
             "shortened": (pipeline.mining or {}).get("shortened"),
+            "scorers": (pipeline.mining or {}).get("scorers", []),
         },
         "settings": {
             "annotators_per_item": pipeline.annotators_per_item,

@@ -20,7 +20,7 @@ from curation.embedding_chunks import embedding_fan_out, embedding_results
 from curation.embeddings import IMAGE, TEXT, embed_corpus, embed_finish, embeddings_get
 from curation.mining_chunks import MiningInputChanged, mining_collect, mining_fan_out
 from curation.models import Caption, Generation, Scorer
-from curation.scorers import scorer_weights_check
+from curation.scorers import scorer_record, scorer_weights_check
 
 from . import prompts
 from .models import ConfoundingPair, NaturalBenchPipeline
@@ -80,7 +80,7 @@ def captions_shorten(
     result["kept_before"] = len(todo) - len(todo_now)
     errors: list[str] = []
     provider = gateway.provider_of(pipeline)
-    template = prompts.templates_ensure()[prompts.SHORTEN_TEMPLATE]
+    template = prompts.templates_ensure(pipeline.project)[prompts.SHORTEN_TEMPLATE]
     for k, row in enumerate(todo_now):
         generation = gateway.generate(
             template=template,
@@ -246,9 +246,7 @@ def pairs_mine(pipeline: NaturalBenchPipeline, *, job_id=None, created_by=None, 
         "mismatched_pairs": mined.n_mismatched_pairs,
         "samples_with_mismatch": mined.n_samples_with_mismatch if scorers else None,
         "pairs": len(pairs),
-        "scorers": [
-            {"id": s.pk, "label": s.label, "random_weights": s.random_weights} for s in scorers
-        ],
+        "scorers": [scorer_record(s) for s in scorers],
         "shortened": shortened,
         "embedded": embedded,
         "finished_at": timezone.now().isoformat(),

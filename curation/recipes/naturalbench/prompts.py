@@ -129,13 +129,14 @@ def template_variables(*, question_type: str, language: str, caption_1: str, cap
     return variables
 
 
-def templates_ensure() -> dict[str, Any]:
-    """Seed (idempotently) the prompts this recipe uses; returns the current versions by name.
-    A curator's edited version stays current (``template_ensure`` keeps it)."""
-    current = gateway.templates_ensure(TEMPLATES)
-    for name in (YES_NO_TEMPLATE, SHORTEN_TEMPLATE):  # the gateway's built-ins, seeded on use
-        current[name] = gateway.template_current(name)
-    return current
+def templates_ensure(project=None) -> dict[str, Any]:
+    """Seed (idempotently) the prompts this recipe uses; returns by name the versions
+    ``project`` renders (pinned at its first use; no project: the current ones). An admin's
+    edited version stays current (``template_ensure`` keeps it)."""
+    used = gateway.templates_ensure(TEMPLATES, project=project)
+    # The gateway's built-ins, seeded on use.
+    used.update(gateway.templates_for((YES_NO_TEMPLATE, SHORTEN_TEMPLATE), project=project))
+    return used
 
 
 # --------------------------------------------------------------------------------------------

@@ -93,9 +93,10 @@ def case_set_settings(
     return case_set
 
 
-def negation_template():
-    """The current negation prompt: editable, seeded with the Fig. 3 text by the gateway."""
-    return gateway.template_current(NEGATION_TEMPLATE)
+def negation_template(project=None):
+    """The negation prompt ``project`` renders (its pinned version; seeded with the Fig. 3 text
+    by the gateway). Only reads: the first call pins it."""
+    return gateway.template_for(NEGATION_TEMPLATE, project=project, pin=False)
 
 
 def clean_negation(text: Any) -> str:

@@ -33,7 +33,7 @@ def detail_context(request: HttpRequest, case_set, base: dict) -> dict:
         "review_question": REVIEW_QUESTION,
         "samples": selectors.sample_cases(case_set),
         "has_scorers": Scorer.objects.exists(),
-        "template": negation_template(),
+        "template": negation_template(case_set.project),
         "provider": gateway.provider_for(case_set.project),
     }
 

@@ -30,9 +30,15 @@ from .pipelines import (
 )
 
 
-def reference_template(*, multi: bool):
-    name = prompts.REFERENCE_MULTI_TEMPLATE if multi else prompts.REFERENCE_TEMPLATE
-    return gateway.templates_ensure(prompts.TEMPLATES)[name]
+def reference_templates(*, project=None, pin: bool = True) -> dict[bool, Any]:
+    """The reference prompts ``project`` renders, by "several images" (pinned at its first use
+    when ``pin``)."""
+    used = gateway.templates_ensure(prompts.TEMPLATES, project=project, pin=pin)
+    return {False: used[prompts.REFERENCE_TEMPLATE], True: used[prompts.REFERENCE_MULTI_TEMPLATE]}
+
+
+def reference_template(*, multi: bool, project=None):
+    return reference_templates(project=project)[multi]
 
 
 def reference_generate(*, instance: VisitInstance, job_id=None, created_by=None) -> Generation:
@@ -44,7 +50,7 @@ def reference_generate(*, instance: VisitInstance, job_id=None, created_by=None)
     if multi:
         variables["count"] = images
     return gateway.generate(
-        template=reference_template(multi=multi),
+        template=reference_template(multi=multi, project=instance.pipeline.project),
         variables=variables,
         project=instance.pipeline.project,
         provider=instance.pipeline.provider,

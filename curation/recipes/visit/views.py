@@ -57,6 +57,7 @@ def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
     leaders = selectors.leaderboard(pipeline)
     version = leaders["version"]
     runs = list(version.runs.select_related("model").order_by("model__name")) if version else []
+    prompts_shown = references.reference_templates(project=pipeline.project, pin=False)
     return {
         "table2": table2,
         "table2_rows": board.verification_rows(table2),
@@ -72,8 +73,8 @@ def detail_context(request: HttpRequest, pipeline, base: dict) -> dict:
         "board": leaders,
         "bias": board.position_bias(pipeline.rating_queue_id),
         "fig8": board.category_win_rates(leaders),
-        "template": references.reference_template(multi=False),
-        "template_multi": references.reference_template(multi=True),
+        "template": prompts_shown[False],
+        "template_multi": prompts_shown[True],
         "provider": gateway.provider_of(pipeline),
     }
 

@@ -50,7 +50,9 @@ def detail_context(request: HttpRequest, bench, base: dict) -> dict:
         "samples": selectors.sample_triples(triples),
         "image_problem": generation.image_endpoint(bench)[2],
         "provider": gateway.provider_for(bench.project),
-        "template": gateway.template_current(prompts.TRIPLES_TEMPLATE),
+        "template": gateway.template_for(
+            prompts.TRIPLES_TEMPLATE, project=bench.project, pin=False
+        ),
         "reviewers": benches.REVIEWERS,
         "min_accepts": benches.MIN_ACCEPTS,
         "triple_criteria": benches.TRIPLE_CRITERIA,
@@ -69,7 +71,8 @@ def _preview(bench, concept) -> str:
         examples=concept.examples,
         count=bench.triples_per_concept,
     )
-    return gateway.render(gateway.template_current(prompts.TRIPLES_TEMPLATE).text, variables)
+    template = gateway.template_for(prompts.TRIPLES_TEMPLATE, project=bench.project, pin=False)
+    return gateway.render(template.text, variables)
 
 
 def concept_edit(request: HttpRequest, bench, concept_id: int) -> HttpResponse:

@@ -12,6 +12,7 @@ from django.db import transaction
 
 from annotator.platform.errors import Conflict, Invalid
 from annotator.platform.models import Job
+from curation.gateway.pins import template_record
 from curation.models import Generation, LLMProvider
 from evaluation import prompts, services
 from evaluation.metrics import visit
@@ -24,7 +25,6 @@ from evaluation.runners.common import (
     job_create,
     marks_failed,
     progress,
-    template_record,
     templates_pinned,
 )
 from evaluation.runners.pool import Call, CallSpec, Pool
@@ -320,7 +320,9 @@ def _prepare(
     """Pin the templates, mark the set running and list the pairs not judged yet."""
     judge_name = JUDGE_TEMPLATES[False][with_reference]
     templates = templates_pinned(
-        [judge_name, JUDGE_TEMPLATES[True][with_reference], JUDGE_EXTRACTION]
+        [judge_name, JUDGE_TEMPLATES[True][with_reference], JUDGE_EXTRACTION],
+        project=judgment_set.version.benchmark.project,
+        recorded=(judgment_set.provenance or {}).get("templates"),
     )
     JudgmentSet.objects.filter(pk=judgment_set.pk).update(
         status=JudgmentSet.Status.RUNNING,

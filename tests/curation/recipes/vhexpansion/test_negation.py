@@ -13,6 +13,7 @@ import pytest
 from annotator.models import Task
 from annotator.platform.errors import Invalid
 from annotator.platform.models import Job
+from curation import gateway
 from curation.models import Generation, LLMProvider
 from curation.recipes.vhexpansion import case_sources, export, negations, selectors
 from curation.recipes.vhexpansion.models import VHCase, VHNegation
@@ -238,3 +239,28 @@ def test_the_prompt_is_an_editable_template(case_set, curator):
     gen = VHNegation.objects.get(case__external_id="c1").generation
     assert gen.template_version == current.version + 1
     assert json.dumps(gen.messages).count("Negate this yes/no question, nothing else") == 1
+
+
+def test_an_edit_never_changes_a_running_set_until_its_curator_moves_the_pin(
+    case_set, curator, admin_user
+):
+    # given a set whose negations were drafted with the seeded prompt (the project pins it)
+    negations.negations_draft(case_set=case_set)
+    first = VHNegation.objects.get(case__external_id="c1").generation
+    # when an admin saves a new version of the shared prompt
+    edited = gateway.template_update(
+        name=first.template_name, text="Negate, nothing else: {question}", created_by=admin_user
+    )
+    case = VHCase.objects.get(case_set=case_set, external_id="c1")
+    again = negations.negation_generate(case=case, attempt=2)
+    # then the set's next draft still renders the version it started with
+    assert (again.generation.template_version, edited.version) == (first.template_version, 2)
+    assert "Negate, nothing else" not in json.dumps(again.generation.messages)
+    assert negations.negation_template(case_set.project).version == first.template_version
+    # and once a curator of the project moves the pin, the next draft renders the new one
+    gateway.template_pin(
+        project=case_set.project, name=first.template_name, version=2, pinned_by=curator
+    )
+    moved = negations.negation_generate(case=case, attempt=3)
+    assert moved.generation.template_version == 2
+    assert "Negate, nothing else" in json.dumps(moved.generation.messages)
