@@ -5,9 +5,11 @@ diff. Every generation records the version it was rendered from."""
 
 from __future__ import annotations
 
+import importlib
 import json
 
 import pytest
+from django.apps import apps as django_apps
 from django.urls import reverse
 
 from annotator.platform import roles
@@ -211,3 +213,19 @@ def test_the_templates_list_names_projects_behind_the_current_version(
     html = client.get(reverse("curator-llm-templates")).content.decode()
     assert "Newer versions your projects do not use yet" in html
     assert f"{NAME}</code> v1" in html and pin_url(project) in html
+
+
+def test_the_migration_pins_the_newest_version_each_project_already_used(project, admin):
+    # given a project that rendered v1 and v2 before pins existed, and one that rendered nothing
+    shorten(project)
+    edit(admin)
+    gateway.template_pin(project=project, name=NAME, version=2)
+    shorten(project)
+    TemplatePin.objects.all().delete()
+    # when the migration's data step runs
+    migration = importlib.import_module("curation.migrations.0009_template_pins")
+    migration.pin_what_projects_used(django_apps, None)
+    # then the project keeps the newest version it used, and nothing else is pinned
+    assert [(p.project_id, p.name, p.template.version) for p in TemplatePin.objects.all()] == [
+        (project.pk, NAME, 2)
+    ]
