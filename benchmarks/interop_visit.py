@@ -18,6 +18,14 @@ default), then, with the sandbox's files in a temporary folder (outside the proj
    reference) and exported as the head-to-head JSON; the official ``elo_analysis.py`` reads the
    export. Its win rates and Elo are printed beside Blindspot's.
 
+4. Multi-image (with ``--multi-images visit_bench_multi_images.csv``; the sandbox does not ship the
+   published multi-image file): it becomes a version and its multi-image CSV export must read back
+   to the same instances; three models answer the kept instances and Blindspot's own judge (the
+   offline length judge, a real judge job) rates them with the multi-image prompt. The prompt of
+   every judge call is compared with what the sandbox's ``pairwise_eval.generate_request(...,
+   multi_image=True)`` builds for the same captions, instruction and responses, and
+   ``elo_analysis.py`` reads the head-to-head export: its Elo and win rates beside Blindspot's.
+
 ``elo_analysis.py`` imports ``pytz`` (unused); when the interpreter lacks it, it is installed with
 pip into a temporary folder for the official process only. Exit status 1 when a number differs.
 """
@@ -27,6 +35,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import os
 import re
 import subprocess
@@ -57,6 +66,8 @@ JUDGED_FILES = {
 NEEDED = (
     "make_pairs.py",
     "elo_analysis.py",
+    "pairwise_eval.py",
+    "prompts.py",
     "single_image_full_dataset.csv",
     "full_model_predictions",
 )
@@ -152,6 +163,10 @@ def main() -> int:  # noqa: C901 — one linear report, step by step
     parser.add_argument("--database-url", default=DEFAULT_URL)
     parser.add_argument("--instances", type=int, default=60, help="judged instances")
     parser.add_argument("--rounds", type=int, default=1000, help="bootstrap rounds")
+    parser.add_argument(
+        "--multi-images", type=Path, default=None, help="visit_bench_multi_images.csv (step 4)"
+    )
+    parser.add_argument("--multi-only", action="store_true", help="step 4 alone")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="blindspot-visit-interop-"))
@@ -170,6 +185,10 @@ def main() -> int:  # noqa: C901 — one linear report, step by step
     ok = True
     dataset_text = (sandbox / "single_image_full_dataset.csv").read_text(encoding="utf-8-sig")
     project = Project.objects.create(name="VisIT interop", slug="visit-interop")
+    if args.multi_only and args.multi_images:
+        ok = multi_image_step(args.multi_images, project, sandbox, work, args.rounds)
+        print("ALL EQUAL" if ok else "SOME NUMBERS DIFFER")
+        return 0 if ok else 1
     benchmark = services.benchmark_get_or_create(
         family="visit", name="VisIT-Bench", project=project
     )
@@ -321,9 +340,166 @@ def main() -> int:  # noqa: C901 — one linear report, step by step
     theirs = sorted(official_elo, key=lambda m: -official_elo[m][0])
     ok &= order == theirs
     print(f"   ranking identical: {order == theirs}")
+    if args.multi_images:
+        ok &= multi_image_step(args.multi_images, project, sandbox, work, args.rounds)
     print(f"\nfiles in {work}")
     print("ALL EQUAL" if ok else "SOME NUMBERS DIFFER")
     return 0 if ok else 1
+
+
+# The sandbox's judge request for one multi-image pair, printed as JSON (run in its folder).
+GENERATE_REQUEST = """
+import json, sys
+import pairwise_eval
+for case in json.load(sys.stdin):
+    print(json.dumps(pairwise_eval.generate_request(
+        case["captions"], case["instruction"], case["A"], case["B"], multi_image=True)))
+"""
+
+
+def multi_image_step(path: Path, project, sandbox: Path, work: Path, rounds: int) -> bool:
+    """Step 4: the published multi-image file through a version, a real (offline) judge job and
+    the sandbox's own prompt builder and elo_analysis.py."""
+    from curation.gateway.providers import provider_offline
+    from curation.models import Generation
+    from curation.recipes.framework.exports import records_write
+    from evaluation import jobs, services
+    from evaluation.families.visit import exports, judge
+    from evaluation.families.visit import parse as visit_parse
+    from evaluation.importers import PredictionRow
+    from evaluation.models import JudgmentSet, PairJudgment
+
+    ok = True
+    content = path.read_text(encoding="utf-8-sig")
+    items = visit_parse.parse_items(content)
+    benchmark = services.benchmark_get_or_create(
+        family="visit", name="VisIT-Bench multi-image", project=project
+    )
+    version = services.version_create(benchmark=benchmark, label="multi-image", rows=items)
+    buffer = io.BytesIO()
+    records = [
+        visit_parse.published_record(d) for d in version.items.values_list("data", flat=True)
+    ]
+    records_write(buffer, records, columns=visit_parse.MULTI_COLUMNS, fmt="csv")
+    again = visit_parse.parse_items(buffer.getvalue().decode())
+    same = [(i.item_id, i.kept, i.data) for i in again] == [
+        (i.item_id, i.kept, i.data) for i in items
+    ]
+    ok &= same
+    print(
+        f"\n4. Multi-image: {len(items)} instances, {sum(i.kept for i in items)} kept (Table 2: 63)"
+    )
+    print(f"   multi-image CSV export reads back to the same instances: {same}")
+    kept = [i for i in items if i.kept]
+    styles = {
+        "terse-model": lambda k: f"Image {k % 2 + 1}.",
+        "medium-model": lambda k: (
+            "The answer depends on comparing the images one by one. " * (k % 3 + 1)
+        ),
+        "verbose-model": lambda k: "Looking at every image in turn, I compare them carefully. " * 4,
+    }
+    for name, text in styles.items():
+        services.run_import(
+            version=version,
+            model_name=name,
+            rows=[PredictionRow(i.item_id, text(k), k + 1) for k, i in enumerate(kept)],
+        )
+    pairs = [
+        {"instance_id": i.item_id, "a_model": a, "b_model": b}
+        for k, i in enumerate(kept)
+        for a, b in (
+            ("terse-model", judge.REFERENCE_PLAYER),
+            ("medium-model", "verbose-model"),
+            (("verbose-model", "terse-model"), ("medium-model", judge.REFERENCE_PLAYER))[k % 2],
+        )
+    ]
+    job = judge.judge_start(
+        version=version,
+        judgment_set_name="Offline multi-image judge",
+        pairs=pairs,
+        provider=provider_offline(),
+        created_by=None,
+        rounds=rounds,
+        text_metrics=False,
+        enqueue=False,
+    )
+    jobs.judge.apply(args=[job.pk])
+    judgment_set = JudgmentSet.objects.get(version=version, label="Offline multi-image judge")
+    # Every judge call's prompt beside the sandbox's generate_request for the same pair and order.
+    cases, ours = [], []
+    judged = PairJudgment.objects.filter(judgment_set=judgment_set).select_related("item")
+    for j in judged:
+        responses = {j.model_a: j.response_a, j.model_b: j.response_b}
+        for output in j.outputs:
+            generation = Generation.objects.get(pk=output["generation_id"])
+            ours.append(generation.messages)
+            cases.append(
+                {
+                    "captions": j.item.data["captions"],
+                    "instruction": j.item.data["instruction"],
+                    "A": responses[output["shown_a"]],
+                    "B": responses[output["shown_b"]],
+                }
+            )
+    folder = work / "multi"
+    folder.mkdir()
+    for name in ("pairwise_eval.py", "prompts.py"):
+        os.symlink(sandbox / name, folder / name)
+    (folder / "generate.py").write_text(GENERATE_REQUEST)
+    done = subprocess.run(
+        [sys.executable, "generate.py"],
+        cwd=folder,
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"generate_request failed:\n{done.stderr[-3000:]}")
+    theirs = [json.loads(line) for line in done.stdout.splitlines()]
+    prompts_same = sum(a == b for a, b in zip(ours, theirs, strict=True))
+    ok &= prompts_same == len(ours)
+    print(
+        f"   judge prompts identical to the sandbox's generate_request(multi_image=True):"
+        f" {prompts_same} of {len(ours)} calls"
+    )
+    _name, exported = exports.head2head_export(judgment_set)
+    (folder / "multi_head2head.json").write_text(exported, encoding="utf-8")
+    os.symlink(sandbox / "elo_analysis.py", folder / "elo_analysis.py")
+    out = official(
+        [
+            "elo_analysis.py",
+            "--head2head_file",
+            "multi_head2head.json",
+            "--tsv_category",
+            "Multiple Images",
+        ],
+        folder,
+        pytz_path(work),
+    )
+    official_wr = dict(re.findall(r"^(\S+) (\d+\.\d\d% n=\d+)$", out, re.M))
+    official_elo = {
+        m: (int(e), int(n))
+        for m, e, n in re.findall(r"^\s*\d+, (\S+)\s*, (-?\d+), (\d+)$", out, re.M)
+    }
+    print(f"   elo_analysis.py on the export ({judgment_set.pair_count} pairs):")
+    for p in judgment_set.results["players"]:
+        name = p["player"]
+        theirs_elo, theirs_n = official_elo.get(name, (None, None))
+        same = round(p["online"]) == theirs_elo and p["matches"] == theirs_n
+        w = p.get("win_rate") or {}
+        if w.get("n"):
+            same &= official_wr.get(name) == f"{100 * w['wins'] / w['n']:.2f}% n={w['n']}"
+        elif w:  # no decisive battle against the reference: elo_analysis.py prints no line
+            same &= name not in official_wr
+        ok &= same
+        print(
+            f"   {name:26} Elo {round(p['online']):5d} / official {theirs_elo!s:>5}"
+            f"  matches {p['matches']}/{theirs_n}  win vs reference"
+            f" {(p.get('win_rate') or {}).get('text', '—'):18} / {official_wr.get(name, '—'):16}"
+            f" {'=' if same else '≠'}"
+        )
+    return ok
 
 
 if __name__ == "__main__":
