@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotator", "0010_task_settled_by_curator"),
+        ("annotator", "0011_reports_inbox_and_send_back"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
