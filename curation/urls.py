@@ -5,7 +5,7 @@ registered recipe brings its patterns (``framework.urls.patterns_for``)."""
 from django.urls import include, path
 
 from curation.recipes.framework.registry import recipes
-from curation.recipes.framework.urls import patterns_for, worker_patterns_for
+from curation.recipes.framework.urls import dataset_patterns, patterns_for, worker_patterns_for
 
 from .views import assets, llm_pins, llm_providers, llm_templates, scorers
 
@@ -67,4 +67,5 @@ urlpatterns = [
     path("curate/", include(pages)),
     *(path("curate/", include(patterns_for(recipe))) for recipe in recipes()),
     *(path("work/", include(worker_patterns_for(r))) for r in recipes() if r.workers),
+    path("datasets/", include(dataset_patterns(recipes()))),
 ]

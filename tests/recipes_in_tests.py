@@ -9,7 +9,7 @@ from django.urls import URLResolver
 
 from curation.recipes.framework.appconfig import installed
 from curation.recipes.framework.registry import recipe_of
-from curation.recipes.framework.urls import patterns_for
+from curation.recipes.framework.urls import dataset_patterns, patterns_for
 
 
 def _names(patterns) -> set[str]:
@@ -28,7 +28,8 @@ def url_names() -> set[str]:
         name
         for config in installed()
         if config.name.startswith("tests.")
-        for name in _names(patterns_for(recipe_of(config.label)))
+        for recipe in [recipe_of(config.label)]
+        for name in _names(patterns_for(recipe)) | _names(dataset_patterns([recipe])[1:])
     }
 
 

@@ -344,7 +344,7 @@ TABLE: dict[str, Row] = {
     "curator-nb-pairs": row(get(C), **nb),
     "curator-nb-questions": row(get(C), **nb),
     "curator-nb-samples": row(get(C), **nb),
-    "curator-nb-version": row(get(C), version_id=Id("nb_version"), **nb),
+    "curator-nb-version": row(get(CR), version_id=Id("nb_version"), **nb),
     "curator-nb-download": row(get(CR), version_id=Id("nb_version"), fmt="zip", **nb),
     # --- VHExpansion ---
     "curator-vhx-sets": row(get(C, scope=OWN)),
@@ -413,6 +413,13 @@ TABLE: dict[str, Row] = {
     ),
     "api-visit-submission": row(get(CR), submission_id=Id("visit_submission"), **visit),
     "api-visit-leaderboard": row(get(CR), **visit),
+    # --- the datasets pages (framework: the projects' researchers and curators, read-only) ---
+    "datasets": row(get(CR, scope=OWN)),
+    "datasets-naturalbench": row(get(CR), **nb),
+    "datasets-vhexpansion": row(get(CR), **vhx),
+    "datasets-vlind": row(get(CR), **vlind),
+    "datasets-visit": row(get(CR), **visit),
+    "datasets-hunt": row(get(CR), **hunt),
     # --- recipes over JSON (framework.api) ---
     "api-recipes": row(get(CR, scope=OWN)),
     "api-recipe-objects": row(get(C, scope=OWN), key="naturalbench"),

@@ -34,6 +34,7 @@ PATHS = {
     "warning": '<path d="M12 3.5l9.5 16.5h-19z"/><path d="M12 10v4.5M12 17.3v.2"/>',
     "people": '<circle cx="9" cy="8" r="3.5"/><path d="M2.5 20a6.5 6.5 0 0 1 13 0"/><path '
     'd="M16 4.8a3.5 3.5 0 0 1 0 6.4M18 14a6.5 6.5 0 0 1 3.5 6"/>',
+    "download": '<path d="M12 3.5v12M7 11l5 5 5-5M4.5 20h15"/>',
     "enter": '<path d="M19 5v7a2 2 0 0 1-2 2H6M9.5 10.5L6 14l3.5 3.5"/>',
     "undo": '<path d="M9 14L4 9l5-5"/><path d="M4 9h10.5a5.5 5.5 0 0 1 0 11H11"/>',
     "history": '<path d="M3.5 12a8.5 8.5 0 1 0 2.5-6M3.5 4v4.5H8"/><path d="M12 8v4.5l3 2"/>',

@@ -321,10 +321,9 @@ def _duration_ms(post) -> int:
 @require_GET
 @roles_required(*roles.ALL_ROLES)
 def home(request: HttpRequest) -> HttpResponse:
-    ctx: dict = {}
+    ctx: dict = {"cards": home_cards(request.user)}
     if roles.has_role(request.user, [roles.CROWDWORKER]):
         ctx["queues"] = selectors.available_queues(request.user)
-        ctx["cards"] = home_cards(request.user)
         ctx.update(_progress(request))
     return render(request, "annotator/workspace/home.html", ctx)
 

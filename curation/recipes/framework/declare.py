@@ -115,6 +115,10 @@ class Export:
     file_url_name: str = ""  # "curator-vhx-export-file" (route exports/<int:job_id>/)
     anchor: str = "export-title"  # where on the detail page its cards and refusals are
     refused_at: str = ""  # anchor a refused POST goes back to ("" = no anchor)
+    # The datasets pages (researchers): what a file holds and how it is laid out, and which
+    # official code reads it unchanged, from its params.
+    layout: Callable[[Params], str] = _no_label
+    reads: Callable[[Params], str] = _no_label
 
 
 def _published(version: Any) -> str:
@@ -147,6 +151,29 @@ class Publish:
     url_name: str = ""  # "curator-vhx-publish"
     back: str = ""  # anchor a refusal goes back to
     then: str | None = None  # anchor after success (None: back)
+
+
+@dataclass(frozen=True)
+class DatasetFile:
+    """A file a recipe keeps with one of its published versions, as the datasets pages show it
+    (NaturalBench's archive and Parquet file; exports are found from ``Recipe.exports``)."""
+
+    label: str  # the button ("JSONL + images (.zip)")
+    url: str  # its download address (a view the project's researchers may read)
+    filename: str
+    sha256: str
+    size: int | None = None  # bytes, when known
+    layout: str = ""  # what it holds and how it is laid out
+    reads: str = ""  # which official code reads it unchanged
+
+
+@dataclass(frozen=True)
+class VersionFiles:
+    """What a recipe adds to one published version on the datasets pages."""
+
+    files: tuple[DatasetFile, ...] = ()
+    sha256: str = ""  # the version's content hash, when the recipe keeps one
+    card_url: str = ""  # the recipe's own full dataset card (a ``Page(readers=True)``)
 
 
 @dataclass(frozen=True)
@@ -280,6 +307,9 @@ class Recipe:
     api_urls: str = ""  # dotted module of patterns mounted at api/<slug>/
     workers: Workers | None = None  # crowdworkers' own pages (a hunt), mounted at work/<slug>/
     demo: Callable[..., Any] | None = None  # (*, project, curator)
+    # The datasets pages: (obj, its published versions) -> {BenchmarkVersion pk: VersionFiles}
+    # for the files the recipe keeps with its versions itself (not export jobs).
+    version_files: Callable[[Any, list], Mapping[int, VersionFiles]] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "slug", self.slug or self.key)

@@ -109,6 +109,18 @@ def patterns_for(recipe: Recipe) -> list[URLPattern]:
     return out
 
 
+def dataset_patterns(recipes: list[Recipe]) -> list[URLPattern]:
+    """The datasets pages (mounted at ``datasets/``), read-only for the projects' researchers
+    and curators: the index, and each recipe's object page ``<slug>/<int:pk_kwarg>/``."""
+    index = roles.roles_required(*READERS)(require_http_methods(list(GET))(views.datasets_index))
+    out = [path("", index, name="datasets")]
+    for recipe in recipes:
+        view = _bound(recipe, views.object_datasets, READERS, GET)
+        route = f"{recipe.slug}/<int:{recipe.pk_kwarg}>/"
+        out.append(path(route, view, name=f"datasets-{recipe.key}"))
+    return out
+
+
 def _worker_view(page: WorkerPage) -> Callable:
     def worker_page(recipe, request, **kwargs):
         return views.worker_page(recipe, page, request, **kwargs)

@@ -37,7 +37,7 @@ from annotator.platform.views import (
 )
 from curation.export_files import export_card, export_cards, newest_export, serve_export
 
-from . import exports, selectors, stages
+from . import datasets, exports, selectors, stages
 from .declare import Create, Export, ItemList, Page, Recipe, Stage, WorkerPage
 from .publish import PublishForm, publish_context, publish_object, publish_version
 
@@ -410,6 +410,21 @@ def export_file(recipe: Recipe, request: HttpRequest, pk: int, job_id: int) -> H
         return export_card(request, label, job)
     anchor = export.anchor if export is not None else recipe.exports[0].anchor
     return serve_export(request, job, back=detail_url(recipe, obj, anchor))
+
+
+def datasets_index(request: HttpRequest) -> HttpResponse:
+    """Every recipe object in the person's projects with its published versions and files,
+    read-only (researchers and curators)."""
+    groups = datasets.datasets_for(request.user)
+    return render(request, "curation/recipes/datasets.html", {"groups": groups})
+
+
+def object_datasets(recipe: Recipe, request: HttpRequest, pk: int) -> HttpResponse:
+    """One object's published versions, each with its dataset card and download buttons, and
+    its other export files (the project's researchers and curators)."""
+    obj = selectors.object_or_404(recipe, request.user, pk, readers=True)
+    entry = datasets.object_entry(recipe, obj)
+    return render(request, "curation/recipes/dataset.html", {"entry": entry, "recipe": recipe})
 
 
 def worker_page(recipe: Recipe, page: WorkerPage, request: HttpRequest, pk: int, **kwargs):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from django.db.models import Prefetch
+from django.utils.translation import gettext_lazy
 
 from annotator.platform.errors import Invalid
 from curation.export_files import export_store
@@ -82,6 +83,16 @@ def published_items(round_: HuntRound) -> list:
 
 
 EXPORT_JOB = "hunt.export"
+# The datasets pages: what the export holds and what reads it.
+EXPORT_LAYOUT = gettext_lazy(
+    "One JSON line per item the round's hunters wrote, in every state: candidate, state, "
+    "question_0, question_1, image and partner (SHA-256), record (the NaturalBench 2 × 2 sample "
+    "once validated), points, created_at, and every model's answer with its provenance."
+)
+EXPORT_READS = gettext_lazy(
+    "Any JSON-lines reader; the published version's items are NaturalBench records, read by "
+    "Baiqi-Li/NaturalBench's evaluation."
+)
 ALL_STATES = tuple(HuntCandidate.State.values)
 
 

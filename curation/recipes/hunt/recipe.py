@@ -81,6 +81,8 @@ RECIPE = register(
                 what=lambda p: "JSONL",
                 url_name="curator-hunt-export",
                 file_url_name="curator-hunt-export-file",
+                layout=lambda p: str(publish.EXPORT_LAYOUT),
+                reads=lambda p: str(publish.EXPORT_READS),
                 buttons=(
                     (gettext_lazy("Items with every model answer (JSONL)"), {"fmt": "jsonl"}),
                 ),

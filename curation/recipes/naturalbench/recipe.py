@@ -136,7 +136,13 @@ RECIPE = register(
         stages=STAGES,
         lists=LISTS,
         pages=(
-            Page("versions/<int:version_id>/", views.version_detail, "curator-nb-version"),
+            # A version's dataset card and its files, for the project's researchers too.
+            Page(
+                "versions/<int:version_id>/",
+                views.version_detail,
+                "curator-nb-version",
+                readers=True,
+            ),
             # The version files, for the project's researchers too.
             Page(
                 "versions/<int:version_id>/<slug:fmt>/",
@@ -165,5 +171,6 @@ RECIPE = register(
         settings_form=PipelineForm,
         update=pipeline_update,
         demo=naturalbench_demo,
+        version_files=views.version_files,
     )
 )

@@ -13,10 +13,13 @@ from collections.abc import Callable
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotator.platform.files import file_response
 from curation.models import LLMProvider
+from curation.recipes.framework.declare import DatasetFile, VersionFiles
 
 from . import prompts, selectors, skills
 from .models import NaturalBenchPipeline, QuestionType
@@ -70,6 +73,74 @@ def version_detail(request: HttpRequest, pipeline, version_id: int) -> HttpRespo
         "naturalbench/version.html",
         {"pipeline": pipeline, "version": version, "card": version.card, "agreement": stages},
     )
+
+
+ZIP_LAYOUT = gettext_lazy(
+    "naturalbench.jsonl: one 2 × 2 sample per line in NaturalBench's published fields (Index, "
+    "Image_0/1, Question_0/1, Image_i_Question_q, Question_Type, Source, Language, Skills); "
+    "images/<sha256>; NaturalBench-Retrieval/metadata.json and images/ (the human-verified "
+    "pairs, scores[i][image][caption]); card.json; README.md."
+)
+ZIP_READS = gettext_lazy(
+    "Baiqi-Li/NaturalBench: its VQA evaluation reads naturalbench.jsonl; its "
+    "NaturalBench_Retrieval loader reads NaturalBench-Retrieval/ (root_dir = the unzipped folder)."
+)
+PARQUET_LAYOUT = gettext_lazy(
+    "One row per sample, the same fields as naturalbench.jsonl with the two images embedded "
+    "(Hugging Face Image features)."
+)
+PARQUET_READS = gettext_lazy(
+    'Hugging Face datasets: load_dataset("parquet", data_files=…), as NaturalBench\'s own '
+    "Hub copy is read."
+)
+
+
+def version_files(pipeline, versions) -> dict[int, VersionFiles]:
+    """The datasets pages: each frozen version's archive and Parquet file (by the evaluation
+    version it made), with its content hash and its card page."""
+    found = {}
+    by_benchmark_version = pipeline.versions.filter(
+        benchmark_version__in=[v.pk for v in versions]
+    ).order_by("-created_at", "-id")
+    for version in by_benchmark_version:
+        stem = f"naturalbench-{pipeline.pk}-{version.label}"
+        files = [
+            DatasetFile(
+                label=str(_("JSONL + images (.zip)")),
+                url=reverse("curator-nb-download", args=[pipeline.pk, version.pk, "zip"]),
+                filename=f"{stem}.zip",
+                sha256=version.archive_sha256,
+                size=_size(version.archive),
+                layout=str(ZIP_LAYOUT),
+                reads=str(ZIP_READS),
+            )
+        ]
+        if version.parquet:
+            files.append(
+                DatasetFile(
+                    label=str(_("Parquet")),
+                    url=reverse("curator-nb-download", args=[pipeline.pk, version.pk, "parquet"]),
+                    filename=f"{stem}.parquet",
+                    sha256=version.parquet_sha256,
+                    size=_size(version.parquet),
+                    layout=str(PARQUET_LAYOUT),
+                    reads=str(PARQUET_READS),
+                )
+            )
+        card = reverse("curator-nb-version", args=[pipeline.pk, version.pk])
+        found.setdefault(
+            version.benchmark_version_id,
+            VersionFiles(files=tuple(files), sha256=version.sha256, card_url=card),
+        )
+    return found
+
+
+def _size(field) -> int | None:
+    """The stored file's size, or None when storage cannot tell (the file is gone)."""
+    try:
+        return field.size
+    except (OSError, ValueError):
+        return None
 
 
 def version_download(request: HttpRequest, pipeline, version_id: int, fmt: str) -> HttpResponse:

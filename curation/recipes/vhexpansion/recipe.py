@@ -91,6 +91,8 @@ EXPORT = Export(
     url_name="curator-vhx-export",
     buttons=tuple((label, {"fmt": fmt}) for fmt, label in views.FORMAT_LABELS.items()),
     file_url_name="curator-vhx-export-file",
+    layout=lambda params: str(views.FORMAT_LAYOUTS.get(params.get("fmt", ""), "")),
+    reads=lambda params: str(views.FORMAT_READERS.get(params.get("fmt", ""), "")),
 )
 
 

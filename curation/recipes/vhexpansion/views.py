@@ -24,6 +24,25 @@ FORMAT_LABELS = {
     "jsonl": gettext_lazy("JSONL + images (.zip)"),
     "llava": gettext_lazy("LLaVA conversations (.zip)"),
 }
+# The datasets pages: what each export holds and what reads it (export.py's docstring).
+FORMAT_LAYOUTS = {
+    "jsonl": gettext_lazy(
+        "vhexpansion.jsonl: one line per (case, negated case) and perturbation — id, pair_id, "
+        "image, question, answer, negated, perturbation, source, with case_id, negation_of, "
+        "variant_of and image_sha256 — and images/<sha256>."
+    ),
+    "llava": gettext_lazy(
+        "llava.json: LLaVA-style conversations (id, image, conversations of human / gpt turns) "
+        "for fine-tuning (Sec. 5.4), and images/."
+    ),
+}
+FORMAT_READERS = {
+    "jsonl": gettext_lazy(
+        "Blindspot's VHExpansion importer (accuracy and symmetric accuracy per perturbation, "
+        "Tables 3–5); any JSON-lines reader."
+    ),
+    "llava": gettext_lazy("LLaVA's training scripts (its conversation format)."),
+}
 
 
 def detail_context(request: HttpRequest, case_set, base: dict) -> dict:

@@ -86,6 +86,35 @@ def export_unknown(params: dict) -> str:
     return "" if (params.get("what"), params.get("fmt")) in EXPORTS else _("Unknown export.")
 
 
+EXPORT_LAYOUTS = {
+    "dataset": gettext_lazy(
+        "One row per instance in the published VisIT-Bench columns (instruction_category, image, "
+        "visual, instruction, gpt4_prediction, image_dense_captions, reference_output, …), in "
+        "the version's order."
+    ),
+    "preferences": gettext_lazy(
+        "One row per crowd vote, in the columns of visit_bench_human_preferences.csv: image_url, "
+        "instruction, A, B, A_model, B_model, model_selection.A, model_selection.B."
+    ),
+}
+EXPORT_READERS = {
+    "dataset": gettext_lazy(
+        "Hritikbansal/visit_bench_sandbox (its dataset CSV); Blindspot's VisIT-Bench importer."
+    ),
+    "preferences": gettext_lazy(
+        "Hritikbansal/visit_bench_sandbox's Elo and win-rate analysis of human preferences."
+    ),
+}
+
+
+def export_layout(params: dict) -> str:
+    return str(EXPORT_LAYOUTS.get(params.get("what"), ""))
+
+
+def export_reads(params: dict) -> str:
+    return str(EXPORT_READERS.get(params.get("what"), ""))
+
+
 def export_what(params: dict) -> str:
     return str(EXPORT_LABELS.get((params.get("what"), params.get("fmt")), "?"))
 

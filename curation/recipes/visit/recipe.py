@@ -127,6 +127,8 @@ RECIPE = register(
                 url="export/<str:what>.<str:fmt>",
                 url_name="curator-visit-export",
                 file_url_name="curator-visit-export-file",
+                layout=export.export_layout,
+                reads=export.export_reads,
                 anchor="export",
                 refused_at="export",
             ),

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.http import Http404
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotator.platform.errors import Invalid
 from curation.export_files import export_store, progress_for
@@ -29,6 +30,18 @@ from evaluation.families.vlind.parse import DATA_FIELDS
 from .archive import DATA_NAME, Row, data_json, image_count, write_zip
 from .models import VLindBench, VLindImage, VLindTriple
 from .selectors import triples_page
+
+# The datasets pages: what the archive holds and what reads it (archive.py's layout).
+ARCHIVE_LAYOUT = gettext_lazy(
+    "data.json: the published rows (same fields and order; image ids 0–3 photorealistic, 4–7 "
+    "illustration, 8–11 cartoon); counterfactual/<concept>/<context_id>_<context>/<id>.jpg; "
+    "factual/<concept>/<context_id>_<factual_context>/0.jpg; tests.jsonl (the eight inputs per "
+    "instance with the official CK, VP, CB and LP prompts); appendix_b/ when asked for."
+)
+ARCHIVE_READS = gettext_lazy(
+    "klee972/VLind-Bench: its evaluation reads data.json and the image folders unchanged "
+    "(root = the unzipped folder)."
+)
 
 
 @dataclass

@@ -99,6 +99,8 @@ RECIPE = register(
                 url_name="curator-vlind-export",
                 also=(("versions/<int:version_id>/export/", "curator-vlind-version-export"),),
                 file_url_name="curator-vlind-export-file",
+                layout=lambda p: str(export.ARCHIVE_LAYOUT),
+                reads=lambda p: str(export.ARCHIVE_READS),
                 refused_at="export-title",
             ),
         ),
