@@ -16,6 +16,7 @@ from .. import compute, plots, selectors
 from ..models import BenchmarkVersion
 from ..rankings import correlate
 from ..registry import family_of
+from ..runners import STANDIN_NOTE
 from .common import EVALUATE, READ, abilities
 
 
@@ -46,9 +47,14 @@ def leaderboard(request: HttpRequest, version_id: int) -> HttpResponse:
             "family": family,
             "pairwise": family.pairwise is not None,
             "judgment_count": version.judgment_sets.count() if family.pairwise else 0,
+            "standin_note": STANDIN_NOTE if _has_standins(board) else "",
             **abilities(request),
         },
     )
+
+
+def _has_standins(board: dict) -> bool:
+    return any((row["run"].prompt_settings or {}).get("standin") for row in board["rows"])
 
 
 def leaderboard_json(version: BenchmarkVersion, board: dict) -> dict:

@@ -4,7 +4,9 @@ Everything goes through the real stages and queues: mining with the tiny random-
 (its pairs are arbitrary, and the page says so), questions from the offline drafter, and answers
 from two simulated demo annotators (``nb-demo-annotator-1`` and ``-2``, accounts nobody can log
 in as). They leave work for a visitor: a few pairs, questions and taggings have one answer of the
-two they need, so one visitor's answer decides them and the funnel moves.
+two they need, so one visitor's answer decides them and the funnel moves. The version it
+exports gets the demo's model runs (the offline blind baseline and two offline stand-ins, each
+labelled so), so its leaderboard has rows and plots.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from curation.gateway import provider_offline
 from curation.recipes.framework.demo import demo_annotators, demo_once, demo_work
 from curation.recipes.framework.stages import stage_run_now
 from curation.scorers import scorer_tiny
+from evaluation.runners import demo_runs_add
 
 from .export import version_export_run
 from .mining import pairs_mine
@@ -118,6 +121,9 @@ def naturalbench_demo(*, project: Project, curator) -> NaturalBenchPipeline:
     demo_work(pipeline.tag_queue, second, tags, leave=visitor_tags)
     run(version_export_run)
     pipeline.refresh_from_db()
+    # Its leaderboard's rows: the offline blind baseline and two labelled offline stand-ins.
+    for version in pipeline.versions.exclude(benchmark_version=None):
+        demo_runs_add(version=version.benchmark_version, created_by=curator)
     return pipeline
 
 

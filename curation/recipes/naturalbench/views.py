@@ -89,10 +89,7 @@ PARQUET_LAYOUT = gettext_lazy(
     "One row per sample, the same fields as naturalbench.jsonl with the two images embedded "
     "(Hugging Face Image features)."
 )
-PARQUET_READS = gettext_lazy(
-    'Hugging Face datasets: load_dataset("parquet", data_files=…), as NaturalBench\'s own '
-    "Hub copy is read."
-)
+PARQUET_READS = gettext_lazy('Hugging Face datasets: load_dataset("parquet", data_files=…).')
 
 
 def version_files(pipeline, versions) -> dict[int, VersionFiles]:

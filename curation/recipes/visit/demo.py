@@ -21,12 +21,14 @@ from annotator.platform.files import media_url
 from annotator.platform.models import Project
 from curation.gateway import provider_offline
 from curation.recipes.framework.demo import demo_annotators, demo_once, demo_work
+from curation.recipes.framework.exports import export_run_now
 from curation.recipes.framework.publish import publish_object
 from curation.recipes.framework.registry import recipe_for
 from evaluation import parsed
 from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
 from evaluation.families.visit import sampling
+from evaluation.runners import demo_runs_add
 
 from . import categories, dataset, pipelines, prompts, ratings, references, submissions
 from .models import VisitPipeline, VisitReference
@@ -77,6 +79,7 @@ def visit_demo(*, project: Project, curator) -> VisitPipeline:
     _references_reviewed(pipeline, curator, raters[0])
     kept = _published_with_models(pipeline, project, curator)
     _tuples_rated(pipeline, curator, raters)
+    _exported(pipeline, curator)
     # The leaderboard: both models judged offline, seeded, in both orders.
     submissions.leaderboard_judge_existing(
         pipeline=pipeline, seed=0, reference_pairs=len(kept), provider=offline, created_by=curator
@@ -124,7 +127,8 @@ def _references_reviewed(pipeline: VisitPipeline, curator, reviewer) -> None:
 
 
 def _published_with_models(pipeline: VisitPipeline, project: Project, curator) -> set[str]:
-    """Publish, then import the two models' real responses; the kept item ids."""
+    """Publish, then import the two models' real responses and compute their metrics; the kept
+    item ids."""
     version = publish_object(
         recipe_for(pipeline),
         pipeline,
@@ -145,7 +149,19 @@ def _published_with_models(pipeline: VisitPipeline, project: Project, curator) -
             prompt_settings={"source_file": "annotator/demo/visit_bench.py", "column": column},
             created_by=curator,
         )
+    # The leaderboard's rows and plots: the two real models' metrics (their responses are real,
+    # so no offline baseline or stand-in is added here).
+    demo_runs_add(version=version, created_by=curator, baselines=False)
     return kept
+
+
+def _exported(pipeline: VisitPipeline, curator) -> None:
+    """The published version as the dataset CSV and the crowd's votes as the preferences CSV,
+    written by their real export jobs, for the datasets pages."""
+    recipe = recipe_for(pipeline)
+    for what, fmt in (("dataset", "csv"), ("preferences", "csv")):
+        params = {"what": what, "fmt": fmt}
+        export_run_now(recipe, recipe.exports[0], pipeline, params, created_by=curator)
 
 
 def _tuples_rated(pipeline: VisitPipeline, curator, raters: list) -> None:

@@ -4,7 +4,9 @@ review tasks waiting, everything made through the services and the annotation en
 Triples come from the offline drafter (hand-written, labelled offline); images are placeholders
 drawn with Pillow and labelled as such (origin "placeholder", the word on the picture). Three
 simulated reviewers (accounts without a usable password) answer the first rounds, so some
-triples and images are decided and others wait for the demo's crowdworkers.
+triples and images are decided and others wait for the demo's crowdworkers. The version it
+publishes gets the demo's model runs (the offline blind baseline and two offline stand-ins, each
+labelled so), so its leaderboard has rows and plots.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from collections.abc import Callable
 from annotator.platform.models import Project
 from curation import assets, gateway
 from curation.recipes.framework.demo import demo_annotators, demo_once, demo_work
+from curation.recipes.framework.exports import export_run_now
 from curation.recipes.framework.publish import publish_object
 from curation.recipes.framework.registry import recipe_for
+from evaluation.runners import demo_runs_add
 
 from . import benches, images, nouns, prompts, triples
 from .models import VLindBench, VLindImage, VLindTriple
@@ -141,7 +145,13 @@ def vlind_demo(*, project: Project, curator) -> VLindBench:
         image_ids=[r.image_id for r in [*reviewed, *waiting]]
         + [t.factual_image_id for t in bench.triples.exclude(factual_image=None)]
     )
-    publish_object(recipe_for(bench), bench, label="demo-v1", created_by=curator)
+    recipe = recipe_for(bench)
+    version = publish_object(recipe, bench, label="demo-v1", created_by=curator)
+    # The version's archive for the datasets pages, and its leaderboard's rows: the offline blind
+    # baseline and two labelled offline stand-ins.
+    params = {"version_id": version.pk, "appendix_b": False}
+    export_run_now(recipe, recipe.exports[0], bench, params, created_by=curator)
+    demo_runs_add(version=version, created_by=curator)
 
     # Round 2: six more triples left waiting for the demo's crowdworkers.
     triples.triples_draft(
