@@ -21,8 +21,8 @@ from curation.gateway.offline import rule_for
 from curation.gateway.providers import provider_offline
 
 from .. import services
-from ..importers import PredictionRow
 from ..models import BenchmarkVersion, ModelRun
+from ..parsed import PredictionRow
 from ..registry import LLMRunner, family_of
 from .common import kept_items
 from .llm import run_model_start
