@@ -5,6 +5,7 @@ unchanged through the new apps, with content types (and so permissions) carried 
 
 import pytest
 from django.apps import apps as live
+from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
@@ -285,6 +286,10 @@ def test_every_recipe_row_is_read_back_through_its_own_app():
     after = {app for app, _ in executor.loader.graph.backwards_plan(MOVE)}
     others = [n for n in leaves if n[0] not in after]
     before = [PREVIOUS, *others]
+    # (manage.py migrate renames visit 0002's content type, visitfamily -> visitcategory, and
+    # back when it unapplies 0002; this executor does not, so the test does it both ways)
+    renamed = ContentType.objects.filter(app_label="visit", model="visitcategory")
+    renamed.update(model="visitfamily")
     executor.migrate(before)
     old = executor.loader.project_state(before).apps
     _populate(old)
@@ -327,6 +332,7 @@ def test_every_recipe_row_is_read_back_through_its_own_app():
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(leaves)
+    ContentType.objects.filter(app_label="visit", model="visitfamily").update(model="visitcategory")
     for app, names in MOVED.items():
         for name in names:
             count = live.get_model(app, RENAMED.get(name, name)).objects.count()
