@@ -14,7 +14,14 @@ pool, and ``mining_reduce`` combines them. The reference is today's single-proce
 the mismatch count and every kept pair's four S values hash the same for the reference, 1 worker
 and 2 workers.
 
-Not measured here yet (issue 25, later): chunked embeddings, approximate mining, the cost model.
+Approximate mining (``--approx``, ``curation.approx_mining``): matched embeddings (image k and
+caption k near a common point) with planted near-duplicates, D = 768, written as float16 .npy and
+memory-mapped; at N = 100k (``--approx-n``) the recall of the exact mismatches (found / exact, the
+approximate miner keeps only true mismatches) against the chunked exact miner on 2 workers, then
+at N = 1M (``--approx-big``) wall time and peak RSS. The cost model's figure (seconds per GFLOP of
+one worker's float32 products) is printed first.
+
+Not measured here yet (issue 25, later): chunked embeddings.
 Timings depend on what else runs: the load average is printed with them.
 """
 
@@ -27,7 +34,7 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_name] = "1"
 
 import argparse  # noqa: E402
-import hashlib  # noqa: E402
+import resource  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -38,7 +45,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from curation import mining  # noqa: E402
+from curation import approx_mining, mining  # noqa: E402
 
 SEED = 7
 
@@ -75,11 +82,77 @@ def run_chunk(folder: str, chunk: int, n_chunks: int) -> mining.MiningChunk:
 
 
 def digest(result: mining.MinedPairs) -> str:
-    h = hashlib.sha256()
-    for part in (result.i0, result.i1, result.partner, result.scores):
-        h.update(np.ascontiguousarray(part).tobytes())
-    h.update(str(result.n_mismatched_pairs).encode())
-    return h.hexdigest()[:16]
+    return result.digest()
+
+
+def gflops_one_worker() -> float:
+    """GFLOP/s of one worker's float32 products at the miner's block size (one BLAS thread)."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2048, 768), dtype=np.float32)
+    b = rng.standard_normal((2048, 768), dtype=np.float32)
+    out = np.empty((2048, 2048), np.float32)
+    np.matmul(a, b.T, out=out)
+    start, reps = time.perf_counter(), 0
+    while time.perf_counter() - start < 3.0:
+        np.matmul(a, b.T, out=out)
+        reps += 1
+    return reps * 2 * 2048 * 2048 * 768 / (time.perf_counter() - start) / 1e9
+
+
+def write_planted(folder: Path, n: int, dim: int, seed: int, duplicates: float = 0.02) -> None:
+    """Matched embeddings (image k, caption k = a common point plus noise) with ``duplicates``·n
+    samples copying another's image and caption with a little noise; float16 .npy, in blocks."""
+    rng = np.random.default_rng(seed)
+    images = np.lib.format.open_memmap(folder / "images.npy", "w+", np.float16, (n, dim))
+    texts = np.lib.format.open_memmap(folder / "texts.npy", "w+", np.float16, (n, dim))
+
+    def unit(x):
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+    for start in range(0, n, 65536):
+        m = min(65536, n - start)
+        base = unit(rng.standard_normal((m, dim), dtype=np.float32))
+        for out in (images, texts):
+            noise = unit(rng.standard_normal((m, dim), dtype=np.float32))
+            out[start : start + m] = unit(base + 0.35 * noise)
+    copies = rng.choice(n, size=(int(duplicates * n), 2), replace=False)
+    for out in (images, texts):
+        src = out[np.sort(copies[:, 0])].astype(np.float32)
+        order = np.argsort(copies[:, 0])
+        noise = unit(rng.standard_normal((len(copies), dim), dtype=np.float32))
+        out[copies[order, 1]] = unit(src + 0.2 * noise)
+        out.flush()
+
+
+def approx_phase(n: int, dim: int, k: int, exact_workers: int | None, chunks: int) -> None:
+    """Approximate mining of N planted samples; with ``exact_workers``, the exact miner too and
+    the recall."""
+    with tempfile.TemporaryDirectory(prefix="blindspot-approx-") as tmp:
+        start = time.perf_counter()
+        write_planted(Path(tmp), n, dim, seed=3)
+        print(f"  wrote {n:,} × {dim} planted embeddings in {time.perf_counter() - start:.1f} s")
+        with ProcessPoolExecutor(max_workers=1) as pool:  # its own process: its own peak RSS
+            found, seconds, rss = pool.submit(run_approx, tmp, k).result()
+        print(
+            f"  approximate (k = {k}): {seconds:8.1f} s, peak RSS {rss / 2**30:.2f} GiB, "
+            f"{found:,} mismatched pairs found   (load average {loadavg()})"
+        )
+        if exact_workers:
+            exact, t_exact = chunked(tmp, exact_workers, chunks)
+            recall = found / exact.n_mismatched_pairs if exact.n_mismatched_pairs else 1.0
+            print(
+                f"  exact, {exact_workers} workers: {t_exact:8.1f} s, "
+                f"{exact.n_mismatched_pairs:,} mismatched pairs"
+            )
+            print(f"  recall of the exact mismatches: {recall:.4f}   (load average {loadavg()})")
+
+
+def run_approx(folder: str, k: int) -> tuple[int, float, int]:
+    start = time.perf_counter()
+    mined = approx_mining.mine_approximate(load(folder), seed=SEED, k=k)
+    seconds = time.perf_counter() - start
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return int(mined.n_mismatched_pairs), seconds, rss
 
 
 def chunked(folder: str, workers: int, n_chunks: int) -> tuple[mining.MinedPairs, float]:
@@ -97,8 +170,29 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=None, help="samples (default 31,783)")
     parser.add_argument("--dim", type=int, default=768)
     parser.add_argument("--chunks", type=int, default=8, help="chunks of block pairs")
+    parser.add_argument("--approx", action="store_true", help="approximate mining and recall")
+    parser.add_argument("--approx-n", type=int, default=None, help="recall at N (100,000)")
+    parser.add_argument("--approx-big", type=int, default=None, help="N without recall (1M)")
+    parser.add_argument("--k", type=int, default=approx_mining.DEFAULT_K)
+    parser.add_argument("--skip-exact", action="store_true", help="only the approximate part")
     args = parser.parse_args()
     n = args.n or (6000 if args.quick else 31_783)
+
+    gflops = gflops_one_worker()
+    print(
+        f"cost model: one worker's float32 products: {gflops:.1f} GFLOP/s = "
+        f"{1 / gflops:.5f} s per GFLOP   (load average {loadavg()})"
+    )
+    if args.approx:
+        small = args.approx_n or (20_000 if args.quick else 100_000)
+        big = args.approx_big or (100_000 if args.quick else 1_000_000)
+        print(f"approximate mining, D = {args.dim}, k = {args.k}:")
+        print(f" N = {small:,} (with the exact miner, for the recall)")
+        approx_phase(small, args.dim, args.k, exact_workers=2, chunks=args.chunks)
+        print(f" N = {big:,}")
+        approx_phase(big, args.dim, args.k, exact_workers=None, chunks=args.chunks)
+    if args.skip_exact:
+        return
 
     print(f"exact Eq. 1 mining in chunks: N = {n:,}, D = {args.dim}, {args.chunks} chunks")
     print(f"cores: {os.cpu_count()}, load average before: {loadavg()}")

@@ -34,7 +34,7 @@ from .mining import (
 )
 
 DEFAULT_K = 16  # neighbours per sample and modality
-FLAT_BELOW = 50_000  # exact (flat) neighbour search below this many samples
+FLAT_BELOW = 20_000  # exact (flat) neighbour search up to this many samples
 ROWS = 32_768  # rows converted to float32 at a time (adding, searching, checking pairs)
 METHOD = "eq1_ann"
 
