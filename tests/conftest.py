@@ -1,6 +1,7 @@
 import io
 
 import pytest
+from django.utils import translation
 
 from annotator.platform import roles
 from tests.factories import ProjectFactory, QueueFactory, UserFactory
@@ -11,6 +12,15 @@ from tests.fake_openai import FakeOpenAI
 def _fast_password_hashing(settings):
     # Real hashers take seconds per user on a busy 2-core machine; tests only need a hasher.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _language_reset():
+    """A request in Hindi or Chinese leaves its language active in the test's thread
+    (LocaleMiddleware activates and never deactivates): back to the default after every test, so
+    no later test reads another language because of file order."""
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import re
 import pytest
 from django.core.cache import cache
 from django.urls import reverse
-from django.utils import translation
 
 from annotator import selectors, services
 from annotator.models import Assignment, Task
@@ -15,14 +14,6 @@ from tests.factories import QueueFactory, TaskFactory, vqa_payload
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
-
-
-@pytest.fixture(autouse=True)
-def _language_reset():
-    """A request in Hindi or Chinese leaves its language active in this thread (LocaleMiddleware
-    activates and never deactivates): back to the default, so later tests read English."""
-    yield
-    translation.deactivate()
 
 
 @pytest.fixture
