@@ -55,6 +55,11 @@
     all[current].focus();
   }
   document.addEventListener("htmx:afterSwap", function () { current = -1; });
+  // The search asks by its keyup (hx-trigger "keyup changed"); its change event on leaving the
+  // field would send the same request again and swap the rows under the keyboard's selection.
+  document.addEventListener("change", function (ev) {
+    if (ev.target && ev.target.id === "id_q") ev.stopPropagation();
+  }, true);
   document.addEventListener("keydown", function (ev) {
     if (!document.querySelector("[data-rows]") && !document.getElementById("id_q")) return;
     var t = ev.target;
