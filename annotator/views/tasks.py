@@ -226,22 +226,31 @@ def _settle_back(request: HttpRequest, fallback: str) -> str:
     return target if target and safe else fallback
 
 
-@roles.roles_required(*CURATOR)
-@require_POST
-def task_settle(request: HttpRequest, task_id: int) -> HttpResponse:
-    """Settle one task (by majority or by the curator's answer, with a reason), then go back."""
-    task = get_or_404(
+def _managed_task_or_404(request: HttpRequest, task_id: int):
+    """A task of a queue this curator manages, else 404."""
+    return get_or_404(
         selectors.tasks_for(request.user).filter(
             queue__in=selectors.managed_queues_for(request.user)
         ),
         pk=task_id,
     )
+
+
+def _form_errors_flash(request: HttpRequest, form) -> None:
+    for errors in form.errors.values():
+        for error in errors:
+            messages.error(request, error)
+
+
+@roles.roles_required(*CURATOR)
+@require_POST
+def task_settle(request: HttpRequest, task_id: int) -> HttpResponse:
+    """Settle one task (by majority or by the curator's answer, with a reason), then go back."""
+    task = _managed_task_or_404(request, task_id)
     back = _settle_back(request, reverse("curator-task", args=[task.pk]))
     form = forms.SettleForm(request.POST)
     if not form.is_valid():
-        for errors in form.errors.values():
-            for error in errors:
-                messages.error(request, error)
+        _form_errors_flash(request, form)
         return redirect(back)
     try:
         services.task_curator_settle(
@@ -295,18 +304,11 @@ def queue_tasks_settle(request: HttpRequest, queue_id: int) -> HttpResponse:
 @require_POST
 def task_send_back(request: HttpRequest, task_id: int) -> HttpResponse:
     """Send one person's answer back with a note: the task asks for another answer."""
-    task = get_or_404(
-        selectors.tasks_for(request.user).filter(
-            queue__in=selectors.managed_queues_for(request.user)
-        ),
-        pk=task_id,
-    )
+    task = _managed_task_or_404(request, task_id)
     back = _settle_back(request, reverse("curator-task", args=[task.pk]))
     form = forms.SendBackForm(request.POST)
     if not form.is_valid():
-        for errors in form.errors.values():
-            for error in errors:
-                messages.error(request, error)
+        _form_errors_flash(request, form)
         return redirect(back)
     try:
         services.annotation_send_back(
