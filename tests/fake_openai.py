@@ -92,23 +92,29 @@ def _question_and_images(body: dict) -> tuple[str, list[str]]:
     return "\n".join(texts), images
 
 
+TWO_OPTION_SUFFIX = "Please output the letter corresponding to the correct option."
+
+
 @dataclass
 class VLMPlayers:
     """Deterministic players for model-in-the-loop tests (the hunt): every model answers
-    "Yes" or "No" after ``delay`` seconds, from a hash of its name, the prompt's text and, when
-    the request carries images, the images' bytes. A vision model's answer so changes with the
-    image and the question; a request without images (a blind model) gets the same answer for
-    the same text. ``fixed`` pins a model's answer ({"always-yes": "Yes"}). ``answer`` tells a
-    test what a model will say."""
+    "Yes" or "No" ("A" or "B" when the prompt asks for an option's letter, NaturalBench's
+    multiple-choice suffix; a fixed "Yes" then reads "A") after ``delay`` seconds, from a hash
+    of its name, the prompt's text and, when the request carries images, the images' bytes. A
+    vision model's answer so changes with the image and the question; a request without images
+    (a blind model) gets the same answer for the same text. ``fixed`` pins a model's answer
+    ({"always-yes": "Yes"}). ``answer`` tells a test what a model will say."""
 
     delay: float = 0.0
     fixed: dict = field(default_factory=dict)
 
     def answer(self, model: str, prompt: str, images: list[str] | tuple = ()) -> str:
+        two_option = prompt.rstrip().endswith(TWO_OPTION_SUFFIX)
         if model in self.fixed:
-            return self.fixed[model]
+            fixed = self.fixed[model]
+            return {"Yes": "A", "No": "B"}.get(fixed, fixed) if two_option else fixed
         digest = hashlib.sha256("\x1f".join([model, prompt, *images]).encode()).digest()
-        return ("Yes", "No")[digest[0] & 1]
+        return (("A", "B") if two_option else ("Yes", "No"))[digest[0] & 1]
 
     def __call__(self, body: dict) -> Reply:
         prompt, images = _question_and_images(body)

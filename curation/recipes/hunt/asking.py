@@ -23,13 +23,13 @@ from curation.gateway.images import prepare_image
 from curation.gateway.service import generation_build, generation_prepare
 from curation.models import Generation, Image, LLMProvider
 from evaluation.compute import ItemData
-from evaluation.families.naturalbench.prompts import YES_NO
+from evaluation.families.naturalbench.prompts import BY_QUESTION_TYPE
 from evaluation.prompts import ensure_templates
 from evaluation.registry import family_of
 
 from . import checks, criterion, duplicates, partners
 from .models import HuntAnswer, HuntCandidate, HuntRound, HuntTarget
-from .standins import STANDIN, STANDIN_SPEC
+from .standins import STANDIN_FOR, STANDIN_SPECS
 
 ASK_JOB = "hunt.ask"
 FIRST, PAIR = "first", "pair"
@@ -38,9 +38,11 @@ PARALLEL = 16  # calls in flight per candidate
 
 
 def templates_ensure() -> None:
-    """The prompts the hunt asks through: the family's official yes/no prompt and the stand-ins'."""
-    ensure_templates([YES_NO])
-    gateway.template_ensure(**STANDIN_SPEC)
+    """The prompts the hunt asks through: the family's official prompt of each question type
+    (yes/no, two options) and the stand-ins'."""
+    ensure_templates(list(BY_QUESTION_TYPE.values()))
+    for spec in STANDIN_SPECS:
+        gateway.template_ensure(**spec)
 
 
 @dataclass(frozen=True)
@@ -105,12 +107,14 @@ class Planner:
 
     def plan(self, ask: Ask, key: str):
         variables = {"question": ask.question, "separator": ""}
+        # The family's official prompt of the round's question type (Sec. 4).
+        official = BY_QUESTION_TYPE[self.round.question_type]
         if ask.target is None:
-            template, provider, images, seed = YES_NO, self.blind, (), 0
+            template, provider, images, seed = official, self.blind, (), 0
         else:
             provider = ask.target.provider
             offline = provider.kind == LLMProvider.Kind.OFFLINE
-            template = STANDIN if offline else YES_NO
+            template = STANDIN_FOR[self.round.question_type] if offline else official
             if offline:
                 variables["image_sha256"] = ask.image.sha256
             images, seed = (self._image(ask.image),), ask.target.position

@@ -12,15 +12,22 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.platform.errors import Conflict, Invalid, ServiceError
+from annotator.platform.forms import ID_MAX
 from annotator.platform.jobs import job_enqueue
 from curation.models import Image, Sample
+from evaluation.families.naturalbench import layout as nb
 
 from . import criterion, duplicates
 from .asking import ASK_JOB, FIRST, PAIR
 from .models import HuntCandidate, HuntRound
 
 MAX_QUESTION = 300
-ANSWERS = {"yes": criterion.A0, "no": criterion.A1}
+MAX_OPTION = 80
+# What a worker sends as the true answer on their picture, per question type: a0 / a1.
+ANSWERS = {
+    HuntRound.QuestionType.YES_NO: {"yes": criterion.A0, "no": criterion.A1},
+    HuntRound.QuestionType.TWO_OPTION: {"a": criterion.A0, "b": criterion.A1},
+}
 
 
 class RateLimited(ServiceError):
@@ -36,11 +43,48 @@ def _question(text: str, what: str = "question") -> str:
     return text
 
 
+def _option(text: str, letter: str) -> str:
+    text = " ".join((text or "").split())
+    if not text:
+        raise Invalid(f"Write option {letter}.")
+    if len(text) > MAX_OPTION:
+        raise Invalid(f"Option {letter} has at most {MAX_OPTION} characters.")
+    if ";" in text:
+        # The published text ends "Option: A:<x>; B:<y>;" (METRICS.md Sec. 1): ";" ends an option.
+        raise Invalid(f"Option {letter} cannot contain ';' (it ends an option in the dataset).")
+    return text
+
+
+def question_text(round_: HuntRound, question: str, options=None, what: str = "question") -> str:
+    """The question as published: yes/no as written; two options embedded after it as
+    NaturalBench writes them ("<question>\nOption: A:<x>; B:<y>;", METRICS.md Sec. 1)."""
+    question = _question(question, what)
+    if round_.question_type != HuntRound.QuestionType.TWO_OPTION:
+        return question
+    option_a, option_b = options if options is not None and len(options) == 2 else ("", "")
+    option_a, option_b = _option(option_a, "A"), _option(option_b, "B")
+    if option_a.casefold() == option_b.casefold():
+        raise Invalid("Options A and B must differ.")
+    return nb.mc_question(question, option_a, option_b)
+
+
+def answer_of(round_: HuntRound, answer: str) -> str:
+    """a0 / a1 for the worker's answer ("yes"/"no", or "a"/"b" for two options)."""
+    allowed = ANSWERS[round_.question_type]
+    if answer not in allowed:
+        if round_.question_type == HuntRound.QuestionType.TWO_OPTION:
+            raise Invalid("Say which option, A or B, is true on this image.")
+        raise Invalid("Say whether the answer on this image is Yes or No.")
+    return allowed[answer]
+
+
 def _in_pool(round_: HuntRound, image_id) -> Image:
     try:
         image_id = int(image_id)
     except (TypeError, ValueError):
         raise Invalid("Choose an image from the round's pool.") from None
+    if not 1 <= image_id <= ID_MAX:
+        raise Invalid("That image is not in this round's pool.")
     if not Sample.objects.filter(corpus_id=round_.corpus_id, image_id=image_id).exists():
         raise Invalid("That image is not in this round's pool.")
     return Image.objects.get(pk=image_id)
@@ -59,14 +103,14 @@ def _ask(round_: HuntRound, candidate: HuntCandidate, step: str, worker) -> None
 
 
 def candidate_submit(
-    *, round_: HuntRound, worker, image_id, question: str, answer: str
+    *, round_: HuntRound, worker, image_id, question: str, answer: str, options=None
 ) -> HuntCandidate:
-    """A new candidate: the worker's question and its answer ("yes"/"no") on a pool image."""
+    """A new candidate: the worker's question and its answer on a pool image ("yes"/"no"; in a
+    two-option round the two ``options`` and "a"/"b")."""
     if round_.state != HuntRound.State.OPEN:
         raise Conflict("This round is closed.")
-    question = _question(question)
-    if answer not in ANSWERS:
-        raise Invalid("Say whether the answer on this image is Yes or No.")
+    question = question_text(round_, question, options)
+    answer = answer_of(round_, answer)
     image = _in_pool(round_, image_id)
     normal = duplicates.normal_form(question)
     with transaction.atomic():
@@ -90,7 +134,7 @@ def candidate_submit(
             worker=worker,
             image=image,
             question=question,
-            answer=ANSWERS[answer],
+            answer=answer,
             normal=normal,
         )
         _ask(round_, candidate, FIRST, worker)
@@ -98,12 +142,13 @@ def candidate_submit(
 
 
 def candidate_pair(
-    *, candidate: HuntCandidate, worker, partner_id, question_1: str
+    *, candidate: HuntCandidate, worker, partner_id, question_1: str, options_1=None
 ) -> HuntCandidate:
     """The partner image (where the first question's answer flips) and the second question
-    (whose answer on the first image is the opposite of the first's): the 2 × 2 is asked."""
+    (whose answer on the first image is the opposite of the first's; two options: its own
+    ``options_1``, the first's swapped by default): the 2 × 2 is asked."""
     round_ = candidate.round
-    question_1 = _question(question_1, "second question")
+    question_1 = question_text(round_, question_1, options_1, "second question")
     if duplicates.normal_form(question_1) == candidate.normal:
         raise Invalid("The second question must differ from the first.")
     partner = _in_pool(round_, partner_id)

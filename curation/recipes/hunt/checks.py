@@ -1,5 +1,6 @@
 """Verification (NaturalBench Sec. 3): a blindspot's 2 × 2 sample goes, one (image, question)
-per task, to the round's ``vqa_choice`` queue with "Yes", "No" and "Unanswerable"; other people
+per task, to the round's ``vqa_choice`` queue with "Yes", "No" (a two-option round: "A: <x>",
+"B: <y>", as NaturalBench's answer check shows them) and "Unanswerable"; other people
 than its author answer it (``verifiers`` of them, unanimous rule, no escalation). The sample is
 validated only if every slot is answered as intended by all of them; the first slot that is not
 rejects it. A validated sample earns its author the round's points."""
@@ -37,7 +38,7 @@ SOURCE = "Blindspot hunt"
 
 
 def images_in_order(candidate: HuntCandidate) -> tuple:
-    """(image 0, image 1) of the 2 × 2: image 0 is the one where the question is "Yes"."""
+    """(image 0, image 1) of the 2 × 2: image 0 is the one where the question is "Yes" / "A"."""
     by_name = {"first": candidate.image, "partner": candidate.partner}
     return tuple(by_name[name] for name in criterion.image_order(candidate.answer))
 
@@ -57,6 +58,22 @@ def sample_record(round_: HuntRound, candidate: HuntCandidate) -> dict:
     )
 
 
+def label(question_type: str, answer: str) -> str:
+    """How an answer (a0 / a1) reads for the round's question type: Yes / No, or A / B."""
+    return nb.ANSWERS[question_type][0 if answer == criterion.A0 else 1]
+
+
+def shown(question: str, question_type: str, answer: str) -> tuple[str, list[str], str]:
+    """(question, choices, intended choice) as a verifier sees one slot: yes/no as is; two
+    options as NaturalBench's answer check shows them, the question without its options and the
+    choices "A: <x>", "B: <y>" (``answer`` is the slot's ground truth, Yes/No or A/B)."""
+    if question_type != nb.MULTIPLE_CHOICE:
+        return question, list(nb.ANSWERS[question_type]), answer
+    text, option_a, option_b = nb.mc_options(question)
+    choices = [f"A: {option_a}", f"B: {option_b}"]
+    return text, choices, choices[0] if answer == "A" else choices[1]
+
+
 def candidate_verify(round_: HuntRound, candidate: HuntCandidate) -> None:
     """Send the candidate's four slots to the verification queue, kept from its author (inside
     the caller's transaction, the candidate locked); sets ``state`` and ``record`` (unsaved)."""
@@ -65,19 +82,18 @@ def candidate_verify(round_: HuntRound, candidate: HuntCandidate) -> None:
     images = images_in_order(candidate)
     questions = (candidate.question, candidate.question_1)
     truth = nb.expected_answers(round_.question_type)
+    slots = []
+    for slot, answer in zip(nb.SAMPLE_KEYS, truth, strict=True):
+        slots.append((slot, shown(questions[int(slot[1])], round_.question_type, answer)))
     checks = HuntCheck.objects.bulk_create(
-        [
-            HuntCheck(candidate=candidate, slot=slot, intended=answer)
-            for slot, answer in zip(nb.SAMPLE_KEYS, truth, strict=True)
-        ]
+        [HuntCheck(candidate=candidate, slot=slot, intended=view[2]) for slot, view in slots]
     )
     rows = []
-    for check in checks:
-        q, i = int(check.slot[1]), int(check.slot[4])
+    for check, (slot, (question, choices, _intended)) in zip(checks, slots, strict=True):
         payload = {
-            "image": image_payload(images[i], "The image the question is about"),
-            "question": questions[q],
-            "choices": list(nb.ANSWERS[round_.question_type]),
+            "image": image_payload(images[int(slot[4])], "The image the question is about"),
+            "question": question,
+            "choices": choices,
             "language": "en",
         }
         rows.append((check, payload, f"hunt-{candidate.pk}-{check.slot}"))

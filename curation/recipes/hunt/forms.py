@@ -5,7 +5,6 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy
 
-from annotator.platform.forms import ID_MAX
 from curation.gateway.selectors import providers_of
 from curation.models import Corpus, Scorer
 from curation.recipes.framework.forms import RecipeForm, count_field
@@ -92,14 +91,3 @@ class SettingsForm(RoundForm):
             elif hasattr(obj, name):
                 initial[name] = getattr(obj, name)
         return initial
-
-
-class QuestionForm(forms.Form):
-    image = forms.IntegerField(min_value=1, max_value=ID_MAX, widget=forms.HiddenInput)
-    question = forms.CharField(max_length=300, widget=forms.Textarea(attrs={"rows": 2}))
-    answer = forms.ChoiceField(choices=(("yes", "Yes"), ("no", "No")), widget=forms.RadioSelect)
-
-
-class PartnerForm(forms.Form):
-    partner = forms.IntegerField(min_value=1, max_value=ID_MAX)
-    question_1 = forms.CharField(max_length=300, widget=forms.Textarea(attrs={"rows": 2}))

@@ -27,7 +27,10 @@ class HuntRound(RecipePipeline):
     """One hunt over an image pool against one or more target models."""
 
     class QuestionType(models.TextChoices):
+        # The NaturalBench family's question types (METRICS.md Sec. 1): a two-option question
+        # embeds its options as "<question>\nOption: A:<x>; B:<y>;" and is answered A or B.
         YES_NO = "yes_no", _("Yes-or-No")
+        TWO_OPTION = "multiple_choice", _("Two options (A or B)")
 
     class State(models.TextChoices):
         OPEN = "open", _("Open")
@@ -123,8 +126,8 @@ class HuntCandidate(models.Model):
     round = models.ForeignKey(HuntRound, on_delete=models.CASCADE, related_name="candidates")
     worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     image = models.ForeignKey("curation.Image", on_delete=models.PROTECT, related_name="+")
-    question = models.CharField(max_length=500)
-    answer = models.CharField(max_length=2)  # a0 ("Yes") / a1 ("No") on ``image``
+    question = models.CharField(max_length=500)  # two options: with them, as published
+    answer = models.CharField(max_length=2)  # a0 ("Yes" / "A") or a1 ("No" / "B") on ``image``
     normal = models.CharField(max_length=500)  # duplicates.normal_form(question)
     duplicate_of = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -197,7 +200,8 @@ class HuntAnswer(FromGeneration):
 
 class HuntCheck(PeopleDecide):
     """One (image, question) of a paired candidate, answered by other people choosing among
-    "Yes", "No" and "Unanswerable" (NaturalBench Sec. 3: kept only if all pick the intended)."""
+    "Yes", "No" (or the two options) and "Unanswerable" (NaturalBench Sec. 3: kept only if all
+    pick the intended)."""
 
     class State(models.TextChoices):
         OPEN = "open", _("Being answered")
@@ -206,7 +210,7 @@ class HuntCheck(PeopleDecide):
 
     candidate = models.ForeignKey(HuntCandidate, on_delete=models.CASCADE, related_name="checks")
     slot = models.CharField(max_length=5)
-    intended = models.CharField(max_length=3)  # Yes / No
+    intended = models.CharField(max_length=300)  # the choice shown: Yes / No, or "A: <x>" …
     state = models.CharField(max_length=7, choices=State.choices, default=State.OPEN)
 
     class Meta:

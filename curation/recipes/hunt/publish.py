@@ -14,6 +14,7 @@ from annotator.platform.errors import Invalid
 from curation.export_files import export_store
 from evaluation import importers
 
+from . import checks
 from .models import HuntAnswer, HuntCandidate, HuntRound
 
 FAMILY = "naturalbench"
@@ -45,7 +46,7 @@ def provenance(candidate: HuntCandidate) -> dict:
         "round_name": candidate.round.name,
         "candidate": candidate.pk,
         "worker": candidate.worker.get_username(),
-        "first_image_answer": "Yes" if candidate.answer == "a0" else "No",
+        "first_image_answer": checks.label(candidate.round.question_type, candidate.answer),
         "partners": candidate.neighbours,
         "duplicate_of": candidate.duplicate_of_id,
         "verdict": candidate.verdict,

@@ -17,10 +17,12 @@ from django.utils.translation import gettext as _
 
 from annotator.platform import wakeups
 from annotator.platform.errors import ServiceError
+from annotator.platform.forms import ID_MAX
 from curation.models import Image, LLMProvider, Sample
+from evaluation.families.naturalbench import layout as nb
 from evaluation.plots import Series, bar_chart
 
-from . import candidates, partners, selectors
+from . import candidates, checks, partners, selectors
 from . import criterion as c
 from .asking import wake_name
 from .models import HuntCandidate, HuntRound
@@ -61,6 +63,8 @@ def _image_or_none(round_: HuntRound, raw: str | None) -> Image | None:
         pk = int(raw or "")
     except ValueError:
         return None
+    if not 1 <= pk <= ID_MAX:
+        return None
     in_pool = Sample.objects.filter(corpus_id=round_.corpus_id, image_id=pk)
     return Image.objects.filter(pk=pk).first() if in_pool.exists() else None
 
@@ -91,6 +95,7 @@ def workspace(request: HttpRequest, round_: HuntRound) -> HttpResponse:
         ).first(),
         "blind_label": blind_label(round_),
         "targets": target_names(round_, for_worker=True).values(),
+        "two_option": round_.question_type == HuntRound.QuestionType.TWO_OPTION,
     }
     return render(request, "hunt/work.html", context)
 
@@ -103,6 +108,7 @@ def submit(request: HttpRequest, round_: HuntRound) -> HttpResponse:
             image_id=request.POST.get("image"),
             question=request.POST.get("question", ""),
             answer=request.POST.get("answer", ""),
+            options=(request.POST.get("option_a", ""), request.POST.get("option_b", "")),
         )
     except ServiceError as exc:
         messages.error(request, exc.message)
@@ -111,6 +117,9 @@ def submit(request: HttpRequest, round_: HuntRound) -> HttpResponse:
             "image": _image_or_none(round_, request.POST.get("image")),
             "question": request.POST.get("question", ""),
             "answer": request.POST.get("answer", ""),
+            "option_a": request.POST.get("option_a", ""),
+            "option_b": request.POST.get("option_b", ""),
+            "two_option": round_.question_type == HuntRound.QuestionType.TWO_OPTION,
             "error": exc.message,
             "written": candidates_of(request.user, round_).count(),
             "points": selectors.points_of(request.user, round_),
@@ -148,7 +157,11 @@ def verdict_table(round_: HuntRound, candidate: HuntCandidate) -> dict:
         cells[(answer.target.alias if answer.target else "", answer.slot)] = answer
     asked = {slot for _who, slot in cells}
     columns = [
-        {"label": label, "slot": slot, "truth": "Yes" if c.GROUND_TRUTH[slot] == c.A0 else "No"}
+        {
+            "label": label,
+            "slot": slot,
+            "truth": checks.label(round_.question_type, c.GROUND_TRUTH[slot]),
+        }
         for label, slot in wanted
         if slot in asked or (slot == wanted[0][1])
     ]
@@ -170,8 +183,16 @@ def verdict_table(round_: HuntRound, candidate: HuntCandidate) -> dict:
     return {"columns": columns, "rows": rows}
 
 
+def _options(text: str) -> dict | None:
+    """A two-option question's parts for the page: {"text", "a", "b"} (None: not written)."""
+    parts = nb.mc_options(text or "")
+    return None if parts is None else dict(zip(("text", "a", "b"), parts, strict=True))
+
+
 def item_context(round_: HuntRound, candidate: HuntCandidate) -> dict:
     order = c.image_order(candidate.answer)
+    flipped = c.A1 if candidate.answer == c.A0 else c.A0
+    two_option = round_.question_type == HuntRound.QuestionType.TWO_OPTION
     slots = {
         "first_q0": c.slot_of(0, "first", candidate.answer),
         "partner_q0": c.slot_of(0, "partner", candidate.answer),
@@ -198,8 +219,11 @@ def item_context(round_: HuntRound, candidate: HuntCandidate) -> dict:
         "order": order,
         "targets": list(target_names(round_, for_worker=True).values()),
         "blind_label": blind_label(round_),
-        "first_answer": "Yes" if candidate.answer == c.A0 else "No",
-        "flipped_answer": "No" if candidate.answer == c.A0 else "Yes",
+        "first_answer": checks.label(round_.question_type, candidate.answer),
+        "flipped_answer": checks.label(round_.question_type, flipped),
+        "two_option": two_option,
+        "options": _options(candidate.question) if two_option else None,
+        "options_1": _options(candidate.question_1) if two_option else None,
         "neighbours": neighbours,
         "method": (candidate.neighbours or {}).get("method", ""),
         "points": selectors.points_of(candidate.worker, round_),
@@ -228,11 +252,18 @@ def partner(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HttpR
             worker=request.user,
             partner_id=request.POST.get("partner"),
             question_1=request.POST.get("question_1", ""),
+            options_1=(request.POST.get("option_a_1", ""), request.POST.get("option_b_1", "")),
         )
     except ServiceError as exc:
         messages.error(request, exc.message)
         context = item_context(round_, candidate)
-        context.update(error=exc.message, question_1=request.POST.get("question_1", ""))
+        context.update(
+            error=exc.message,
+            question_1=request.POST.get("question_1", ""),
+            option_a_1=request.POST.get("option_a_1", ""),
+            option_b_1=request.POST.get("option_b_1", ""),
+            posted=True,
+        )
         return render(request, "hunt/item.html", context, status=exc.status)
     return redirect("hunt-item", round_.pk, candidate.pk)
 

@@ -61,3 +61,22 @@ def hunt_round(project, curator, pool, fake_openai, players):
         blind=blind,
         max_per_minute=30,
     )
+
+
+@pytest.fixture
+def two_option_round(project, curator, pool, fake_openai, players):
+    """A round of two-option questions (NaturalBench's multiple choice: answered A or B)."""
+    targets = [
+        provider(project, fake_openai, "Vision A", "vision-a"),
+        provider(project, fake_openai, "A-sayer", "always-yes"),  # a fixed "Yes" reads "A"
+    ]
+    return round_create(
+        project=project,
+        created_by=curator,
+        name="Round two options",
+        corpus=pool,
+        targets=targets,
+        blind=provider(project, fake_openai, "Blind", "blind-1", vision=False),
+        question_type="multiple_choice",
+        max_per_minute=30,
+    )

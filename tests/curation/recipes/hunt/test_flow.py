@@ -13,6 +13,7 @@ from curation.recipes.framework.registry import recipe_of
 from curation.recipes.hunt import candidates as svc
 from curation.recipes.hunt import criterion
 from curation.recipes.hunt.models import HuntAnswer, HuntCandidate, HuntCheck
+from evaluation.families.naturalbench import layout as nb
 
 pytestmark = pytest.mark.django_db
 
@@ -147,3 +148,108 @@ def test_limits_and_duplicates_are_refused_with_a_reason(hunt_round, crowdworker
         svc.candidate_submit(question="Is the shape green?", **kwargs)
     assert HuntCandidate.objects.filter(round=hunt_round).count() == 2
     assert criterion.A0 == "a0"
+
+
+def test_a_two_option_hunt_is_published_as_multiple_choice(
+    two_option_round,
+    fake_openai,
+    crowdworker,
+    other_worker,
+    third_worker,
+    eager,
+    django_capture_on_commit_callbacks,
+):
+    round_ = two_option_round
+    image = round_.corpus.samples.order_by("position").first().image
+    # Given a two-option question whose true option on the picture is B
+    with django_capture_on_commit_callbacks(execute=True):
+        cand = svc.candidate_submit(
+            round_=round_,
+            worker=crowdworker,
+            image_id=image.pk,
+            question="What colour is the large shape?",
+            options=("red", "blue"),
+            answer="b",
+        )
+    cand.refresh_from_db()
+    assert cand.question == "What colour is the large shape?\nOption: A:red; B:blue;"
+    # Then every model was asked with the family's multiple-choice prompt (no space, Sec. 4)
+    prompts = {
+        r["body"]["messages"][0]["content"][0]["text"]
+        if isinstance(r["body"]["messages"][0]["content"], list)
+        else r["body"]["messages"][0]["content"]
+        for r in fake_openai.chat_requests
+    }
+    assert prompts == {
+        cand.question + "Please output the letter corresponding to the correct option."
+    }
+    # and the answers were read by the family's parser: the A-sayer is fooled on option B
+    a_sayer = HuntAnswer.objects.get(candidate=cand, target__alias="Model B")
+    assert (a_sayer.slot, a_sayer.text, a_sayer.parsed, a_sayer.correct) == (
+        "q0_i1",
+        "A.",
+        "a0",
+        False,
+    )
+    assert cand.state == HuntCandidate.State.PARTNER
+    assert cand.verdict["fooled"]["Model B"] == 1
+
+    # When the worker picks a partner and asks the question with its options swapped
+    with django_capture_on_commit_callbacks(execute=True):
+        svc.candidate_pair(
+            candidate=cand,
+            worker=crowdworker,
+            partner_id=cand.neighbours["images"][0]["id"],
+            question_1="What colour is the large shape?",
+            options_1=("blue", "red"),
+        )
+    cand.refresh_from_db()
+    assert cand.verdict["fooled"]["Model B"] == 2 and cand.state == HuntCandidate.State.VERIFYING
+    assert cand.record["Question_Type"] == "multiple_choice"
+    assert cand.record["Question_1"] == "What colour is the large shape?\nOption: A:blue; B:red;"
+    assert [cand.record[f] for f in nb.ANSWER_FIELDS] == ["A", "B", "B", "A"]
+
+    # Verifiers see the question without its options and choose among "A: red" / "B: blue"
+    queue = HuntCheck.objects.filter(candidate=cand).first().task.queue
+    for person in (other_worker, third_worker):
+        claim = assignment_claim(queue=queue, annotator=person)
+        while claim.task is not None:
+            check = HuntCheck.objects.get(task=claim.task)
+            payload = claim.task.payload
+            assert payload["question"] == "What colour is the large shape?"
+            assert check.intended in payload["choices"]
+            assert payload["choices"] in (["A: red", "B: blue"], ["A: blue", "B: red"])
+            claim = annotation_submit(
+                task_id=claim.task.pk, annotator=person, response={"answer": check.intended}
+            ).next
+    cand.refresh_from_db()
+    assert cand.state == HuntCandidate.State.VALIDATED
+    intended = dict(HuntCheck.objects.filter(candidate=cand).values_list("slot", "intended"))
+    assert intended == {
+        "q0_i0": "A: red",
+        "q0_i1": "B: blue",
+        "q1_i0": "B: red",
+        "q1_i1": "A: blue",
+    }
+
+    version = publish_object(recipe_of("hunt"), round_, label="v1", created_by=None)
+    item = version.items.get()
+    assert item.data["question_type"] == "multiple_choice"
+    assert item.data["hunt"]["first_image_answer"] == "B"
+    prompts = {a["prompt"] for a in item.data["hunt"]["answers"]}
+    assert prompts == {"eval-naturalbench-multiple-choice"}
+
+
+def test_a_two_option_question_needs_two_different_options(two_option_round, crowdworker, eager):
+    image = two_option_round.corpus.samples.order_by("position").first().image
+    kwargs = {"round_": two_option_round, "worker": crowdworker, "image_id": image.pk}
+    question = "What colour is the large shape?"
+    with pytest.raises(svc.Invalid, match="Write option B"):
+        svc.candidate_submit(question=question, options=("red", " "), answer="a", **kwargs)
+    with pytest.raises(svc.Invalid, match="must differ"):
+        svc.candidate_submit(question=question, options=("Red", "red"), answer="a", **kwargs)
+    with pytest.raises(svc.Invalid, match="cannot contain ';'"):
+        svc.candidate_submit(question=question, options=("red; B:x", "blue"), answer="a", **kwargs)
+    with pytest.raises(svc.Invalid, match="A or B"):
+        svc.candidate_submit(question=question, options=("red", "blue"), answer="yes", **kwargs)
+    assert not HuntCandidate.objects.filter(round=two_option_round).exists()

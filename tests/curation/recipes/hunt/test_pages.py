@@ -158,3 +158,40 @@ def test_the_curator_dashboard_shows_fooling_rates_with_a_plot(
     assert 'data-testid="rate-model-b">100%' in page  # the yes-sayer on a "No" item
     assert "<svg" in page and "Fooling rate per target" in page
     assert "Yes-sayer" in page  # curators see the names
+
+
+def test_a_two_option_round_asks_for_options_and_offers_them_swapped(
+    client, crowdworker, two_option_round, eager, django_capture_on_commit_callbacks
+):
+    round_ = two_option_round
+    client.force_login(crowdworker)
+    work = client.get(reverse("hunt-work", args=[round_.pk])).content.decode()
+    assert 'name="option_a"' in work and 'data-key="a"' in work and 'value="yes"' not in work
+    image = _image_on(work)
+    url = reverse("hunt-submit", args=[round_.pk])
+    # A missing option: the page says so and keeps what was typed
+    body = {"image": image, "question": "Which animal is it?", "option_a": "cat", "answer": "a"}
+    refused = client.post(url, body)
+    assert refused.status_code == 400 and "Write option B" in refused.content.decode()
+    assert 'value="cat"' in refused.content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, {**body, "option_b": "dog"})
+    cand = HuntCandidate.objects.get()
+    page = client.get(response["Location"]).content.decode()
+    # The question shows its options; the partner step offers them swapped for the second one
+    assert "1. Which animal is it?" in page and "true: A" in page
+    assert 'name="option_a_1" value="dog"' in page and 'name="option_b_1" value="cat"' in page
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            reverse("hunt-partner", args=[round_.pk, cand.pk]),
+            {
+                "partner": cand.neighbours["images"][0]["id"],
+                "question_1": "Which animal is it?",
+                "option_a_1": "dog",
+                "option_b_1": "cat",
+            },
+        )
+    cand.refresh_from_db()
+    assert cand.question_1 == "Which animal is it?\nOption: A:dog; B:cat;"
+    page = client.get(reverse("hunt-item", args=[round_.pk, cand.pk])).content.decode()
+    assert page.count('data-testid="answer"') == 12
