@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from annotator.platform import structured
 from annotator.platform.errors import Invalid, LineErrors
+from evaluation.compute import Items, Predictions
 from evaluation.importers import check_unique, read_jsonl, text_field
 from evaluation.metrics import vlind
 from evaluation.parsed import ItemRow, PredictionRow
@@ -65,6 +67,7 @@ def parse_items(content: str, filename: str = "") -> list[ItemRow]:
         good = [str(k) for k, v in votes.items() if v >= VOTE_THRESHOLD]
         data = {key: obj.get(key, "") for key in _ITEM_KEYS}
         data["good_images"] = good
+        data[GOOD_IMAGES] = {str(k): v for k, v in votes.items()}  # the file's votes, as read
         rows.append(ItemRow(item_id=item_id(obj), data=data, line=line, kept=bool(good)))
     check_unique(rows, errors, "instance")
     errors.raise_if_any("The VLind-Bench file has errors; nothing was imported.")
@@ -154,3 +157,50 @@ def parse_predictions(content: str, filename: str = "", option: str = "") -> lis
     check_unique(rows, errors, "prediction for instance")
     errors.raise_if_any("The predictions in the data.json have errors; nothing was imported.")
     return rows
+
+
+# The model identifier of an exported predictions file: score_pipeline.py -mid blindspot.
+EXPORT_IDENTIFIER = "blindspot"
+
+
+def _entry(response: Any, answer: Any) -> dict:
+    """One test's {response, answer} as gpt4o_eval.py stores it ("NA" when none parsed)."""
+    return {"response": response, "answer": {True: "True", False: "False"}.get(answer, "NA")}
+
+
+def predictions_file(items: Items, predictions: Predictions) -> tuple[str, str]:
+    """The run as the official ``gpt4o_eval.py`` writes its output and ``score_pipeline.py``
+    reads it (vlind-bench.txt Sec. 3): the data.json rows, in order, each kept instance with
+    '{mid}_pred_a1_image' … '{mid}_pred_d2' ({mid} = "blindspot"). Refuses a run missing a kept
+    instance (score_pipeline.py would stop at it) or items without their votes."""
+    kept = [item for item in items if item.kept]
+    missing = [item.item_id for item in kept if item.item_id not in predictions]
+    if missing:
+        raise Invalid(
+            f"The run has no answers for {len(missing)} of {len(kept)} instances (first: "
+            f"{missing[0]!r}); score_pipeline.py reads every instance with a good image.",
+            [{"line": 0, "error": f"no answers for instance {missing[0]!r}"}],
+        )
+    no_votes = [item.item_id for item in items if GOOD_IMAGES not in item.data]
+    if no_votes:
+        raise Invalid(
+            f"{len(no_votes)} items were imported without their votes (first: {no_votes[0]!r});"
+            " import the version's data.json again to export predictions.",
+            [{"line": 0, "error": f"no votes for instance {no_votes[0]!r}"}],
+        )
+    prefix = f"{EXPORT_IDENTIFIER}_pred_"
+    out = []
+    for item in items:
+        row = {key: item.data.get(key, "") for key in DATA_FIELDS}
+        if item.kept:
+            p = predictions[item.item_id]
+            raw, parsed = p.raw_output or {}, p.parsed_answer or {}
+            for key in SINGLE_KEYS:
+                row[prefix + key] = _entry(raw.get(key), parsed.get(key))
+            for key in ("d1", "d2"):
+                answers, responses = parsed.get(key) or {}, raw.get(key) or {}
+                row[prefix + key] = {
+                    i: _entry(responses.get(i), answers.get(i)) for i in item.data["good_images"]
+                }
+        out.append(row)
+    return f"data_{EXPORT_IDENTIFIER}.json", json.dumps(out, ensure_ascii=False, indent=4) + "\n"
