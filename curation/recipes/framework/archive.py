@@ -105,6 +105,27 @@ def parquet_schema(fields: Iterable[str], types: Mapping[str, Any], features: di
     return pa.schema(columns, metadata=meta)
 
 
+def _arrow_type(feature: dict):
+    """The Arrow type of one Hugging Face feature: Value, Image, Sequence (nested)."""
+    import pyarrow as pa
+
+    kind = feature.get("_type")
+    if kind == "Image":
+        return image_struct()
+    if kind in ("Sequence", "List"):
+        return pa.list_(_arrow_type(feature["feature"]))
+    if kind == "Value":
+        return pa.type_for_alias(feature["dtype"])
+    raise ValueError(f"no Arrow type for the feature {feature!r}")
+
+
+def features_schema(features: dict):
+    """A Parquet schema with one column per Hugging Face feature, in order, of its Arrow type,
+    carrying the features in its metadata (a family's published Parquet layout)."""
+    types = {name: _arrow_type(feature) for name, feature in features.items()}
+    return parquet_schema(list(features), types, features)
+
+
 def image_struct():
     """The Arrow type of an embedded image: its bytes and its archive path."""
     import pyarrow as pa

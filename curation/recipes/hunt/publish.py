@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 
 from django.db.models import Prefetch
+from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from annotator.platform.errors import Invalid
 from curation.export_files import export_store
 from evaluation import importers
 
-from . import checks
+from . import checks, parquet
 from .models import HuntAnswer, HuntCandidate, HuntRound
 
 FAMILY = "naturalbench"
@@ -114,8 +115,49 @@ def item_line(candidate: HuntCandidate) -> dict:
     }
 
 
-def export_run(round_: HuntRound, *, job_id: int, created_by=None, fmt: str = "jsonl") -> dict:
-    """The round's items (every state) with every model answer, as JSON lines."""
+FORMATS = ("jsonl", "parquet")
+
+
+def export_params(round_: HuntRound, kwargs: dict, data) -> dict:
+    """JSONL: the round's items; Parquet: a published version (``version_id``, else the
+    newest; None when there is none, which ``export_check`` refuses)."""
+    fmt = kwargs.get("fmt", "")
+    if fmt != "parquet":
+        return {"fmt": fmt}
+    raw = (data.get("version_id") or "").strip()
+    try:
+        version_id = int(raw) if raw else None
+        version = parquet.version_of(round_, version_id)
+    except ValueError:
+        raise Invalid("That version is not one of this round's.") from None
+    except Invalid:
+        if version_id is not None:
+            raise
+        version = None
+    return {"fmt": "parquet", "version_id": None if version is None else version.pk}
+
+
+def export_unknown(params: dict) -> str:
+    return "" if params.get("fmt") in FORMATS else _("Unknown export format.")
+
+
+def export_check(round_: HuntRound, params: dict) -> int:
+    return parquet.parquet_check(round_, params) if params["fmt"] == "parquet" else 0
+
+
+def export_label(params: dict) -> str:
+    if params.get("fmt") == "parquet":
+        return parquet.parquet_label(params)
+    return _("Items with every model answer (JSONL)")
+
+
+def export_run(
+    round_: HuntRound, *, job_id: int, created_by=None, fmt: str = "jsonl", version_id=None
+) -> dict:
+    """The round's items (every state) with every model answer, as JSON lines; or a published
+    version as NaturalBench Parquet (``parquet``)."""
+    if fmt == "parquet":
+        return parquet.parquet_run(round_, job_id=job_id, version_id=version_id)
 
     def write(fh) -> None:
         rows = _candidates(round_, ALL_STATES).select_related("image", "partner")

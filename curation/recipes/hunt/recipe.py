@@ -21,7 +21,7 @@ from curation.recipes.framework.declare import (
 )
 from curation.recipes.framework.registry import register
 
-from . import publish, rounds, selectors, views
+from . import parquet, publish, rounds, selectors, views
 from .asking import ASK_JOB, ask_run
 from .checks import CHECK_HANDLER, VERIFY_QUEUE, check_record
 from .demo import hunt_demo
@@ -76,15 +76,25 @@ RECIPE = register(
             Export(
                 job_kind=publish.EXPORT_JOB,
                 run=publish.export_run,
-                unknown=lambda p: "" if p["fmt"] == "jsonl" else _("Unknown export format."),
-                label=lambda p: _("Items with every model answer (JSONL)"),
-                what=lambda p: "JSONL",
+                params=publish.export_params,
+                check=publish.export_check,
+                unknown=publish.export_unknown,
+                label=publish.export_label,
+                what=lambda p: "NaturalBench Parquet" if p["fmt"] == "parquet" else "JSONL",
                 url_name="curator-hunt-export",
                 file_url_name="curator-hunt-export-file",
-                layout=lambda p: str(publish.EXPORT_LAYOUT),
-                reads=lambda p: str(publish.EXPORT_READS),
+                layout=lambda p: str(
+                    parquet.LAYOUT if p.get("fmt") == "parquet" else publish.EXPORT_LAYOUT
+                ),
+                reads=lambda p: str(
+                    parquet.READS if p.get("fmt") == "parquet" else publish.EXPORT_READS
+                ),
                 buttons=(
                     (gettext_lazy("Items with every model answer (JSONL)"), {"fmt": "jsonl"}),
+                    (
+                        gettext_lazy("Newest published version as NaturalBench Parquet"),
+                        {"fmt": "parquet"},
+                    ),
                 ),
             ),
         ),

@@ -45,6 +45,7 @@ from curation.recipes.framework.publish import publish_object
 from curation.recipes.framework.registry import recipe_for
 from evaluation import importers
 from evaluation.families.naturalbench import layout as nb
+from evaluation.families.naturalbench import release as nb_release
 
 from . import skills
 from .card import card_build
@@ -59,8 +60,8 @@ RETRIEVAL_IMAGES = RETRIEVAL_DIR + "images/"
 CARD_NAME = "card.json"
 README_NAME = "README.md"
 PARQUET_ROWS = 64
-FIELDS = (*nb.RECORD_FIELDS, "Language", "Skills")
-IMAGE_FIELDS = ("Image_0", "Image_1")
+FIELDS = nb_release.PARQUET_FIELDS
+IMAGE_FIELDS = nb_release.IMAGE_COLUMNS
 
 README = """NaturalBench dataset version (made with Blindspot).
 
@@ -170,23 +171,9 @@ def _write_zip(
         archive.zip_images(zf, retrieval_images, under=RETRIEVAL_DIR)
 
 
-def _hf_features() -> dict:
-    value = {"dtype": "string", "_type": "Value"}
-    features: dict[str, Any] = dict.fromkeys(FIELDS, value)  # in FIELDS order
-    features["Index"] = {"dtype": "int64", "_type": "Value"}
-    features.update(dict.fromkeys(IMAGE_FIELDS, {"_type": "Image"}))
-    # "Sequence" is what every datasets release reads (newer ones call it List).
-    features["Skills"] = {"feature": {"feature": value, "_type": "Sequence"}, "_type": "Sequence"}
-    return features
-
-
 def parquet_schema():
-    import pyarrow as pa
-
-    image = archive.image_struct()
-    types = {"Index": pa.int64(), "Image_0": image, "Image_1": image}
-    types["Skills"] = pa.list_(pa.list_(pa.string()))
-    return archive.parquet_schema(FIELDS, types, _hf_features())
+    """NaturalBench's published Parquet layout (the family's features; images embedded)."""
+    return archive.features_schema(nb_release.parquet_features())
 
 
 def _next_label(pipeline) -> str:

@@ -14,8 +14,23 @@ from evaluation import releases
 from . import layout, parse
 
 IMAGE_COLUMNS = ("Image_0", "Image_1")
+# The Parquet file Blindspot writes (NaturalBench's recipe and the hunt): the published columns
+# in order, then Language and Skills [[q0 tags], [q1 tags]]; images embedded.
+PARQUET_FIELDS = (*layout.RECORD_FIELDS, "Language", "Skills")
 # Every published column but Question_Type, whose spelling varies (checked per row by the parser).
 REQUIRED = tuple(c for c in layout.RECORD_FIELDS if c != "Question_Type")
+
+
+def parquet_features() -> dict:
+    """The Hugging Face features of ``PARQUET_FIELDS``, in order, as ``datasets`` reads them
+    from the schema's metadata (Index int64, the images as Image, Skills a list of lists)."""
+    value = {"dtype": "string", "_type": "Value"}
+    features: dict = dict.fromkeys(PARQUET_FIELDS, value)
+    features["Index"] = {"dtype": "int64", "_type": "Value"}
+    features.update(dict.fromkeys(IMAGE_COLUMNS, {"_type": "Image"}))
+    # "Sequence" is what every datasets release reads (newer ones call it List).
+    features["Skills"] = {"feature": {"feature": value, "_type": "Sequence"}, "_type": "Sequence"}
+    return features
 
 
 def _records(files: list[Path], *, with_images: bool):

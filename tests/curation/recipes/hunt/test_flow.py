@@ -4,16 +4,22 @@ people, publishing as a NaturalBench version with provenance."""
 
 from __future__ import annotations
 
+import io
+
+import pyarrow.parquet as pq
 import pytest
+from django.core.files.storage import default_storage
 
 from annotator.services import annotation_submit, assignment_claim
 from curation.models import Generation
+from curation.recipes.framework import exports
 from curation.recipes.framework.publish import publish_object
 from curation.recipes.framework.registry import recipe_of
 from curation.recipes.hunt import candidates as svc
-from curation.recipes.hunt import criterion
+from curation.recipes.hunt import criterion, publish
 from curation.recipes.hunt.models import HuntAnswer, HuntCandidate, HuntCheck
 from evaluation.families.naturalbench import layout as nb
+from evaluation.families.naturalbench import release as nb_release
 
 pytestmark = pytest.mark.django_db
 
@@ -239,6 +245,25 @@ def test_a_two_option_hunt_is_published_as_multiple_choice(
     prompts = {a["prompt"] for a in item.data["hunt"]["answers"]}
     assert prompts == {"eval-naturalbench-multiple-choice"}
 
+    # The version as NaturalBench's published Parquet: the record, images embedded
+    recipe = recipe_of("hunt")
+    params = publish.export_params(round_, {"fmt": "parquet"}, {})
+    assert params == {"fmt": "parquet", "version_id": version.pk}
+    job = exports.export_run_now(recipe, recipe.exports[0], round_, params)
+    assert job.status == "succeeded", job.error
+    with default_storage.open(job.result["path"], "rb") as fh:
+        table = pq.read_table(io.BytesIO(fh.read()))
+    assert table.column_names == list(nb_release.PARQUET_FIELDS)
+    [row] = table.to_pylist()
+    expected = {**cand.record, "Index": cand.pk, "Skills": [[], []]}
+    for field in nb_release.PARQUET_FIELDS:
+        if field not in ("Image_0", "Image_1"):
+            assert row[field] == expected[field], field
+    assert row["Question_Type"] == "multiple_choice"
+    image_0 = HuntCandidate.objects.get(pk=cand.pk).partner  # "A" (red) is the partner's
+    with image_0.file.open("rb") as fh:
+        assert row["Image_0"]["bytes"] == fh.read()
+
 
 def test_a_two_option_question_needs_two_different_options(two_option_round, crowdworker, eager):
     image = two_option_round.corpus.samples.order_by("position").first().image
@@ -253,3 +278,14 @@ def test_a_two_option_question_needs_two_different_options(two_option_round, cro
     with pytest.raises(svc.Invalid, match="A or B"):
         svc.candidate_submit(question=question, options=("red", "blue"), answer="yes", **kwargs)
     assert not HuntCandidate.objects.filter(round=two_option_round).exists()
+
+
+def test_the_parquet_export_needs_a_published_version_of_the_round(hunt_round):
+    params = publish.export_params(hunt_round, {"fmt": "parquet"}, {})
+    assert params == {"fmt": "parquet", "version_id": None}
+    with pytest.raises(svc.Invalid, match="Publish a version first"):
+        publish.export_check(hunt_round, params)
+    for bad in ("abc", "99999999"):
+        with pytest.raises(svc.Invalid, match="not one of this round's"):
+            publish.export_params(hunt_round, {"fmt": "parquet"}, {"version_id": bad})
+    assert publish.export_unknown({"fmt": "csv"}) == "Unknown export format."
