@@ -1,7 +1,7 @@
 """Celery jobs of the annotation engine: thin, id-taking, idempotent, retried with backoff
-(``annotator.platform.worker.run_job`` runs each). Importing ``sweep_lost_jobs`` and
-``deliver_webhook`` here lets the worker's autodiscovery of ``<app>.jobs`` register the
-platform's tasks."""
+(``annotator.platform.worker.run_job`` runs each). Importing ``sweep_lost_jobs``,
+``deliver_webhook`` and ``sweep_webhooks`` here lets the worker's autodiscovery of
+``<app>.jobs`` register the platform's tasks."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from . import services
 from .models import Task, TaskQueue
 from .platform.jobs import job_progress
 from .platform.models import Job
-from .platform.webhooks import deliver_webhook  # noqa: F401
+from .platform.webhooks import deliver_webhook, sweep_webhooks  # noqa: F401
 from .platform.worker import JOB_OPTIONS, commit_once, run_job, sweep_lost_jobs  # noqa: F401
 
 

@@ -307,6 +307,8 @@ BLINDSPOT_WEBHOOK_BACKOFF_MAX_S = env.float("BLINDSPOT_WEBHOOK_BACKOFF_MAX_S", d
 BLINDSPOT_WEBHOOK_DISABLE_AFTER = env.int("BLINDSPOT_WEBHOOK_DISABLE_AFTER", default=10)
 BLINDSPOT_WEBHOOK_ALLOW_PRIVATE = env.bool("BLINDSPOT_WEBHOOK_ALLOW_PRIVATE", default=False)
 BLINDSPOT_WEBHOOK_LOG_DAYS = env.int("BLINDSPOT_WEBHOOK_LOG_DAYS", default=30)
+# A delivery still waiting this long after it was due lost its message: the beat queues it again.
+BLINDSPOT_WEBHOOK_SWEEP_S = env.int("BLINDSPOT_WEBHOOK_SWEEP_S", default=120)
 CELERY_BEAT_SCHEDULE = {
     "expire-leases": {"task": "annotator.expire_leases", "schedule": timedelta(seconds=30)},
     "sweep-lost-jobs": {
@@ -314,6 +316,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(seconds=BLINDSPOT_JOB_SWEEP_S),
         # Not queued behind a stopped worker: the next sweep does the same work.
         "options": {"expires": BLINDSPOT_JOB_SWEEP_S},
+    },
+    "sweep-webhooks": {
+        "task": "annotator.sweep_webhooks",
+        "schedule": timedelta(seconds=60),
+        "options": {"expires": 60},
     },
 }
 

@@ -1,10 +1,15 @@
 """Webhooks: a project's events sent to the URLs its curators register.
 
 Producers (any layer) call :func:`webhook_emit` with a project, an event name from
-:data:`EVENTS` and a small JSON-able ``data``; it never delivers anything itself. Once the
-producer's transaction commits, the project's active hooks subscribed to that event each get a
-:class:`WebhookDelivery` row and a Celery message (``annotator.deliver_webhook``); the producer
-never learns who listens. A rolled-back transaction emits nothing.
+:data:`EVENTS` and a small JSON-able ``data``; it never delivers anything itself. The project's
+active hooks subscribed to that event each get a :class:`WebhookDelivery` row **in the producer's
+transaction** (an outbox: the event is stored with the change that caused it, or not at all), and
+once that commits, a Celery message (``annotator.deliver_webhook``); the producer never learns
+who listens. A rolled-back transaction emits nothing. A message that never reached the broker
+(Redis down, the process killed right after the commit) or that a dead worker took with it is
+sent again by the beat task ``annotator.sweep_webhooks``: a delivery still waiting
+BLINDSPOT_WEBHOOK_SWEEP_S after it was due is queued again. An attempt first claims its delivery
+(one UPDATE), so two messages for one delivery never send it twice at once.
 
 A delivery is one POST of the event as JSON, signed with HMAC-SHA256 over
 ``"<timestamp>." + body`` with the hook's secret (headers ``Blindspot-Event``,
@@ -43,7 +48,7 @@ from celery import shared_task
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -219,15 +224,27 @@ def webhook_delete(*, webhook: Webhook) -> None:
 # Emitting events
 # --------------------------------------------------------------------------------------------
 def webhook_emit(*, project: Project | int | None, event: str, data: dict) -> None:
-    """Tell the project's hooks about ``event`` once the current transaction commits (at once
-    outside one). Cheap when nobody listens: one query after the commit."""
+    """Tell the project's hooks about ``event``: their deliveries are written in the current
+    transaction (the outbox) and queued once it commits (at once outside one). Cheap when nobody
+    listens: one query."""
     if project is None:
         return
     if event not in EVENTS:
         raise ValueError(f"Unknown webhook event {event!r}")  # a programming error
     project_id = project if isinstance(project, int) else project.pk
-    created = timezone.now()
-    transaction.on_commit(lambda: _fan_out(project_id, event, data, created))
+    # The events are matched here, not with a JSON `contains` lookup: SQLite (`make run`) has
+    # none, and a project has a handful of hooks.
+    active = Webhook.objects.filter(project_id=project_id, is_active=True).only("pk", "events")
+    hooks = [hook for hook in active if event in hook.events]
+    if not hooks:
+        return
+    event_id = uuid.uuid4()  # one event, one id, whichever hooks receive it
+    payload = _payload(project_id, event, data, timezone.now(), event_id)
+    deliveries = WebhookDelivery.objects.bulk_create(
+        [WebhookDelivery(webhook=h, event=event, event_id=event_id, payload=payload) for h in hooks]
+    )
+    ids = [delivery.pk for delivery in deliveries]
+    transaction.on_commit(lambda: _queue(ids))
 
 
 def job_event_emit(*, job_id: int) -> None:
@@ -252,7 +269,7 @@ JOB_FIELDS = ("kind", "status", "params", "result", "error", "finished_at")
 def webhook_test(*, webhook: Webhook) -> WebhookDelivery:
     """Send a ``ping`` event to this hook alone (after commit)."""
     delivery = _delivery(webhook, PING, {"message": "A test event from Blindspot."}, None)
-    transaction.on_commit(lambda: deliver_webhook.delay(delivery.pk))
+    transaction.on_commit(lambda: _queue([delivery.pk]))
     return delivery
 
 
@@ -276,23 +293,13 @@ def _delivery(webhook: Webhook, event: str, data: dict, created) -> WebhookDeliv
     )
 
 
-def _fan_out(project_id: int, event: str, data: dict, created) -> None:
-    # The events are matched here, not with a JSON `contains` lookup: SQLite (`make run`) has
-    # none, and a project has a handful of hooks.
-    active = Webhook.objects.filter(project_id=project_id, is_active=True)
-    hooks = [hook for hook in active if event in hook.events]
-    if not hooks:
-        return
-    event_id = uuid.uuid4()  # one event, one id, whichever hooks receive it
-    payload = _payload(project_id, event, data, created, event_id)
-    deliveries = WebhookDelivery.objects.bulk_create(
-        [WebhookDelivery(webhook=h, event=event, event_id=event_id, payload=payload) for h in hooks]
-    )
-    for delivery in deliveries:
+def _queue(delivery_ids: list[int]) -> None:
+    for delivery_id in delivery_ids:
         try:
-            deliver_webhook.delay(delivery.pk)
+            deliver_webhook.delay(delivery_id)
         except Exception:  # noqa: BLE001 - a broker hiccup must not fail the producer's request
-            log.exception("webhook delivery %s could not be queued", delivery.pk)
+            # The row is stored: the sweep queues it again once the broker answers.
+            log.exception("webhook delivery %s could not be queued", delivery_id)
 
 
 # --------------------------------------------------------------------------------------------
@@ -375,11 +382,10 @@ def delivery_attempt(*, delivery_id: int) -> float | None:
     """Send a delivery once and record the outcome; returns the seconds to wait before the
     next attempt, or None when it is over (delivered, failed for good, or its hook disabled).
     A delivery already over is left alone (a message delivered twice sends nothing twice)."""
+    if not _claim(delivery_id):
+        return None  # over, not due yet, or being sent by another message right now
     delivery = WebhookDelivery.objects.select_related("webhook").filter(pk=delivery_id).first()
-    if delivery is None or delivery.status in (
-        WebhookDelivery.Status.SUCCEEDED,
-        WebhookDelivery.Status.FAILED,
-    ):
+    if delivery is None:
         return None
     hook = delivery.webhook
     if not hook.is_active and delivery.event != PING:
@@ -437,6 +443,42 @@ def delivery_attempt(*, delivery_id: int) -> float | None:
     return wait
 
 
+# A retry's message may arrive a little before the time its delivery is due.
+EARLY_S = 5.0
+WAITING = (WebhookDelivery.Status.PENDING, WebhookDelivery.Status.RETRYING)
+
+
+def _claim_s() -> float:
+    """How long an attempt holds its delivery: the receiver's timeout and a margin."""
+    return settings.BLINDSPOT_WEBHOOK_TIMEOUT_S + 30.0
+
+
+def _claim(delivery_id: int) -> bool:
+    """Take a waiting, due delivery for one attempt (its due time moves past the attempt's end,
+    so a second message for it, or the sweep, leaves it alone meanwhile). False otherwise."""
+    now = timezone.now()
+    due = Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now + timedelta(seconds=EARLY_S))
+    claimed = WebhookDelivery.objects.filter(due, pk=delivery_id, status__in=WAITING).update(
+        next_attempt_at=now + timedelta(seconds=_claim_s())
+    )
+    return claimed == 1
+
+
+def sweep_waiting_deliveries() -> int:
+    """Queue again every delivery still waiting BLINDSPOT_WEBHOOK_SWEEP_S after it was due (its
+    message lost: the broker was down at the commit, the process died after it, or a worker
+    died with it). Returns how many were queued."""
+    late = timezone.now() - timedelta(seconds=settings.BLINDSPOT_WEBHOOK_SWEEP_S)
+    ids = list(
+        WebhookDelivery.objects.filter(status__in=WAITING, webhook__is_active=True)
+        .filter(Q(next_attempt_at__lt=late) | Q(next_attempt_at__isnull=True, created_at__lt=late))
+        .order_by("pk")
+        .values_list("pk", flat=True)[:1000]
+    )
+    _queue(ids)
+    return len(ids)
+
+
 def _count_failure(hook: Webhook, now) -> bool:
     """One more failed attempt in a row; disable the hook at the limit. True when disabled."""
     limit = settings.BLINDSPOT_WEBHOOK_DISABLE_AFTER
@@ -478,3 +520,9 @@ def deliver_webhook(delivery_id: int) -> None:
     wait = delivery_attempt(delivery_id=delivery_id)
     if wait is not None:
         deliver_webhook.apply_async(args=[delivery_id], countdown=wait)
+
+
+@shared_task(name="annotator.sweep_webhooks", acks_late=True, ignore_result=True)
+def sweep_webhooks() -> int:
+    """Celery beat: deliveries whose message was lost are queued again."""
+    return sweep_waiting_deliveries()

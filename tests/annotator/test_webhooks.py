@@ -5,6 +5,7 @@ retries with backoff, disabling after repeated failures, project boundaries, add
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -442,3 +443,80 @@ def test_other_curators_and_researchers_see_no_hooks(hooks_settings, project, re
     assert token_api(outsider).get(f"/api/webhooks/{hook.pk}/").status_code == 404
     assert token_api(researcher).get(f"/api/webhooks/{hook.pk}/").status_code == 404
     assert token_api(outsider).get(f"/api/projects/{project.pk}/webhooks/").status_code == 404
+
+
+# --------------------------------------------------------------------------------------------
+# The outbox: deliveries stored with the change, lost messages sent again by the sweep
+# --------------------------------------------------------------------------------------------
+def test_the_delivery_is_stored_in_the_producers_transaction(
+    hooks_settings, receiver, project, queue, django_capture_on_commit_callbacks
+):
+    box = receiver()
+    hook = webhooks.webhook_create(project=project, url=box.url, events=["task.decided"])
+    task = TaskFactory(queue=queue)
+    with django_capture_on_commit_callbacks(execute=True):
+        with transaction.atomic():
+            services.task_event_emit(task=task, event="task.decided")
+            # written with the change, sent only after it commits
+            assert WebhookDelivery.objects.get(webhook=hook).status == "pending"
+            assert box.received == []
+    assert len(box.received) == 1
+    assert WebhookDelivery.objects.get(webhook=hook).status == "succeeded"
+
+
+def _age(delivery: WebhookDelivery, seconds: float) -> None:
+    past = delivery.created_at - timedelta(seconds=seconds)
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(created_at=past)
+
+
+def test_a_message_lost_at_the_commit_is_sent_by_the_sweep(
+    hooks_settings, receiver, project, queue, django_capture_on_commit_callbacks, monkeypatch
+):
+    box = receiver()
+    hook = webhooks.webhook_create(project=project, url=box.url, events=["task.decided"])
+
+    def broker_down(*args, **kwargs):
+        raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    # Given the broker down when the change commits: the request still succeeds
+    with monkeypatch.context() as patched:
+        patched.setattr(webhooks.deliver_webhook, "delay", broker_down)
+        _emit(project, TaskFactory(queue=queue), django_capture_on_commit_callbacks)
+    delivery = WebhookDelivery.objects.get(webhook=hook)
+    assert (delivery.status, delivery.attempts, box.received) == ("pending", 0, [])
+    # a delivery not yet late is left to its own message
+    assert webhooks.sweep_webhooks() == 0
+    # When it is late, the beat's sweep queues it again (the broker is back)
+    _age(delivery, hooks_settings.BLINDSPOT_WEBHOOK_SWEEP_S + 1)
+    assert webhooks.sweep_webhooks() == 1
+    # Then it is delivered once, with the event's id, and the sweep has nothing more to do
+    assert len(box.received) == 1
+    assert box.received[0].headers["Blindspot-Event-Id"] == str(delivery.event_id)
+    assert WebhookDelivery.objects.get(pk=delivery.pk).status == "succeeded"
+    assert webhooks.sweep_webhooks() == 0
+
+
+def test_a_delivery_being_sent_is_not_sent_again(
+    hooks_settings, receiver, project, queue, django_capture_on_commit_callbacks, monkeypatch
+):
+    box = receiver()
+    hook = webhooks.webhook_create(project=project, url=box.url, events=["task.decided"])
+    with monkeypatch.context() as patched:
+        patched.setattr(webhooks.deliver_webhook, "delay", lambda *a, **k: None)  # lost
+        _emit(project, TaskFactory(queue=queue), django_capture_on_commit_callbacks)
+    delivery = WebhookDelivery.objects.get(webhook=hook)
+    _age(delivery, hooks_settings.BLINDSPOT_WEBHOOK_SWEEP_S + 1)
+    # Given one message's attempt under way (it claimed the delivery)
+    assert webhooks._claim(delivery.pk)
+    # a second message for it, and the sweep, leave it alone
+    assert webhooks.delivery_attempt(delivery_id=delivery.pk) is None
+    assert webhooks.sweep_webhooks() == 0
+    assert box.received == []
+    # a delivery that is over is never claimed again
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(status="succeeded")
+    assert not webhooks._claim(delivery.pk)
+
+
+def test_the_sweep_runs_on_the_beat(settings):
+    entry = settings.CELERY_BEAT_SCHEDULE["sweep-webhooks"]
+    assert entry["task"] == webhooks.sweep_webhooks.name == "annotator.sweep_webhooks"
