@@ -20,148 +20,119 @@ JUDGE_MULTI_REFERENCE = "eval-visit-judge-multi-reference"
 
 _EXTRACT_ASK = "\nPlease extract the final answer from the above text."
 
-# --- VisIT-Bench judge (App. F, Fig. 16 reference-free; Fig. 17 reference-backed) ---------------
-
-_JUDGE_SYSTEM = """You are ImageTaskEvaluationGPT, an expert language model at judging whether or \
-not a response adequately addresses an instruction in the context of an image. More specifically, \
-you will be given the following:
-
-1. An image context: This will describe the contents of an image with sufficient detail to \
-address the instruction.
-2. An instruction: This is a question, an imparative request, or something similar about the \
-image which requires a response.
-3. Two responses, response A and response B: These two responses attempt to address the \
-instruction in the context of the image.
-
-Your job is to judge whether response A or response B better. A and B are randomly ordered.
-
-Some things to remember:
-
-- Even though you are just a language model, the image description will be sufficiently detailed \
-so that your judgements can be accurate.
-- You are capable of judging response quality, accounting for important factors like \
-correctness, relevance, fluency, specificity, etc.
-- You think step-by-step, but ultimately respond with "Response A" or "Response B\""""
-
-_JUDGE_USER = """I will describe an image to you, and provide an instruction. Then, I will give \
-you two candidate responses that address the instruction in the context of the image: these will \
-be labelled "Response A" and "Response B". Your job is to first reason step-by-step about which \
-response is best in terms of accuracy, specificity, fluency, etc. After reasoning step-by-step and \
-comparing the pros/cons of each response, in the end, respond with "Overall, Response X is \
-better." where X is either A or B."""
-
-_JUDGE_ASSISTANT = """Sure, please provide the image context, the instruction, and the two \
-candidate responses, Response A and Response B. Then, I will think step-by-step and provide my \
-ultimate judgement as to which response is better."""
+# --- VisIT-Bench judge (App. F, Fig. 16 reference-free; Fig. 17 reference-backed; the sandbox's
+# pairwise_eval.py / prompts.py with multi_image=True for several images) ------------------------
+# One conversation (system; user, assistant, user) in four variants: with or without a reference,
+# one image ("{caption}") or a sequence ("{captions}", ``multi_image_context``). The wording is
+# the authors'; the multi-image variant with a reference keeps the sandbox's header, which does
+# not announce the reference.
 
 _JUDGE_FINISH = (
     'Think step-by-step and finish your response with "Overall, Response X is better." where X '
     "is either A or B."
 )
 
-_JUDGE_INSTANCE = (
-    "OK. Here is the image description, the instruction, and the two response options, "
-    "Response A and Response B.\nImage context: {caption}\n\nInstruction:\n{instruction}\n\n"
-    "Response A: {response_a}\n\nResponse B: {response_b}\n\n" + _JUDGE_FINISH
-)
 
-_JUDGE_REFERENCE_SYSTEM = """You are ImageTaskEvaluationGPT, an expert language model at judging \
-whether or not a response adequately addresses an instruction in the context of an image. More \
-specifically, you will be given the following:
+def _judge_system(*, multi: bool, reference: bool) -> str:
+    of = "a sequence of images" if multi else "an image"
+    items = [
+        "Image context: This will describe the sequence of images that account for the context. "
+        "The description of these images will be of sufficient detail to address the instruction."
+        if multi
+        else "An image context: This will describe the contents of an image with sufficient "
+        "detail to address the instruction.",
+        "An instruction: This is a question, an imparative request, or something similar about "
+        "the image which requires a response.",
+        *(
+            ["A reference output: This is a high-quality example output that humans have judged "
+             "to be an accurate response for the input instruction."]
+            if reference
+            else []
+        ),
+        "Two responses, response A and response B: These two responses attempt to address the "
+        "instruction in the context of the image.",
+    ]  # fmt: skip
+    notes = [
+        "Even though you are just a language model, the image description will be sufficiently "
+        "detailed so that your judgements can be accurate.",
+        *(
+            ["Take the high-quality reference into account when making your judgements, but "
+             "remember: some instructions are more open-ended than others, so for those cases, a "
+             "high quality response can differ from the reference."]
+            if reference
+            else []
+        ),
+        "You are capable of judging response quality, accounting for important factors like "
+        "correctness, relevance, fluency, specificity, etc.",
+        *(
+            ['Multiple images in sequence can be referred to either by "Image A/B/C/D..." or '
+             '"Image 1/2/3/4...".']
+            if multi
+            else []
+        ),
+        'You think step-by-step, but ultimately respond with "Response A" or "Response B"',
+    ]  # fmt: skip
+    return (
+        f"You are {'MultiImage' if multi else 'Image'}TaskEvaluationGPT, an expert language model "
+        "at judging whether or not a response adequately addresses an instruction in the context "
+        f"of {of}. More specifically, you will be given the following:\n\n"
+        + "\n".join(f"{k}. {item}" for k, item in enumerate(items, start=1))
+        + "\n\nYour job is to judge whether response A or response B better. A and B are "
+        "randomly ordered.\n\nSome things to remember:\n\n"
+        + "\n".join(f"- {note}" for note in notes)
+    )
 
-1. An image context: This will describe the contents of an image with sufficient detail to \
-address the instruction.
-2. An instruction: This is a question, an imparative request, or something similar about the \
-image which requires a response.
-3. A reference output: This is a high-quality example output that humans have judged to be an \
-accurate response for the input instruction.
-4. Two responses, response A and response B: These two responses attempt to address the \
-instruction in the context of the image.
 
-Your job is to judge whether response A or response B better. A and B are randomly ordered.
+def _judge_turns(*, multi: bool, reference: bool) -> tuple[str, str, str]:
+    """(user, assistant, user): the request, the model's agreement, the instance."""
+    seen = "the sequence of images" if multi else "the image"
+    announced = reference and not multi  # the sandbox's multi-image header omits the reference
+    ask = (
+        f"I will describe {'a sequence of images' if multi else 'an image'} to you, and provide an "
+        "instruction. Then, I will "
+        + (
+            "provide a reference output which is an example of a high quality output for that "
+            "instruction in the context of the image. Then, I will "
+            if announced
+            else ""
+        )
+        + f"give you two candidate responses that address the instruction in the context of {seen}"
+        ': these will be labelled "Response A" and "Response B". Your job is to first reason '
+        "step-by-step about which response is best in terms of accuracy, specificity, fluency, "
+        "etc. After reasoning step-by-step and comparing the pros/cons of each response, in the "
+        'end, respond with "Overall, Response X is better." where X is either A or B.'
+    )
+    context = "the image context as a sequence of descriptions" if multi else "the image context"
+    agree = (
+        f"Sure, please provide {context}, the instruction, "
+        + ("the reference, " if announced else "")
+        + "and the two candidate responses, Response A and Response B. Then, I will think "
+        "step-by-step and provide my ultimate judgement as to which response is better."
+    )
+    instance = (
+        "OK. Here is "
+        + ("the sequence of image descriptions" if multi else "the image description")
+        + ", the instruction, "
+        + ("the high-quality reference, " if announced else "")
+        + "and the two response options, Response A and Response B.\nImage context:"
+        + ("\n {captions}" if multi else " {caption}")
+        + "\n\nInstruction:\n{instruction}\n\n"
+        + ("High quality reference: {reference}\n\n" if reference else "")
+        + "Response A: {response_a}\n\nResponse B: {response_b}\n\n"
+        + _JUDGE_FINISH
+    )
+    return ask, agree, instance
 
-Some things to remember:
 
-- Even though you are just a language model, the image description will be sufficiently detailed \
-so that your judgements can be accurate.
-- Take the high-quality reference into account when making your judgements, but remember: some \
-instructions are more open-ended than others, so for those cases, a high quality response can \
-differ from the reference.
-- You are capable of judging response quality, accounting for important factors like \
-correctness, relevance, fluency, specificity, etc.
-- You think step-by-step, but ultimately respond with "Response A" or "Response B\""""
-
-_JUDGE_REFERENCE_USER = """I will describe an image to you, and provide an instruction. Then, I \
-will provide a reference output which is an example of a high quality output for that instruction \
-in the context of the image. Then, I will give you two candidate responses that address the \
-instruction in the context of the image: these will be labelled "Response A" and "Response B". \
-Your job is to first reason step-by-step about which response is best in terms of accuracy, \
-specificity, fluency, etc. After reasoning step-by-step and comparing the pros/cons of each \
-response, in the end, respond with "Overall, Response X is better." where X is either A or B."""
-
-_JUDGE_REFERENCE_ASSISTANT = """Sure, please provide the image context, the instruction, the \
-reference, and the two candidate responses, Response A and Response B. Then, I will think \
-step-by-step and provide my ultimate judgement as to which response is better."""
-
-_JUDGE_REFERENCE_INSTANCE = (
-    "OK. Here is the image description, the instruction, the high-quality reference, and the two "
-    "response options, Response A and Response B.\nImage context: {caption}\n\nInstruction:\n"
-    "{instruction}\n\nHigh quality reference: {reference}\n\nResponse A: {response_a}\n\n"
-    "Response B: {response_b}\n\n" + _JUDGE_FINISH
-)
-
-# --- Multi-image judge (the sandbox's pairwise_eval.py / prompts.py, multi_image=True) ----------
-# The images are described one per line, "Image k: <caption> " (the sandbox's own spelling, with
-# its trailing space), in the variable ``captions`` (``multi_image_context``).
-
-_JUDGE_MULTI_SYSTEM = """You are MultiImageTaskEvaluationGPT, an expert language model at judging \
-whether or not a response adequately addresses an instruction in the context of a sequence of \
-images. More specifically, you will be given the following:
-
-1. Image context: This will describe the sequence of images that account for the context. The \
-description of these images will be of sufficient detail to address the instruction.
-2. An instruction: This is a question, an imparative request, or something similar about the \
-image which requires a response.
-3. Two responses, response A and response B: These two responses attempt to address the \
-instruction in the context of the image.
-
-Your job is to judge whether response A or response B better. A and B are randomly ordered.
-
-Some things to remember:
-
-- Even though you are just a language model, the image description will be sufficiently detailed \
-so that your judgements can be accurate.
-- You are capable of judging response quality, accounting for important factors like \
-correctness, relevance, fluency, specificity, etc.
-- Multiple images in sequence can be referred to either by "Image A/B/C/D..." or "Image \
-1/2/3/4...".
-- You think step-by-step, but ultimately respond with "Response A" or "Response B\""""
-
-_JUDGE_MULTI_USER = """I will describe a sequence of images to you, and provide an instruction. \
-Then, I will give you two candidate responses that address the instruction in the context of the \
-sequence of images: these will be labelled "Response A" and "Response B". Your job is to first \
-reason step-by-step about which response is best in terms of accuracy, specificity, fluency, etc. \
-After reasoning step-by-step and comparing the pros/cons of each response, in the end, respond \
-with "Overall, Response X is better." where X is either A or B."""
-
-_JUDGE_MULTI_ASSISTANT = """Sure, please provide the image context as a sequence of \
-descriptions, the instruction, and the two candidate responses, Response A and Response B. Then, \
-I will think step-by-step and provide my ultimate judgement as to which response is better."""
-
-_JUDGE_MULTI_INSTANCE = (
-    "OK. Here is the sequence of image descriptions, the instruction, and the two response "
-    "options, Response A and Response B.\nImage context:\n {captions}\n\nInstruction:\n"
-    "{instruction}\n\nResponse A: {response_a}\n\nResponse B: {response_b}\n\n" + _JUDGE_FINISH
-)
-
-# The sandbox's multi-image branch with a reference (pairwise_eval.generate_request): the same
-# conversation, the reference before the responses.
-_JUDGE_MULTI_REFERENCE_INSTANCE = (
-    "OK. Here is the sequence of image descriptions, the instruction, and the two response "
-    "options, Response A and Response B.\nImage context:\n {captions}\n\nInstruction:\n"
-    "{instruction}\n\nHigh quality reference: {reference}\n\nResponse A: {response_a}\n\n"
-    "Response B: {response_b}\n\n" + _JUDGE_FINISH
-)
+def _judge(name: str, *, title: str, source: str, multi: bool, reference: bool) -> str:
+    return define(
+        name,
+        title=title,
+        source=source,
+        # the sandbox's multi-image judge gets a reference without announcing it
+        system=_judge_system(multi=multi, reference=reference and not multi),
+        text=conversation(*_judge_turns(multi=multi, reference=reference)),
+    )
 
 
 def multi_image_context(captions: list[str]) -> str:
@@ -251,33 +222,33 @@ define(
     source="VisIT-Bench Sec. 2 (the instruction with the image)",
     text="{instruction}",
 )
-define(
+_judge(
     JUDGE,
     title="VisIT-Bench judge, reference-free (GPT4-no-ref)",
     source=_JUDGE_SOURCE,
-    system=_JUDGE_SYSTEM,
-    text=conversation(_JUDGE_USER, _JUDGE_ASSISTANT, _JUDGE_INSTANCE),
+    multi=False,
+    reference=False,
 )
-define(
+_judge(
     JUDGE_REFERENCE,
     title="VisIT-Bench judge, reference-backed (GPT4-ref)",
     source="VisIT-Bench App. F, Fig. 17 (official pairwise prompts v1)",
-    system=_JUDGE_REFERENCE_SYSTEM,
-    text=conversation(_JUDGE_REFERENCE_USER, _JUDGE_REFERENCE_ASSISTANT, _JUDGE_REFERENCE_INSTANCE),
+    multi=False,
+    reference=True,
 )
-define(
+_judge(
     JUDGE_MULTI,
     title="VisIT-Bench judge, multi-image instances (reference-free)",
     source="VisIT-Bench sandbox pairwise_eval.py, multi_image (official multi-image prompts v1)",
-    system=_JUDGE_MULTI_SYSTEM,
-    text=conversation(_JUDGE_MULTI_USER, _JUDGE_MULTI_ASSISTANT, _JUDGE_MULTI_INSTANCE),
+    multi=True,
+    reference=False,
 )
-define(
+_judge(
     JUDGE_MULTI_REFERENCE,
     title="VisIT-Bench judge, multi-image instances (reference-backed)",
     source="VisIT-Bench sandbox pairwise_eval.py, multi_image with a reference",
-    system=_JUDGE_MULTI_SYSTEM,
-    text=conversation(_JUDGE_MULTI_USER, _JUDGE_MULTI_ASSISTANT, _JUDGE_MULTI_REFERENCE_INSTANCE),
+    multi=True,
+    reference=True,
 )
 define(
     JUDGE_EXTRACTION,
