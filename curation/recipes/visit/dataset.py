@@ -228,7 +228,11 @@ def dataset_import(
                 instance_id=inst.pk,
                 round=1,
                 text=r.data.get("reference", ""),
-                source=VisitReference.Source.IMPORTED,
+                source=(
+                    VisitReference.Source.HUMAN
+                    if r.data.get("reference_source") == "human"
+                    else VisitReference.Source.IMPORTED
+                ),
                 verdict=verdict,
                 decided_at=now,
             )

@@ -187,6 +187,7 @@ class VisitReference(FromGeneration, PeopleDecide):
     class Source(models.TextChoices):
         LLM = "llm", _("LLM draft")
         IMPORTED = "imported", _("Published GPT-4 response")
+        HUMAN = "human", _("Published human-written response")
         SEED = "seed", _("Seed example response")
 
     class Verdict(models.TextChoices):

@@ -87,10 +87,11 @@ def funnel(pipeline: VisitPipeline) -> dict:
 
 
 def verification_table(pipeline: VisitPipeline) -> dict:
-    """Table 2 over every decided reference of the pipeline (imported ratings included)."""
+    """Table 2 over every decided reference of the pipeline (imported ratings included; the
+    human-written references of the fully annotated layout were never rated)."""
     rows = (
         VisitReference.objects.filter(instance__pipeline=pipeline)
-        .exclude(source=VisitReference.Source.SEED)
+        .exclude(source__in=(VisitReference.Source.SEED, VisitReference.Source.HUMAN))
         .exclude(verdict=VisitReference.Verdict.PENDING)
         .annotate(n_images=Count("instance__images"))
         .values_list("instance__category__multi_image", "n_images", "verdict")

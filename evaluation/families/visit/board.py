@@ -75,13 +75,16 @@ def version_context(version) -> dict:
         "data__problem_in_caption",
         "data__problem_in_gpt4",
         "data__multi_image",
+        "data__reference_source",
     )
+    # Human-written references (the fully annotated layout) were never rated: not in Table 2.
     table = stats.verification_table(
         (
             bool(multi),
             item_verdict({"gpt4_correct": c, "problem_in_caption": cap, "problem_in_gpt4": resp}),
         )
-        for c, cap, resp, multi in rows
+        for c, cap, resp, multi, source in rows
+        if source != "human"
     )
     return {
         "table2": table,

@@ -20,6 +20,7 @@ REFERENCE_SOURCES = {
     "imported": "GPT-4 reference (published, human-verified)",
     "llm": "LLM-drafted reference (human-verified)",
     "offline drafter": "Offline-drafted reference (rule-based demo drafter)",
+    "human": "Human-written reference (published, fully annotated layout)",
 }
 SPECS = (
     MetricSpec(

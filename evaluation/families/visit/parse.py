@@ -20,7 +20,9 @@ from evaluation.parsed import ItemRow, PredictionRow
 FORMATS = {
     "items": "single_image_full_dataset.csv (instruction_category, image, instruction, "
     "gpt4_prediction, human_ratings_gpt4_correct, human_ratings_problem_in_caption, …) or "
-    "visit_bench_multi_images.csv (images as a JSON list, images_dense_captions, …)",
+    "visit_bench_multi_images.csv (images as a JSON list, images_dense_captions, …) or the "
+    "fully annotated example (image_url, image_dense_caption, instruction_category, "
+    "instruction, output_human_annotated)",
     "predictions": "the model output CSV: the dataset columns plus one column with the "
     "response (e.g. llava13b_output)",
 }
@@ -56,6 +58,13 @@ MULTI_COLUMNS = (
     "human_ratings_problem_in_gpt4",
     "public_images_metadata",
 )
+# The fully annotated example layout (the dataset card example, visit_fully_annotated_example.csv):
+# one image, its dense caption and a human-written response; the columns it stands for here.
+ANNOTATED_COLUMNS = {
+    "image_url": "image",
+    "image_dense_caption": "image_dense_captions",
+    "output_human_annotated": "gpt4_prediction",
+}
 # Every column a dataset file may hold (Blindspot's older exports wrote the caption as
 # ``instruction_conditioned_caption``, the paper's name for it).
 DATASET_COLUMNS = {*PUBLISHED_COLUMNS, *MULTI_COLUMNS, "instruction_conditioned_caption"}
@@ -176,6 +185,9 @@ def parse_items(content: str, filename: str = "") -> list[ItemRow]:
     578 in the published file; make_pairs.py's filter)."""
     errors = LineErrors()
     header, rows = read_records(content, errors)
+    annotated = set(ANNOTATED_COLUMNS) <= set(header) and "gpt4_prediction" not in header
+    if annotated:
+        header, rows = _annotated(rows)
     missing = {"instruction", "gpt4_prediction", "human_ratings_gpt4_correct"} - set(header)
     if "image" not in header and "images" not in header:
         missing.add("image (or images)")
@@ -214,9 +226,26 @@ def parse_items(content: str, filename: str = "") -> list[ItemRow]:
             "public_images_metadata": _metadata(row.get("public_images_metadata")),
             **images,
         }
+        if annotated:
+            data["reference_source"] = "human"
         items.append(ItemRow(item_id=item_id, data=data, line=line, kept=correct and not problem))
     errors.raise_if_any("The VisIT-Bench CSV has errors; nothing was imported.")
     return items
+
+
+def _annotated(rows: list[tuple[int, dict]]) -> tuple[list[str], list[tuple[int, dict]]]:
+    """Rows of the fully annotated layout in the published columns: the human-written response
+    is the reference, correct by construction (nobody rated it, so it is not a GPT-4 output:
+    ``reference_source`` "human" says so and Table 2 leaves it out)."""
+    out = []
+    for line, row in rows:
+        mapped = {ANNOTATED_COLUMNS.get(k, k): v for k, v in row.items()}
+        mapped["human_ratings_gpt4_correct"] = "TRUE"
+        mapped["human_ratings_problem_in_caption"] = "FALSE"
+        mapped["human_ratings_problem_in_gpt4"] = "FALSE"
+        out.append((line, mapped))
+    header = list(dict.fromkeys(k for _line, row in out for k in row))
+    return header, out
 
 
 def _images_of(row: Mapping[str, str], line: int, errors: LineErrors) -> dict | None:
