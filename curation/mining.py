@@ -19,10 +19,10 @@ layout (rows = block a, columns = block b): X = I_a·T_bᵀ holds S(i0, t1) and 
 S(i1, t0); a diagonal block needs one product, X = I_a·T_aᵀ, and Y = Xᵀ. So the work is exactly
 the N² products of S = I·Tᵀ plus a few passes over each block (shared by worker threads), and
 memory is a handful of block-sized buffers. S(i_k, t_k) is the row-wise dot product of the float32
-rows, computed once per sample and used in every comparison. Inputs of any float dtype (float16
-memmaps from the embedding cache included) are converted to float32 one block at a time; every S
-is a float32 product. Samples are visited in ascending S(i_k, t_k) of the first scorer, which
-saves one pass per block pair and changes no result.
+rows, computed once per sample. Inputs of any float dtype (float16 memmaps from the embedding
+cache included) are converted to float32 once per run (``mining_prepare``; chunks share it);
+every S is a float32 product. Samples are visited in ascending S(i_k, t_k) of the first scorer,
+which saves one pass per block pair and changes no result.
 
 One random mismatch per sample (Sec. 3: "we randomly keep one mismatch per sample"): each sample
 k with at least one mismatched partner (under every selected scorer) keeps the partner j whose key
@@ -45,9 +45,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -201,39 +203,6 @@ def as_float32(x, normalise: bool) -> np.ndarray:
     return x
 
 
-class _Blocks:
-    """float32 blocks of one scorer's images and texts, rows taken in ``order``, converted on
-    demand; kept while the conversions fit in ``budget`` bytes (the inner loop revisits every
-    block)."""
-
-    def __init__(self, images, texts, order, block: int, normalise: bool, budget: int):
-        self.images, self.texts, self.order = images, texts, order
-        self.block, self.normalise = block, normalise
-        self.budget = budget
-        self.cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-    def _block(self, start: int) -> tuple[np.ndarray, np.ndarray]:
-        hit = self.cache.get(start)
-        if hit is not None:
-            return hit
-        rows = self.order[start : start + self.block]
-        pair = (
-            as_float32(self.images[rows], self.normalise),
-            as_float32(self.texts[rows], self.normalise),
-        )
-        size = pair[0].nbytes + pair[1].nbytes
-        if size <= self.budget:
-            self.cache[start] = pair
-            self.budget -= size
-        return pair
-
-    def get(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """Rows [start, stop) of one block (a diagonal tile may be a part of a block)."""
-        first = start - start % self.block
-        images, texts = self._block(first)
-        return images[start - first : stop - first], texts[start - first : stop - first]
-
-
 def _diagonal(images, texts, block: int, normalise: bool) -> np.ndarray:
     """S(i_k, t_k) for every sample, float32; refuses non-finite embeddings."""
     n = images.shape[0]
@@ -250,6 +219,79 @@ def _diagonal(images, texts, block: int, normalise: bool) -> np.ndarray:
             "embed them again before mining"
         )
     return d
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The sweep's input, converted once: ``order`` (samples in ascending S(i_k, t_k) of the
+    first scorer), every scorer's ``diag`` S(i_k, t_k) by sample, and per scorer the float32 rows
+    (normalised when asked) in that order, ``rows[s] = (images, texts)`` with row p = sample
+    order[p]. Arrays in memory or memory-mapped .npy files (``prepared_save``): every chunk of a
+    mining run reads them as they are, converting nothing and computing no diagonal."""
+
+    order: np.ndarray  # int64 (n,)
+    diag: np.ndarray  # float32 (n_scorers, n), by sample
+    rows: list[Embeddings]
+    normalise: bool
+
+    @property
+    def n(self) -> int:
+        return len(self.order)
+
+
+def mining_prepare(
+    scorers: Sequence[Embeddings], *, normalise: bool, folder=None, rows_at_once: int = 8192
+) -> Prepared:
+    """Convert the input once (``Prepared``); with ``folder`` (a directory), the float32 rows are
+    written there as .npy files and memory-mapped (``prepared_load`` reads them back)."""
+    n = check_inputs(scorers)
+    diag = [_diagonal(i, t, rows_at_once, normalise) for i, t in scorers]
+    order = np.argsort(diag[0], kind="stable") if n else np.zeros(0, np.int64)
+    order = order.astype(np.int64)
+    diag_all = np.stack(diag) if diag else np.zeros((0, n), np.float32)
+    rows = []
+    for s, (images, texts) in enumerate(scorers):
+        pair = []
+        for name, x in ((f"images-{s}", images), (f"texts-{s}", texts)):
+            shape = (n, x.shape[1])
+            if folder is None:
+                out = np.empty(shape, np.float32)
+            else:
+                path = Path(folder) / f"{name}.npy"
+                out = np.lib.format.open_memmap(path, "w+", np.float32, shape)
+            for start in range(0, n, rows_at_once):
+                out[start : start + rows_at_once] = as_float32(
+                    x[order[start : start + rows_at_once]], normalise
+                )
+            if folder is not None:
+                out.flush()
+                del out
+                out = np.load(Path(folder) / f"{name}.npy", mmap_mode="r")
+            pair.append(out)
+        rows.append((pair[0], pair[1]))
+    prepared = Prepared(order=order, diag=diag_all, rows=rows, normalise=normalise)
+    if folder is not None:
+        for name in ("order", "diag"):  # + images-<s>, texts-<s> per scorer
+            np.save(Path(folder) / f"{name}.npy", getattr(prepared, name))
+    return prepared
+
+
+def prepared_load(folder, *, n_scorers: int, normalise: bool) -> Prepared:
+    """A ``Prepared`` written by ``mining_prepare(folder=...)``, its rows memory-mapped."""
+    base = Path(folder)
+    rows = [
+        (
+            np.load(base / f"images-{s}.npy", mmap_mode="r"),
+            np.load(base / f"texts-{s}.npy", mmap_mode="r"),
+        )
+        for s in range(n_scorers)
+    ]
+    return Prepared(
+        order=np.load(base / "order.npy"),
+        diag=np.load(base / "diag.npy"),
+        rows=rows,
+        normalise=normalise,
+    )
 
 
 class _Work:
@@ -301,29 +343,23 @@ def mine_mismatches(
     ``scorers``: one ``(images, texts)`` per scorer, arrays or memmaps of shape (N, D_s), row k =
     sample k. ``groups`` (optional, one value per sample): samples of the same group are never
     paired (e.g. several captions of one image). ``normalise`` rescales every float32 row to unit
-    length first (float16 storage moves norms by ~1e-3). ``cache_bytes`` bounds the float32 copies
-    of blocks that are kept between visits. ``threads`` (default: CPU count) share the passes over
-    each block pair, ``CHUNK_ROWS`` rows at a time; the products use BLAS's own threads.
-    ``progress(done, total)`` is called after each block pair.
-    """
-    return mining_reduce(
-        [
-            _sweep(
-                scorers,
-                seed=seed,
-                block=block,
-                groups=groups,
-                normalise=normalise,
-                cache_bytes=cache_bytes,
-                threads=threads,
-                progress=progress,
-            )
-        ]
-    )
+    length first (float16 storage moves norms by ~1e-3). The float32 rows stay in memory up to
+    ``cache_bytes``, in memory-mapped temporary files beyond. ``threads`` (default: CPU count)
+    share the passes over each block pair; the products use BLAS's own threads.
+    ``progress(done, total)`` is called after each block pair."""
+    n = check_inputs(scorers)
+    size = 4 * n * sum(i.shape[1] + t.shape[1] for i, t in scorers)
+    sweep = dict(seed=seed, block=block, groups=groups, threads=threads, progress=progress)
+    if size <= cache_bytes:
+        prepared = mining_prepare(scorers, normalise=normalise)
+        return mining_reduce([_sweep(prepared, **sweep)])
+    with tempfile.TemporaryDirectory(prefix="blindspot-mining-") as folder:
+        prepared = mining_prepare(scorers, normalise=normalise, folder=folder)
+        return mining_reduce([_sweep(prepared, **sweep)])
 
 
 def mining_chunk(
-    scorers: Sequence[Embeddings],
+    scorers: Sequence[Embeddings] | Prepared,
     *,
     seed: int,
     chunk: int,
@@ -331,7 +367,6 @@ def mining_chunk(
     block: int = DEFAULT_BLOCK,
     groups=None,
     normalise: bool = False,
-    cache_bytes: int = 1 << 30,
     threads: int | None = None,
     progress: Progress | None = None,
 ) -> MiningChunk:
@@ -339,18 +374,22 @@ def mining_chunk(
     block pairs whose index ≡ chunk (mod n_chunks), so every chunk gets a share of the diagonal and
     of the long rows. Any worker can run a chunk; ``mining_reduce`` of all of them (in any order)
     equals ``mine_mismatches`` exactly, because each sample keeps the partner of largest key
-    ``salt[k] ^ salt[j]`` and a maximum does not depend on how the pairs were split."""
+    ``salt[k] ^ salt[j]`` and a maximum does not depend on how the pairs were split. ``scorers``
+    may be the run's ``Prepared`` input (``mining_prepare``, once for all chunks; ``normalise``
+    is then the one it was prepared with)."""
     if n_chunks < 1:
         raise ValueError("n_chunks must be at least 1")
     if not 0 <= chunk < n_chunks:
         raise ValueError(f"chunk must be in 0…{n_chunks - 1}")
+    if isinstance(scorers, Prepared):
+        prepared = scorers
+    else:
+        prepared = mining_prepare(scorers, normalise=normalise)
     return _sweep(
-        scorers,
+        prepared,
         seed=seed,
         block=block,
         groups=groups,
-        normalise=normalise,
-        cache_bytes=cache_bytes,
         threads=threads,
         progress=progress,
         select=lambda index: index % n_chunks == chunk,
@@ -384,39 +423,34 @@ def mining_reduce(chunks: Sequence[MiningChunk]) -> MinedPairs:
 
 
 def _sweep(
-    scorers: Sequence[Embeddings],
+    prepared: Prepared,
     *,
     seed: int,
     block: int,
     groups,
-    normalise: bool,
-    cache_bytes: int,
     threads: int | None,
     progress: Progress | None,
     select: Callable[[int], bool] | None = None,
 ) -> MiningChunk:
-    """Long because: the block-pair sweep of Eq. 1 keeps its block cache, thread pool and per-row
-    reservoir state in one place; the per-block arithmetic is already in small helpers.
-
-    The sweep of ``mine_mismatches`` over the block pairs ``select`` admits (all by default); its
+    """Long because: the block-pair sweep of Eq. 1 keeps its thread pool and per-row reservoir
+    state in one place. The sweep over the block pairs ``select`` admits (all by default); its
     per-sample best partners, compactly."""
     if block < 1:
         raise ValueError("block must be a positive number of rows")
-    n = check_inputs(scorers)
+    n = prepared.n
     groups = check_groups(groups, n)
     block = min(block, max(n, 1))
     threads = max(1, threads or os.cpu_count() or 1)
-    n_scorers = len(scorers)
-    diag = [_diagonal(i, t, block, normalise) for i, t in scorers]
+    n_scorers = len(prepared.rows)
     salts = sample_salts(n, seed)
 
-    # Samples are visited in ascending S(i_k, t_k) of the first scorer: then for block a < block
-    # b, min(S(i0,t0), S(i1,t1)) is the row's own S and Eq. 1 for that scorer is one comparison
-    # with a broadcast column (no threshold matrix). Keys stay salt[k] ^ salt[j] of the samples,
-    # so the order changes no result. Everything below is indexed by position in this order.
-    order = np.argsort(diag[0], kind="stable") if n else np.zeros(0, np.int64)
-    sources = [_Blocks(i, t, order, block, normalise, cache_bytes // n_scorers) for i, t in scorers]
-    d = [x[order] for x in diag]
+    # Samples are visited in ascending S(i_k, t_k) of the first scorer (``prepared.order``):
+    # then for block a < block b, min(S(i0,t0), S(i1,t1)) is the row's own S and Eq. 1 for that
+    # scorer is one comparison with a broadcast column (no threshold matrix). Keys stay
+    # salt[k] ^ salt[j] of the samples, so the order changes no result. Everything below is
+    # indexed by position in this order.
+    order = prepared.order
+    d = [x[order] for x in prepared.diag]
     salt = salts[order]
     group = None if groups is None else groups[order]
 
@@ -469,12 +503,12 @@ def _sweep(
         for done, (a0, a1, b0, b1) in enumerate(schedule, start=1):
             same = a0 == b0
             buf = work.shaped(a1 - a0, b1 - b0)
-            for s, src in enumerate(sources):
-                images_a, texts_a = src.get(a0, a1)
+            for s, (images, texts) in enumerate(prepared.rows):
+                images_a, texts_a = images[a0:a1], texts[a0:a1]
                 if same:
                     np.matmul(images_a, texts_a.T, out=buf["x"][s])
                 else:
-                    images_b, texts_b = src.get(b0, b1)
+                    images_b, texts_b = images[b0:b1], texts[b0:b1]
                     np.matmul(images_a, texts_b.T, out=buf["x"][s])
                     np.matmul(texts_a, images_b.T, out=buf["y"][s])
             runs = _row_parts(a1 - a0, threads)
@@ -530,7 +564,7 @@ def _sweep(
         keys=best_key[chosen],
         partners=order[partner[chosen]].astype(np.int64),
         cross=cross[chosen],
-        diag=np.stack(diag) if diag else np.zeros((0, n), np.float32),
+        diag=prepared.diag,
         n_mismatched_pairs=n_pairs,
     )
 

@@ -1,7 +1,10 @@
 """Exact Eq. 1 mining in parallel chunk jobs (issue 25; naturalbench.txt Sec. 3 step 1, Eq. 1).
 
 The job that mines writes its input once to the configured storage (local disk or S3): the
-scorers, and row k's image id, caption id and group. It fans the upper-triangle block pairs out
+scorers, row k's image id, caption id and group, and the embeddings converted once for every
+chunk (``mining.mining_prepare``: float32 rows, normalised, in the sweep's order, and the
+diagonal S(i_k, t_k)); chunks memory-map them (a worker whose storage is not its disk downloads
+them once per run). It fans the upper-triangle block pairs out
 as ``BLINDSPOT_MINING_CHUNKS`` chunk jobs of the kind ``curation.mine_chunk``
 (``annotator.platform.chunks``); each reads the input and the cached embeddings, sweeps every
 n-th block pair (``curation.mining.mining_chunk``) and writes its compact O(N) answer to the
@@ -14,16 +17,19 @@ from the start; the file of a run that never finished is never read.
 from __future__ import annotations
 
 import io
+import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 from django.conf import settings
-from django.core.files.base import ContentFile
+from django.core.files.base import ContentFile, File
 from django.core.files.storage import default_storage
 
-from annotator.platform.chunks import FanOut, chunk_progress, chunk_results
+from annotator.platform.chunks import FanOut, chunk_progress, chunk_results, job_work_dir
 from annotator.platform.models import Job
 
 from . import mining
@@ -31,7 +37,6 @@ from .embeddings import IMAGE, TEXT, embeddings_get
 from .models import Scorer
 
 MINE_CHUNK_JOB = "curation.mine_chunk"
-WORK_DIR = "work/jobs"  # storage folder of the jobs' intermediate files
 PROGRESS_EVERY_S = 1.0
 
 
@@ -49,6 +54,56 @@ def _load(name: str) -> dict[str, np.ndarray]:
     with default_storage.open(name, "rb") as fh:
         data = np.load(io.BytesIO(fh.read()), allow_pickle=False)
         return {key: data[key] for key in data.files}
+
+
+def _local_path(name: str) -> Path | None:
+    """The storage's file ``name`` on this machine's disk, or None (S3 and the like)."""
+    try:
+        return Path(default_storage.path(name))
+    except NotImplementedError:
+        return None
+
+
+def _prepare(folder: str, arrays: Sequence[mining.Embeddings]) -> None:
+    """The embeddings converted once for every chunk, as .npy files in the storage's ``folder``:
+    written in place on a local disk, else written here and uploaded."""
+    local = _local_path(folder)
+    if local is not None:
+        local.mkdir(parents=True, exist_ok=True)
+        mining.mining_prepare(arrays, normalise=True, folder=local)
+        return
+    with tempfile.TemporaryDirectory(prefix="blindspot-prepare-") as tmp:
+        mining.mining_prepare(arrays, normalise=True, folder=tmp)
+        for path in sorted(Path(tmp).iterdir()):
+            with path.open("rb") as fh:
+                saved = default_storage.save(f"{folder}/{path.name}", File(fh))
+            if saved != f"{folder}/{path.name}":
+                raise RuntimeError(f"the storage renamed {path.name} to {saved}")
+
+
+_COPIES: dict[str, tempfile.TemporaryDirectory] = {}  # this process's downloads, the newest run
+
+
+def _prepared(folder: str, n_scorers: int) -> mining.Prepared:
+    """The run's prepared input, memory-mapped: from the storage's disk, or downloaded once per
+    run into a temporary folder of this worker (the previous run's copy is removed)."""
+    local = _local_path(folder)
+    if local is None:
+        copy = _COPIES.get(folder)
+        if copy is None or not Path(copy.name).is_dir():
+            for old in _COPIES.values():
+                old.cleanup()
+            _COPIES.clear()
+            copy = tempfile.TemporaryDirectory(prefix="blindspot-mining-")
+            names = ["order", "diag"]
+            names += [f"{m}-{s}" for s in range(n_scorers) for m in ("images", "texts")]
+            for name in names:
+                with default_storage.open(f"{folder}/{name}.npy", "rb") as src:
+                    with open(Path(copy.name) / f"{name}.npy", "wb") as dst:
+                        shutil.copyfileobj(src, dst, 1 << 20)
+            _COPIES[folder] = copy
+        local = Path(copy.name)
+    return mining.prepared_load(local, n_scorers=n_scorers, normalise=True)
 
 
 def mining_chunks() -> int:
@@ -69,8 +124,10 @@ def mining_fan_out(
     n = len(image_ids)
     if not (len(caption_ids) == len(groups) == n):
         raise ValueError("one image id, caption id and group per row")
+    run = f"{job_work_dir(job.pk)}/mining-{uuid.uuid4().hex[:8]}"
+    _prepare(f"{run}/prepared", _scorer_embeddings(scorers, image_ids, caption_ids))
     name = _save(
-        f"{WORK_DIR}/{job.pk}/mining-input-{uuid.uuid4().hex[:8]}.npz",
+        f"{run}/input.npz",
         scorer_ids=np.asarray([s.pk for s in scorers], dtype=np.int64),
         image_ids=np.asarray(image_ids, dtype=np.int64),
         caption_ids=np.asarray(caption_ids, dtype=np.int64),
@@ -81,7 +138,15 @@ def mining_fan_out(
     n_chunks = max(1, min(mining_chunks(), n_pairs))
     totals = [len(range(c, n_pairs, n_chunks)) for c in range(n_chunks)]
     params = [
-        {"input": name, "seed": seed, "block": block, "chunk": c, "n_chunks": n_chunks}
+        {
+            "input": name,
+            "prepared": f"{run}/prepared",
+            "scorers": len(scorers),
+            "seed": seed,
+            "block": block,
+            "chunk": c,
+            "n_chunks": n_chunks,
+        }
         for c in range(n_chunks)
     ]
     return FanOut(
@@ -92,18 +157,16 @@ def mining_fan_out(
     )
 
 
-def _scorer_embeddings(data: dict[str, np.ndarray]) -> list[mining.Embeddings]:
-    by_pk = Scorer.objects.in_bulk([int(pk) for pk in data["scorer_ids"]])
-    out = []
-    for pk in data["scorer_ids"].tolist():
-        scorer = by_pk[pk]
-        out.append(
-            (
-                embeddings_get(scorer=scorer, modality=IMAGE, ids=data["image_ids"]),
-                embeddings_get(scorer=scorer, modality=TEXT, ids=data["caption_ids"]),
-            )
+def _scorer_embeddings(
+    scorers: Sequence[Scorer], image_ids: Sequence[int], caption_ids: Sequence[int]
+) -> list[mining.Embeddings]:
+    return [
+        (
+            embeddings_get(scorer=scorer, modality=IMAGE, ids=image_ids),
+            embeddings_get(scorer=scorer, modality=TEXT, ids=caption_ids),
         )
-    return out
+        for scorer in scorers
+    ]
 
 
 def mine_chunk_run(job: Job) -> dict:
@@ -121,19 +184,18 @@ def mine_chunk_run(job: Job) -> dict:
             )
 
     part = mining.mining_chunk(
-        _scorer_embeddings(data),
+        _prepared(p["prepared"], int(p["scorers"])),
         seed=int(p["seed"]),
         chunk=int(p["chunk"]),
         n_chunks=int(p["n_chunks"]),
         block=int(p["block"]),
         groups=data["groups"],
-        normalise=True,
         threads=int(settings.BLINDSPOT_MINING_THREADS) or None,
         progress=progress,
     )
     folder = p["input"].rsplit("/", 1)[0]
     name = _save(
-        f"{folder}/mine-{p['chunk']}-of-{p['n_chunks']}-{job.attempt_token[:8]}.npz",
+        f"{folder}/chunk-{p['chunk']}-of-{p['n_chunks']}-{job.attempt_token[:8]}.npz",
         n_samples=np.int64(part.n_samples),
         seed=np.int64(part.seed),
         samples=part.samples,

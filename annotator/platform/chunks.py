@@ -15,14 +15,23 @@ ends (``chunk_ended``, inside the transaction that ends it): a failed chunk fail
 the last one to succeed sends the parent again, and its work runs again from the top, now
 finding every chunk's result (``chunk_results``): it reduces them, or fans out again with
 another kind (a later step, e.g. mining after embedding).
+
+Intermediate files (a chunk's answer, an input converted once for all chunks) go to the
+configured storage under the job's own folder (``job_work_dir``), where workers on other
+machines read them. The folder is deleted when the job ends (succeeded or failed), and the
+lost-job sweep deletes what is left of ended jobs (a chunk that finished after its parent
+failed, a worker killed mid-delete): ``jobs_work_sweep``.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Count, OuterRef, Q, Subquery, Sum
 from django.utils import timezone
@@ -31,6 +40,9 @@ from .errors import clip
 from .jobs import job_deliver, job_progress, job_send, jobs_inline_active
 from .models import Job
 from .webhooks import job_event_emit
+
+log = logging.getLogger(__name__)
+WORK_DIR = "work/jobs"  # storage folder of the jobs' intermediate files, one folder per job
 
 
 @dataclass(frozen=True)
@@ -164,6 +176,7 @@ def chunk_ended(*, job_id: int) -> None:
             error=clip(f"Chunk {part + 1} of {counts['n']} ({chunk['kind']}) failed: {error}"),
         )
         job_event_emit(job_id=parent.pk)
+        job_work_delete_later(job_id=parent.pk)
         return
     if counts["ok"] < counts["n"]:
         Job.objects.filter(pk=parent.pk).update(
@@ -181,3 +194,58 @@ def chunk_ended(*, job_id: int) -> None:
         message=f"All {counts['n']} chunk jobs done ({chunk['kind']}); going on",
     )
     _send(parent)
+
+
+def job_work_dir(job_id: int) -> str:
+    """The storage folder of a job's intermediate files (its chunks write there too)."""
+    return f"{WORK_DIR}/{int(job_id)}"
+
+
+def _delete_tree(folder: str) -> int:
+    try:
+        dirs, files = default_storage.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    deleted = sum(_delete_tree(f"{folder}/{d}") for d in dirs)
+    for name in files:
+        default_storage.delete(f"{folder}/{name}")
+        deleted += 1
+    try:  # a local disk keeps empty folders; object stores have none
+        Path(default_storage.path(folder)).rmdir()
+    except (NotImplementedError, OSError):
+        pass
+    return deleted
+
+
+def job_work_delete(*, job_id: int) -> int:
+    """Delete a job's intermediate files; returns how many there were."""
+    return _delete_tree(job_work_dir(job_id))
+
+
+def job_work_delete_later(*, job_id: int) -> None:
+    """``job_work_delete`` once the transaction that ended the job commits (never raises: the
+    sweep deletes what a failure here leaves)."""
+
+    def delete() -> None:
+        try:
+            job_work_delete(job_id=job_id)
+        except Exception:  # noqa: BLE001 - the files stay for the sweep; the job's end stands
+            log.warning("job %s: its work files were not deleted", job_id, exc_info=True)
+
+    transaction.on_commit(delete)
+
+
+def jobs_work_sweep(*, limit: int = 200) -> int:
+    """Delete the work folders of jobs that have ended (or no longer exist); returns the number
+    of files deleted."""
+    try:
+        folders, _files = default_storage.listdir(WORK_DIR)
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    ids = sorted({int(f) for f in folders if f.isdigit()})[:limit]
+    active = set(
+        Job.objects.filter(
+            pk__in=ids, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
+        ).values_list("pk", flat=True)
+    )
+    return sum(job_work_delete(job_id=pk) for pk in ids if pk not in active)

@@ -35,7 +35,7 @@ from django.db.models import Case, F, Q, TextField, Value, When
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from .chunks import FanOut, chunk_ended, chunks_park
+from .chunks import FanOut, chunk_ended, chunks_park, job_work_delete_later, jobs_work_sweep
 from .errors import Invalid
 from .jobs import job_send, job_task, jobs_send_pending, progress_final
 from .models import Job
@@ -100,6 +100,8 @@ def run_job(celery_task, job_id: int, work: Callable[[Job], Any]) -> None:
             progress_final(job_id=job_id)
             job_event_emit(job_id=job_id)
             chunk_ended(job_id=job_id)
+            if job.parent_id is None:
+                job_work_delete_later(job_id=job_id)
 
 
 def _finished_counts() -> dict[str, Any]:
@@ -132,6 +134,7 @@ def _fail(jobs, error: str) -> None:
             for job_id in ids:
                 job_event_emit(job_id=job_id)
                 chunk_ended(job_id=job_id)
+                job_work_delete_later(job_id=job_id)  # a chunk's parent owns no folder: none
 
 
 def commit_once(job_id: int, write: Callable[[], dict]) -> dict:
@@ -309,6 +312,11 @@ def _send_again(job: Job) -> None:
 
 @shared_task(name="annotator.sweep_lost_jobs", acks_late=True, ignore_result=True)
 def sweep_lost_jobs() -> dict[str, int]:
-    """Celery beat: recover the jobs whose worker stopped (re-run them or fail them), and send
-    the jobs waiting to be sent (started while the broker was down)."""
-    return {**jobs_sweep_lost(), "sent": jobs_send_pending()}
+    """Celery beat: recover the jobs whose worker stopped (re-run them or fail them), send the
+    jobs waiting to be sent (started while the broker was down), and delete the work files of
+    jobs that have ended."""
+    return {
+        **jobs_sweep_lost(),
+        "sent": jobs_send_pending(),
+        "work_files_deleted": jobs_work_sweep(),
+    }

@@ -270,7 +270,7 @@ def test_sweeper_sends_a_silent_rerun_safe_job_again_and_it_imports_once(
         counts = sweep_lost_jobs()
 
     # Then the job is queued again under a new token, and its message carries that token
-    assert counts == {"rerun": 1, "failed": 0, "sent": 0}
+    assert counts == {"rerun": 1, "failed": 0, "sent": 0, "work_files_deleted": 0}
     job.refresh_from_db()
     assert job.status == "queued"
     assert job.attempt_token not in ("", "first")

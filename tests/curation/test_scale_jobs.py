@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 
+from annotator.platform.chunks import job_work_dir, jobs_work_sweep
 from annotator.platform.jobs import job_enqueue
 from annotator.platform.models import Job
+from annotator.platform.worker import sweep_lost_jobs
 from curation import mining
 from curation.embeddings import IMAGE, TEXT, embeddings_get, embeddings_put
 from curation.mining_chunks import MINE_CHUNK_JOB
@@ -129,11 +133,32 @@ def test_chunked_mining_of_stored_embeddings_equals_the_one_process_miner(
         "pairs": len(reference),
         "mismatched_pairs": reference.n_mismatched_pairs,
     }
-    # and each chunk's answer is a file on the storage, under the job's folder
+    # and each chunk's answer was a file on the storage, under the job's folder, with the input
+    # prepared once for all chunks; the folder is deleted now that the job has ended
     chunks = list(Job.objects.filter(parent=job).order_by("part"))
     assert [c.part for c in chunks] == [0, 1, 2, 3]
+    run = chunks[0].params["prepared"].rsplit("/", 1)[0]
+    assert run.startswith(f"work/jobs/{job.pk}/mining-")
     for chunk in chunks:
-        name = chunk.result["file"]
-        assert name.startswith(f"work/jobs/{job.pk}/mine-{chunk.part}-of-4-")
-        assert (media / "media" / name).is_file()
+        assert chunk.params["prepared"] == f"{run}/prepared"
+        assert chunk.result["file"].startswith(f"{run}/chunk-{chunk.part}-of-4-")
+    assert not (media / "media" / "work" / "jobs" / str(job.pk)).exists()
+    assert (media / "media" / "work" / "jobs").is_dir()
     assert sum(c.result["mismatched_pairs"] for c in chunks) == reference.n_mismatched_pairs
+
+
+def test_the_sweep_deletes_the_work_files_of_ended_jobs_only(media, project, curator):
+    # Given work files of a running job, a failed job and a job that no longer exists
+    running = Job.objects.create(kind="x", status="running", project=project, created_by=curator)
+    failed = Job.objects.create(kind="x", status="failed", project=project, created_by=curator)
+    for pk in (running.pk, failed.pk, 999_999):
+        default_storage.save(f"{job_work_dir(pk)}/run/chunk-0.npz", ContentFile(b"x"))
+        default_storage.save(f"{job_work_dir(pk)}/input.npz", ContentFile(b"x"))
+    # When the lost-job sweep runs
+    result = sweep_lost_jobs()
+    # Then the ended jobs' files are gone, the running job's stay
+    assert result["work_files_deleted"] == 4
+    assert default_storage.exists(f"{job_work_dir(running.pk)}/run/chunk-0.npz")
+    for pk in (failed.pk, 999_999):
+        assert not (media / "media" / job_work_dir(pk)).exists()
+    assert jobs_work_sweep() == 0
