@@ -424,6 +424,13 @@ BLINDSPOT_EMBED_CHUNK_ITEMS = env.int("BLINDSPOT_EMBED_CHUNK_ITEMS", default=204
 BLINDSPOT_MINING_CHUNKS = env.int("BLINDSPOT_MINING_CHUNKS", default=8)
 BLINDSPOT_MINING_THREADS = env.int("BLINDSPOT_MINING_THREADS", default=0)
 BLINDSPOT_MINING_BLOCK = env.int("BLINDSPOT_MINING_BLOCK", default=2048)  # rows of a block
+# The mining page's cost model (curation.mining_cost), from benchmarks/scale.py: one worker's
+# seconds per GFLOP of float32 products (exact mining), approximate mining's seconds per sample
+# and scorer, and its recall of the exact mismatches measured at BLINDSPOT_APPROX_RECALL_N.
+BLINDSPOT_MINING_S_PER_GFLOP = env.float("BLINDSPOT_MINING_S_PER_GFLOP", default=0.01)
+BLINDSPOT_APPROX_S_PER_SAMPLE = env.float("BLINDSPOT_APPROX_S_PER_SAMPLE", default=0.0005)
+BLINDSPOT_APPROX_RECALL = env.float("BLINDSPOT_APPROX_RECALL", default=0.95)
+BLINDSPOT_APPROX_RECALL_N = env.int("BLINDSPOT_APPROX_RECALL_N", default=100_000)
 BLINDSPOT_CLIP_CACHE_DIR = env.str("BLINDSPOT_CLIP_CACHE_DIR", default="") or None
 BLINDSPOT_TORCH_THREADS = env.int("BLINDSPOT_TORCH_THREADS", default=0)  # 0: torch's default
 # Default OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, …); empty: the offline drafter.

@@ -3,7 +3,9 @@ free 127.0.0.1 port (tests/s3_server.py), and Blindspot's storage switch — the
 blindspot/settings.py builds from AWS_STORAGE_BUCKET_NAME, AWS_S3_ENDPOINT_URL … in a fresh
 interpreter — points at it. A corpus upload, its images and thumbnails, an export and the images
 an embedding job reads all go through HTTP to that server; signed URLs are followed over HTTP.
-The embedding cache itself stays on local disk (BLINDSPOT_EMBEDDINGS_DIR) for now."""
+Chunked mining's work files (the input prepared once, each chunk's answer) go to the bucket and
+are read back from it, and are deleted from it when the job ends. The embedding cache itself
+stays on local disk (BLINDSPOT_EMBEDDINGS_DIR) for now."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import urllib.error
 import urllib.request
 import uuid
 import zipfile
+from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import urlsplit
 
@@ -25,16 +28,20 @@ from django.urls import reverse
 from django.utils import timezone
 from PIL import Image as PILImage
 
+from annotator.platform.chunks import job_work_delete, job_work_dir
 from annotator.platform.files import media_url
+from annotator.platform.jobs import job_enqueue
 from annotator.platform.models import Job
 from curation import corpora as ci
+from curation import mining, mining_chunks
 from curation.assets import image_ingest
 from curation.assets.thumbnails import thumb_url
-from curation.embeddings import embed_corpus, embeddings_get
+from curation.embeddings import embed_corpus, embeddings_get, embeddings_put
 from curation.export_files import export_store
 from curation.models import Corpus, Image, Sample
 from curation.recipes.vlind import benches as vlind_benches
 from curation.scorers import encode_images, scorer_load, scorer_tiny
+from tests.curation import scale_jobs
 from tests.curation.fixtures_assets import png, zip_bytes
 from tests.s3_server import S3Server
 from tests.test_settings import settings_in_fresh_process
@@ -244,3 +251,72 @@ def test_an_embedding_job_reads_its_images_from_s3(project, s3):
     fresh = encode_images(scorer_load(scorer), [PILImage.open(io.BytesIO(d)) for d in datas])
     assert np.abs(cached - fresh).max() < 2e-3
     assert Image.objects.count() == 3
+
+
+def test_chunked_mining_reads_and_writes_its_work_files_on_s3(
+    project, curator, s3, eager, settings, django_capture_on_commit_callbacks
+):
+    # Given 300 samples' embeddings in the cache, 64-row blocks, 3 chunk jobs
+    settings.BLINDSPOT_MINING_BLOCK = 64
+    settings.BLINDSPOT_MINING_CHUNKS = 3
+    scorer = scorer_tiny()
+    rng = np.random.default_rng(8)
+    ids = np.arange(1, 301)
+    embeddings_put(scorer=scorer, modality="image", ids=ids, vectors=rng.standard_normal((300, 8)))
+    embeddings_put(scorer=scorer, modality="text", ids=ids, vectors=rng.standard_normal((300, 8)))
+    mining_chunks._COPIES.clear()
+    # When a job mines them in chunk jobs, the storage being the S3 server
+    with django_capture_on_commit_callbacks(execute=True):
+        job = job_enqueue(
+            kind=scale_jobs.MINE_SYNTHETIC,
+            params={"scorer_id": scorer.pk, "n": 300, "seed": 4},
+            project=project,
+            created_by=curator,
+        )
+    job.refresh_from_db()
+    # Then the result is the one-process miner's
+    arrays = [
+        (
+            embeddings_get(scorer=scorer, modality="image", ids=ids),
+            embeddings_get(scorer=scorer, modality="text", ids=ids),
+        )
+    ]
+    reference = mining.mine_mismatches(arrays, seed=4, groups=ids, normalise=True, block=64)
+    assert job.status == "succeeded", job.error
+    assert job.result["digest"] == reference.digest()
+    # and the chunks read the prepared input from the bucket (downloaded once by this process)
+    chunks = list(Job.objects.filter(parent=job).order_by("part"))
+    prepared = chunks[0].params["prepared"]
+    assert prepared.startswith(f"work/jobs/{job.pk}/mining-")
+    assert list(mining_chunks._COPIES) == [prepared]
+    copy = Path(mining_chunks._COPIES[prepared].name)
+    assert sorted(p.name for p in copy.iterdir()) == [
+        "diag.npy",
+        "images-0.npy",
+        "order.npy",
+        "texts-0.npy",
+    ]
+    # each chunk wrote its answer there, and the job's work files are gone from the bucket
+    assert all(c.result["file"].startswith(prepared.rsplit("/", 1)[0]) for c in chunks)
+    assert s3.keys("work/") == []
+
+
+def test_mining_work_files_round_trip_through_s3(project, curator, s3):
+    # The prepared input is uploaded as .npy objects and read back equal
+    rng = np.random.default_rng(2)
+    images, texts = rng.standard_normal((50, 6)), rng.standard_normal((50, 6))
+    job = Job.objects.create(kind="x", status="running", project=project, created_by=curator)
+    folder = f"{job_work_dir(job.pk)}/prepared"
+    mining_chunks._prepare(folder, [(images, texts)])
+    assert s3.keys(folder) == [
+        f"{folder}/{name}.npy" for name in ("diag", "images-0", "order", "texts-0")
+    ]
+    here = mining.mining_prepare([(images, texts)], normalise=True)
+    there = mining_chunks._prepared(folder, 1)
+    assert np.array_equal(here.order, there.order)
+    assert np.array_equal(here.diag, there.diag)
+    assert np.array_equal(here.rows[0][0], there.rows[0][0])
+    assert np.array_equal(here.rows[0][1], there.rows[0][1])
+    # and deleting the job's work folder empties it on the server
+    assert job_work_delete(job_id=job.pk) == 4
+    assert s3.keys("work/") == []

@@ -15,7 +15,7 @@ from django.utils import timezone
 from annotator.platform.errors import Invalid
 from annotator.platform.jobs import job_progress
 from annotator.platform.models import Job
-from curation import gateway, mining, random_pairs
+from curation import approx_mining, gateway, mining, random_pairs
 from curation.embedding_chunks import embedding_fan_out, embedding_results
 from curation.embeddings import IMAGE, TEXT, embed_corpus, embed_finish, embeddings_get
 from curation.mining_chunks import MiningInputChanged, mining_collect, mining_fan_out
@@ -144,6 +144,9 @@ def _mine(pipeline: NaturalBenchPipeline, rows: list[Row], scorers: list[Scorer]
             groups=groups,
             normalise=True,
         )
+    if pipeline.method == NaturalBenchPipeline.Method.APPROX:
+        job_progress(job_id=job_id, done=0, total=1, message="Mining: neighbours, then Eq. 1")
+        return approx_mining.mine_approximate(arrays, seed=pipeline.seed, groups=groups)
     return mining.mine_mismatches(
         arrays, seed=pipeline.seed, groups=groups, normalise=True, progress=progress
     )
@@ -189,7 +192,7 @@ def _in_chunks(pipeline: NaturalBenchPipeline, job: Job, rows: list[Row], scorer
         }
         for scorer in scorers
     ]
-    if pipeline.method == NaturalBenchPipeline.Method.RANDOM:
+    if pipeline.method != NaturalBenchPipeline.Method.EQ1:  # random, approximate: this process
         return embedded, _mine(pipeline, rows, scorers, job.pk)
     image_ids = [r.image_id for r in rows]
     caption_ids = [r.caption_id for r in rows]

@@ -42,6 +42,7 @@ class NaturalBenchPipeline(RecipePipeline):
     class Method(models.TextChoices):
         EQ1 = "eq1", _("Mismatches of every selected scorer (Eq. 1)")
         RANDOM = "random", _("Random pairs (Flickr-Random baseline, Table 6)")
+        APPROX = "eq1_ann", _("Approximate Eq. 1: mismatches among nearest neighbours (FAISS)")
 
     corpus = models.ForeignKey("curation.Corpus", on_delete=models.PROTECT, related_name="+")
     scorers = models.ManyToManyField(

@@ -106,7 +106,7 @@ def _clean_pairing(problems: _Problems, project: Project, values: dict) -> Corpu
         problems.bad("method", f"Unknown mining method {method!r}.")
     values["method"] = method
     scorers = list(values.get("scorers") or [])
-    if method == NaturalBenchPipeline.Method.EQ1 and not scorers:
+    if method != NaturalBenchPipeline.Method.RANDOM and not scorers:
         problems.bad(
             "scorers", "Eq. 1 mining needs at least one scorer (add one on the Scorers page)."
         )

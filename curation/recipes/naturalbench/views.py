@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -18,6 +19,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from annotator.platform.files import file_response
+from curation import approx_mining
+from curation.mining_cost import duration, mining_estimate
 from curation.models import LLMProvider
 from curation.recipes.framework.declare import DatasetFile, VersionFiles
 
@@ -40,6 +43,22 @@ def detail_context(request: HttpRequest, pipeline: NaturalBenchPipeline, base: d
             label for value, label in QuestionType.choices if value in pipeline.question_types
         ],
         "skills_count": len(skills.TAGS),
+        "cost": _mining_cost(pipeline, scorers),
+    }
+
+
+def _mining_cost(pipeline: NaturalBenchPipeline, scorers) -> dict:
+    """The mining page's cost model (``curation.mining_cost``) for this corpus and scorers."""
+    est = mining_estimate(
+        pipeline.corpus.sample_count, [s.embed_dim for s in scorers], k=approx_mining.DEFAULT_K
+    )
+    return {
+        "e": est,
+        "exact_1": duration(est.exact_s),
+        "exact_w": duration(est.exact_parallel_s),
+        "approx": duration(est.approx_s),
+        "recall_pct": f"{100 * est.recall:.1f}",
+        "s_per_gflop": settings.BLINDSPOT_MINING_S_PER_GFLOP,
     }
 
 
