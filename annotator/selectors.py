@@ -86,8 +86,31 @@ def tasks_for(user) -> QuerySet[Task]:
 
 
 def annotated_today(user) -> int:
-    start = timezone.make_aware(datetime.combine(timezone.localdate(), time.min))
-    return Annotation.objects.filter(annotator=user, created_at__gte=start).count()
+    return my_answer_counts(user)["today"]
+
+
+def my_answer_counts(user, *, session_since=None, queue: TaskQueue | None = None, now=None):
+    """The workspace's counters in one query: the person's answers today, since
+    ``session_since`` (the workspace session's start; an undo takes its answer out of both),
+    and with ``queue``, whether they answered there within its undo window (``can_undo``)."""
+    now = now or timezone.now()
+    today = timezone.make_aware(datetime.combine(timezone.localdate(now), time.min))
+    counts = {"today": Count("id", filter=Q(created_at__gte=today))}
+    since = [today]
+    if session_since is not None:
+        counts["session"] = Count("id", filter=Q(created_at__gte=session_since))
+        since.append(session_since)
+    undo_window = queue is not None and queue.undo_window.total_seconds() > 0
+    if undo_window:
+        undo_since = now - queue.undo_window
+        counts["undo"] = Count("id", filter=Q(queue=queue, created_at__gt=undo_since))
+        since.append(undo_since)
+    row = Annotation.objects.filter(annotator=user, created_at__gte=min(since)).aggregate(**counts)
+    return {
+        "today": row["today"],
+        "session": row.get("session", 0),
+        "can_undo": bool(row.get("undo")),
+    }
 
 
 def queue_progress(queue_ids: list[int]) -> dict[int, dict]:

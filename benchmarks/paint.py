@@ -10,9 +10,13 @@ the workspace preloaded it.
 
 "Painted" is measured in the page: from the keydown of Enter to the first animation frame at
 which the next task's ``#task-area`` is in the document with every image loaded and decoded
-(``img.decode()``), i.e. the frame that shows the whole next task. The submit request's own time
-(Resource Timing: request start → response end) is printed beside it, and what the browser
-takes after it (swap, images, the frame), so the server's share can be told from the page's.
+(``img.decode()``), i.e. the frame that shows the whole next task. The workspace paints the
+task it rendered ahead (the look-ahead in ``<template data-look-ahead>``) at the keydown and
+confirms it when the submit's answer comes: a painted task counts only if the server then hands
+out that very task; if the answer replaces it, the time counted is when the replacement painted
+("replaced"). "painted ahead" counts the submits whose next task was on screen before the
+answer. The submit request's own time (Resource Timing: request start → response end) is
+printed beside it, so the server's share can be told from the page's.
 The first ``--warmup`` submits of each kind are not counted (gunicorn's first requests compile
 templates).
 
@@ -104,35 +108,53 @@ window.addEventListener("keydown", function (e) {
 window.__painted = function () {
   var b = window.__bench;
   var deadline = performance.now() + 15000;
-  return new Promise(function (resolve, reject) {
-    function check() {
-      var area = document.querySelector("#task-area");
-      var next = area && (area.dataset.taskId ? area.dataset.taskId !== b.from
-                                              : !!area.querySelector(".empty"));
-      if (next) {
-        var imgs = Array.prototype.slice.call(area.querySelectorAll("img"));
-        if (imgs.every(function (i) { return i.complete && i.naturalWidth > 0; })) {
-          Promise.all(imgs.map(function (i) { return i.decode().catch(function () {}); }))
-            .then(function () {
-              requestAnimationFrame(function () {
-                var sub = performance.getEntriesByType("resource").filter(function (r) {
-                  return r.name.indexOf("/submit/") >= 0;
-                }).pop();
-                resolve({
-                  ms: performance.now() - b.t0,
-                  request: sub ? sub.responseEnd - sub.startTime : null,
-                  task: area.dataset.taskId || null,
-                  images: imgs.length,
+  function isNext(area) {
+    return !!area && (area.dataset.taskId ? area.dataset.taskId !== b.from
+                                          : !!area.querySelector(".empty"));
+  }
+  // The first frame at which ``want(area)`` holds and every image of the area is decoded.
+  function frameWith(want) {
+    return new Promise(function (resolve, reject) {
+      function check() {
+        var area = document.querySelector("#task-area");
+        if (want(area)) {
+          var imgs = Array.prototype.slice.call(area.querySelectorAll("img"));
+          if (imgs.every(function (i) { return i.complete && i.naturalWidth > 0; })) {
+            Promise.all(imgs.map(function (i) { return i.decode().catch(function () {}); }))
+              .then(function () {
+                requestAnimationFrame(function () {
+                  resolve({ area: area, at: performance.now(), images: imgs.length,
+                            ahead: area.dataset.pending === "1" });
                 });
               });
-            });
-          return;
+            return;
+          }
         }
+        if (performance.now() > deadline) { reject(new Error("no next task within 15 s")); return; }
+        requestAnimationFrame(check);
       }
-      if (performance.now() > deadline) { reject(new Error("no next task within 15 s")); return; }
       requestAnimationFrame(check);
-    }
-    requestAnimationFrame(check);
+    });
+  }
+  // A task painted ahead counts only if the server then hands out that very task: once the
+  // answer is confirmed, a replaced one counts at the time its replacement painted.
+  return frameWith(isNext).then(function (first) {
+    return frameWith(function (area) {
+      return isNext(area) && !document.querySelector("#task-area[data-pending]");
+    }).then(function (final) {
+      var sub = performance.getEntriesByType("resource").filter(function (r) {
+        return r.name.indexOf("/submit/") >= 0;
+      }).pop();
+      var kept = final.area === first.area;
+      return {
+        ms: (kept ? first.at : final.at) - b.t0,
+        request: sub ? sub.responseEnd - sub.startTime : null,
+        task: final.area.dataset.taskId || null,
+        images: final.images,
+        ahead: kept && first.ahead,
+        replaced: !kept,
+      };
+    });
   });
 };
 """
@@ -248,7 +270,8 @@ def walk(page, base: str, queue, *, tasks: int, warmup: int, think: float) -> di
     _config, keys, submit = KINDS[queue.kind]
     page.goto(f"{base}/work/{queue.pk}/")
     page.wait_for_selector("#task-area[data-task-id]")
-    painted, requests, after, seen = [], [], [], set()
+    painted, requests, seen = [], [], set()
+    ahead = replaced = 0
     for n in range(tasks):
         seen.add(page.get_attribute("#task-area", "data-task-id"))
         for stroke in keys:
@@ -269,11 +292,17 @@ def walk(page, base: str, queue, *, tasks: int, warmup: int, think: float) -> di
             break
         assert result["task"] not in seen, f"{queue.kind}: task {result['task']} came back"
         if n >= warmup:
+            ahead += bool(result["ahead"])
+            replaced += bool(result["replaced"])
             painted.append(result["ms"])
             if result["request"] is not None:
                 requests.append(result["request"])
-                after.append(result["ms"] - result["request"])
-    return {"painted": painted, "request": requests, "after": after}
+    return {
+        "painted": painted,
+        "request": requests,
+        "ahead": ahead,
+        "replaced": replaced,
+    }
 
 
 def main() -> int:
@@ -363,18 +392,18 @@ def main() -> int:
     print(f"load average (1 min) during the run: {min(loads):.2f} – {max(loads):.2f}")
     print(
         f"{'kind':<14} {'n':>3} {'p50':>7} {'p95':>7} {'max':>7}   {'request p50':>11} {'p95':>7}"
-        f"   {'after it p50':>12} {'p95':>7}"
+        f"   {'painted ahead':>13} {'replaced':>8}"
     )
     everything: list[float] = []
     worst = 0.0
     for kind, r in results.items():
-        ms, req, aft = r["painted"], r["request"], r["after"]
+        ms, req = r["painted"], r["request"]
         everything += ms
         worst = max(worst, pct(ms, 95))
         print(
             f"{kind:<14} {len(ms):>3} {pct(ms, 50):7.1f} {pct(ms, 95):7.1f} {max(ms):7.1f}"
             f"   {pct(req, 50):11.1f} {pct(req, 95):7.1f}"
-            f"   {pct(aft, 50):12.1f} {pct(aft, 95):7.1f}"
+            f"   {r['ahead']:>7} / {len(ms):<3} {r['replaced']:>8}"
         )
     print(
         f"{'all kinds':<14} {len(everything):>3} {pct(everything, 50):7.1f} "

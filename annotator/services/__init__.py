@@ -8,7 +8,13 @@ invitations. This package re-exports their public API, so callers write
 ``from annotator import services`` and ``services.assignment_claim(...)``.
 """
 
-from .claiming import ClaimResult, assignment_claim, tasks_keep_from, tasks_up_next
+from .claiming import (
+    ClaimResult,
+    assignment_claim,
+    look_ahead_presentation,
+    tasks_keep_from,
+    tasks_up_next,
+)
 from .decisions import enrollment_resume, task_decide, task_event_emit
 from .invitations import invitation_accept, invitation_create
 from .leases import (
@@ -95,6 +101,7 @@ __all__ = [
     "task_rows_check",
     "tasks_keep_from",
     "tasks_up_next",
+    "look_ahead_presentation",
     "tasks_cancel",
     "tasks_curator_settle",
     "tasks_curator_settle_selection",

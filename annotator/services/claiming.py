@@ -5,10 +5,13 @@ the ``task_active_lte_required`` check constraint makes over-assignment impossib
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import random
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
@@ -49,19 +52,40 @@ def _expired_lease_of(annotator) -> Exists:
     )
 
 
-def _lease_terms(queue: TaskQueue, now) -> dict:
-    """A new lease's times and presentation (the kind's random order of choices, say)."""
-    return {
-        "leased_at": now,
-        "expires_at": now + queue.lease_ttl,
-        "presentation": get_kind(queue.kind).presentation(random.Random()),
-    }
+def look_ahead_presentation(queue: TaskQueue, task_id: int, annotator) -> dict:
+    """How the look-ahead shows ``task_id`` to ``annotator`` (the kind's order of choices, say),
+    and what the claim that hands them that task as preferred stores: drawn from a generator
+    seeded by the task and the person, keyed with SECRET_KEY so they cannot foresee it. The
+    page painted ahead and the lease then agree on which side is which."""
+    key = settings.SECRET_KEY.encode()
+    seed = hmac.new(key, f"{task_id}:{annotator.pk}".encode(), hashlib.sha256).digest()
+    return get_kind(queue.kind).presentation(random.Random(seed))
+
+
+def _lease_terms(queue: TaskQueue, now, *, task_id: int | None = None, annotator=None) -> dict:
+    """A new lease's times and presentation (the kind's random order of choices, say; with
+    ``task_id``, the look-ahead's for that task and ``annotator``)."""
+    if task_id is None:
+        presentation = get_kind(queue.kind).presentation(random.Random())
+    else:
+        presentation = look_ahead_presentation(queue, task_id, annotator)
+    return {"leased_at": now, "expires_at": now + queue.lease_ttl, "presentation": presentation}
 
 
 def _lease(
-    task: Task, queue: TaskQueue, annotator, now, *, gold: bool, revive: bool = True
+    task: Task,
+    queue: TaskQueue,
+    annotator,
+    now,
+    *,
+    gold: bool,
+    revive: bool = True,
+    preferred: bool = False,
 ) -> Assignment:
-    terms = _lease_terms(queue, now)
+    if preferred:
+        terms = _lease_terms(queue, now, task_id=task.pk, annotator=annotator)
+    else:
+        terms = _lease_terms(queue, now)
     revived = revive and Assignment.objects.filter(
         task=task, annotator=annotator, state=Assignment.State.EXPIRED
     ).update(state=Assignment.State.LEASED, finished_at=None, **terms)
@@ -124,12 +148,26 @@ SELECT leased.id, counted.* FROM leased JOIN counted ON TRUE
 """
 
 
-def _claim_regular_pg(queue: TaskQueue, annotator, now) -> Assignment | None:
-    terms = _lease_terms(queue, now)
+# The same claim restricted to the one task the person's page painted ahead (``prefer``).
+_PG_CLAIM_PREFERRED = _PG_CLAIM.replace(
+    "WHERE t.queue_id = %(queue)s AND", "WHERE t.id = %(prefer)s AND t.queue_id = %(queue)s AND"
+)
+assert _PG_CLAIM_PREFERRED != _PG_CLAIM  # noqa: S101 - the replace above found its text
+
+
+def _claim_regular_pg(
+    queue: TaskQueue, annotator, now, prefer: int | None = None
+) -> Assignment | None:
+    if prefer is None:
+        terms, sql = _lease_terms(queue, now), _PG_CLAIM
+    else:
+        terms = _lease_terms(queue, now, task_id=prefer, annotator=annotator)
+        sql = _PG_CLAIM_PREFERRED
     with connection.cursor() as cursor:
         cursor.execute(
-            _PG_CLAIM,
+            sql,
             {
+                "prefer": prefer,
                 "queue": queue.pk,
                 "person": annotator.pk,
                 "now": now,
@@ -161,8 +199,8 @@ def _claim_regular_pg(queue: TaskQueue, annotator, now) -> Assignment | None:
 _CLAIM_ORDER = (F("required") - F("active_count"), "id")
 
 
-def tasks_up_next(*, queue: TaskQueue, annotator, limit: int = 2) -> list[dict]:
-    """The payloads of the tasks ``annotator`` would most likely be handed next in ``queue``,
+def tasks_up_next(*, queue: TaskQueue, annotator, limit: int = 2) -> list[tuple[int, dict]]:
+    """The (id, payload) of the tasks ``annotator`` would most likely be handed next in ``queue``,
     in the claim's own order: a plain read that locks nothing and leases nothing, so it holds
     no slot and takes no task from anyone. The workspace preloads their images while the
     current task is answered; if someone else takes one first, the claim hands out another
@@ -170,26 +208,36 @@ def tasks_up_next(*, queue: TaskQueue, annotator, limit: int = 2) -> list[dict]:
     it must follow.)"""
     if queue.status != TaskQueue.Status.OPEN:
         return []
-    rows = _free_slots(queue, annotator).order_by(*_CLAIM_ORDER).values_list("payload", flat=True)
+    rows = _free_slots(queue, annotator).order_by(*_CLAIM_ORDER).values_list("id", "payload")
     return list(rows[:limit])
 
 
-def _claim_regular(queue: TaskQueue, annotator, now) -> Assignment | None:
+def _claim_regular(
+    queue: TaskQueue, annotator, now, prefer: int | None = None
+) -> Assignment | None:
     if connection.vendor == "postgresql":
-        return _claim_regular_pg(queue, annotator, now)
+        return _claim_regular_pg(queue, annotator, now, prefer)
     # Other databases (the SQLite demo): BEGIN IMMEDIATE serialises writers.
     with transaction.atomic():
+        free = _free_slots(queue, annotator)
+        if prefer is not None:
+            free = free.filter(pk=prefer)
         task = (
-            _free_slots(queue, annotator)
-            .annotate(expired_mine=_expired_lease_of(annotator))
-            .order_by(*_CLAIM_ORDER)
-            .first()
+            free.annotate(expired_mine=_expired_lease_of(annotator)).order_by(*_CLAIM_ORDER).first()
         )
         if task is None:
             return None
         Task.objects.filter(pk=task.pk).update(active_count=F("active_count") + 1)
         task.active_count += 1
-        return _lease(task, queue, annotator, now, gold=False, revive=task.expired_mine)
+        return _lease(
+            task,
+            queue,
+            annotator,
+            now,
+            gold=False,
+            revive=task.expired_mine,
+            preferred=prefer is not None,
+        )
 
 
 def _claim_gold(queue: TaskQueue, annotator, now) -> Assignment | None:
@@ -250,8 +298,15 @@ def _standing(queue: TaskQueue, annotator, now) -> tuple[str | None, Assignment 
     return row[0], live
 
 
-def assignment_claim(*, queue: TaskQueue, annotator, now=None) -> ClaimResult:
-    """Hand ``annotator`` their next task in ``queue``, or say truthfully why there is none."""
+def assignment_claim(
+    *, queue: TaskQueue, annotator, now=None, prefer: int | None = None
+) -> ClaimResult:
+    """Hand ``annotator`` their next task in ``queue``, or say truthfully why there is none.
+
+    ``prefer``: the task their page already painted as the next one (the look-ahead of
+    ``tasks_up_next``, named when the previous task was shown, so in the claim's order of a
+    moment ago). It is handed out, with the look-ahead's presentation, when it still has a free
+    slot this person may take; otherwise the claim goes on as without it."""
     now = now or timezone.now()
     if queue.status != TaskQueue.Status.OPEN:
         return ClaimResult(None, _("This queue is %(s)s.") % {"s": queue.get_status_display()})
@@ -279,7 +334,11 @@ def assignment_claim(*, queue: TaskQueue, annotator, now=None) -> ClaimResult:
         assignment = _claim_gold(queue, annotator, now)
         if assignment is not None:
             return ClaimResult(assignment)
-    assignment = _claim_regular(queue, annotator, now)
+    assignment = None
+    if prefer is not None and 0 < prefer < 2**63:
+        assignment = _claim_regular(queue, annotator, now, prefer)
+    if assignment is None:
+        assignment = _claim_regular(queue, annotator, now)
     if assignment is None and leases_expire(queue=queue, now=now):
         # Expired leases are returned here, lazily, only when they stand between this person
         # and work (the beat job returns the rest): the hot path skips the scan.

@@ -75,10 +75,12 @@ def gold_record(queue: TaskQueue, annotator, correct: bool) -> Enrollment:
     return enrollment
 
 
-def task_decide(*, task: Task, now=None) -> None:
+def task_decide(*, task: Task, now=None, finished_check: bool = True) -> bool:
     """Aggregate a task's responses by its queue's rule; escalate or finish; call the handler.
+    Returns whether the task finished (decided or undecided).
 
-    The caller holds the task's row lock.
+    The caller holds the task's row lock. ``finished_check=False``: the caller checks whether
+    the queue finished itself (``queue_finished_check_later``), or knows it did not.
     """
     now = now or timezone.now()
     queue = task.queue
@@ -95,16 +97,23 @@ def task_decide(*, task: Task, now=None) -> None:
         task.escalations += 1
         task.save(update_fields=["required", "escalations", "agreement"])
         task_event_emit(task=task, event="task.escalated")
-        return
+        return False
     task.state = Task.State.DECIDED if decision.decided else Task.State.UNDECIDED
     task.outcome = kind.outcome(decision, responses)
     task.decided_at = now
     task.save(update_fields=["state", "outcome", "agreement", "decided_at"])
     run_outcome_handler(task, decision)
     task_event_emit(task=task, event="task.decided")
+    if finished_check:
+        queue_finished_check_later(queue)
+    return True
+
+
+def queue_finished_check_later(queue: TaskQueue) -> None:
+    """Emit ``queue.finished`` after the commit if no open regular task is left by then.
+    Checked after the commit: two last decisions committing together then both see the queue
+    finished (it may be told twice), where a check inside each would see the other open."""
     queue_id, project_id = queue.pk, queue.project_id
-    # Checked after the commit: two last decisions committing together then both see the queue
-    # finished (it may be told twice), where a check inside each would see the other open.
     transaction.on_commit(lambda: _queue_finished_check(queue_id, project_id))
 
 

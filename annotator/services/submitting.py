@@ -4,6 +4,7 @@ task claimed."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,11 +14,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ..kinds import get_kind
-from ..models import Annotation, Assignment, Task
+from ..models import Annotation, Assignment, Task, TaskQueue
 from ..platform.errors import Conflict, Invalid, SchemaError
 from . import claiming
 from .claiming import ClaimResult
-from .decisions import gold_record, task_decide
+from .decisions import gold_record, queue_finished_check_later, task_decide
 from .leases import assignment_held, lease_lost
 
 
@@ -26,6 +27,7 @@ class SubmitResult:
     annotation: Annotation
     created: bool
     next: ClaimResult
+    queue: TaskQueue | None = None  # the answered task's queue, as read with its lease
 
 
 # PostgreSQL: store the answer, close the lease and count the answer in one round trip (the
@@ -93,17 +95,30 @@ def _answer_store(
 
 
 def annotation_submit(
-    *, task_id: int, annotator, response: Any, duration_ms: int = 0, now=None
+    *,
+    task_id: int,
+    annotator,
+    response: Any | Callable[[Assignment], Any],
+    duration_ms: int = 0,
+    now=None,
+    prefer: int | None = None,
 ) -> SubmitResult:
     """Store one answer and hand out the next task in the same call.
 
     Idempotent: a second submit of the same answer stores nothing and returns the same next
     task; a different answer to a task already answered is refused (409), the first one kept.
+    ``response`` may be a function of the held assignment (with its task and queue) that
+    returns the answer: a form is read by its queue's kind without a lookup of its own.
+    ``prefer``: the task the person's page already shows as their next one (the look-ahead it
+    painted), handed out if it is still free (see ``assignment_claim``).
     """
     now = now or timezone.now()
+    finished = False  # this answer finished its task (the queue may have finished with it)
     with transaction.atomic():
         assignment = assignment_held(task_id=task_id, annotator=annotator, now=now)
         task, queue = assignment.task, assignment.queue
+        if callable(response):
+            response = response(assignment)
         kind = get_kind(queue.kind)
         if assignment.state == Assignment.State.SUBMITTED:
             existing = Annotation.objects.get(task_id=task_id, annotator=annotator)
@@ -147,8 +162,14 @@ def annotation_submit(
             else:
                 task.done_count += 1  # counted in the database by _answer_store
                 if task.done_count >= task.required and task.state == Task.State.OPEN:
-                    task_decide(task=task, now=now)
+                    finished = task_decide(task=task, now=now, finished_check=False)
         # The next task is claimed in the same transaction: one commit (one WAL flush) per
         # submit. ``queue`` was read with the task in this transaction: its status is current.
-        following = claiming.assignment_claim(queue=queue, annotator=annotator, now=now)
-    return SubmitResult(annotation, created, following)
+        following = claiming.assignment_claim(
+            queue=queue, annotator=annotator, now=now, prefer=prefer
+        )
+        handed = following.assignment
+        if finished and (handed is None or handed.is_gold):
+            # A regular task just leased is still open: the queue did not finish (no check).
+            queue_finished_check_later(queue)
+    return SubmitResult(annotation, created, following, queue)

@@ -20,6 +20,9 @@ from django.core.files.storage import default_storage
 from django.db import DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
@@ -38,7 +41,7 @@ from ..platform.language import language_cookie_set, profile_language
 from ..platform.roles import roles_required
 from ..platform.scoping import get_or_404
 
-SESSION_DONE = "workspace_done"
+SESSION_SINCE = "workspace_since"  # when this browser session's work began (ISO 8601)
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 UPLOAD_TYPES = {
     "image/png": ".png",
@@ -103,12 +106,12 @@ def _images_of(payload: dict) -> list[dict]:
 PREFETCH_MAX = 8  # image addresses a task page asks the browser to preload for the next tasks
 
 
-def _prefetch(kind, queue: TaskQueue, user) -> str:
+def _prefetch(kind, up_next: list[tuple[int, dict]]) -> str:
     """The addresses of the images of the tasks this person will most likely get next, for the
     browser to load while they answer this one (``data-prefetch``; app.js preloads them): the
     next task then paints from the cache. A look-ahead only: no lease, no slot held."""
     urls: list[str] = []
-    for payload in services.tasks_up_next(queue=queue, annotator=user):
+    for _task_id, payload in up_next:
         for image in _images_of(kind.public_payload(payload, {})):
             url = image.get("url", "")
             if url and not url.startswith("data:") and " " not in url and url not in urls:
@@ -116,33 +119,76 @@ def _prefetch(kind, queue: TaskQueue, user) -> str:
     return " ".join(urls[:PREFETCH_MAX])
 
 
-def _progress(request: HttpRequest) -> dict:
+def _progress(request: HttpRequest, queue: TaskQueue | None = None) -> dict:
+    """The workspace's counters (one query): answers this session and today, and whether ``u``
+    can take one back in ``queue``. The session's start is kept in it (written once): an undo
+    takes its answer out of the count, and a submit writes no session."""
+    since = parse_datetime(request.session.get(SESSION_SINCE) or "")
+    if since is None:
+        since = timezone.now()
+        request.session[SESSION_SINCE] = since.isoformat()
+    counts = selectors.my_answer_counts(request.user, session_since=since, queue=queue)
     return {
-        "session_done": request.session.get(SESSION_DONE, 0),
-        "today_done": selectors.annotated_today(request.user),
+        "session_done": counts["session"],
+        "today_done": counts["today"],
+        "can_undo": counts["can_undo"],
     }
 
 
+def _task_fields(kind, queue: TaskQueue, task_id: int, raw_payload: dict, presentation) -> dict:
+    """What _task.html needs to show one task (a held one, or the look-ahead's)."""
+    payload = kind.public_payload(raw_payload, presentation)
+    return {
+        "kind": kind,
+        "task_id": task_id,
+        "payload": payload,
+        "keys": kind.keys(queue.config, raw_payload),
+        "report_reasons": report_reasons(queue.config),
+        "heartbeat_seconds": _heartbeat_seconds(queue),
+        "k": _kind_context(kind, queue, payload),
+    }
+
+
+def _look_ahead(request: HttpRequest, ctx: dict, kind, up_next: list[tuple[int, dict]]) -> str:
+    """The next task as the page will show it once this one is answered, rendered now (in a
+    ``<template>``; app.js paints it the moment Enter is pressed, then reconciles with the
+    submit's answer): the look-ahead's first task with its presentation for this person, and
+    the counters as they stand after a new answer. No lease, no slot held: the submit names
+    it (``prefer``) and the claim hands it out if it is still free."""
+    if not up_next:
+        return ""
+    queue = ctx["queue"]
+    task_id, raw = up_next[0]
+    presentation = services.look_ahead_presentation(queue, task_id, request.user)
+    ahead = {
+        **ctx,
+        **_task_fields(kind, queue, task_id, raw, presentation),
+        "session_done": ctx["session_done"] + 1,
+        "today_done": ctx["today_done"] + 1,
+        "can_undo": queue.undo_window.total_seconds() > 0,
+        "notice": "",
+        "prefetch": "",
+        "look_ahead": "",
+    }
+    return render_to_string("annotator/workspace/_task.html", ahead, request)
+
+
 def _task_context(request: HttpRequest, queue: TaskQueue, claim: services.ClaimResult) -> dict:
-    ctx = {"queue": queue, "claim": claim, **_progress(request)}
-    ctx["can_undo"] = selectors.undo_possible(request.user, queue)
+    ctx = {"queue": queue, "claim": claim, **_progress(request, queue)}
     assignment = claim.assignment
     if assignment is None:
         if claim.retry_after:
             ctx["poll_seconds"] = max(2, min(int(claim.retry_after), 30))
         return ctx
     kind = get_kind(queue.kind)
-    payload = kind.public_payload(assignment.task.payload, assignment.presentation)
     ctx.update(
-        kind=kind,
-        task_id=assignment.task_id,
-        payload=payload,
-        keys=kind.keys(queue.config, assignment.task.payload),
-        report_reasons=report_reasons(queue.config),
-        heartbeat_seconds=_heartbeat_seconds(queue),
-        k=_kind_context(kind, queue, payload),
-        prefetch=_prefetch(kind, queue, request.user),
+        _task_fields(
+            kind, queue, assignment.task_id, assignment.task.payload, assignment.presentation
+        )
     )
+    up_next = services.tasks_up_next(queue=queue, annotator=request.user)
+    ctx["prefetch"] = _prefetch(kind, up_next)
+    ctx["look_ahead"] = _look_ahead(request, ctx, kind, up_next)
     return ctx
 
 
@@ -337,21 +383,44 @@ def work(request: HttpRequest, queue_id: int) -> HttpResponse:
     return _render_task(request, queue, claim)
 
 
+def _queue_of_task(request: HttpRequest, task_id: int) -> int:
+    """The queue of the requester's own assignment on ``task_id`` (404 for anyone else's): what
+    an error after a submit needs, read only then."""
+    queue_id = (
+        Assignment.objects.filter(task_id=task_id, annotator=request.user)
+        .values_list("queue_id", flat=True)
+        .first()
+    )
+    if queue_id is None:
+        raise Http404
+    return queue_id
+
+
+def _preferred(post) -> int | None:
+    """The look-ahead task the page painted as the next one (``prefer``), if it names one."""
+    try:
+        return int(post.get("prefer") or 0) or None
+    except ValueError:
+        return None
+
+
 @require_POST
 @roles_required(roles.CROWDWORKER)
 def work_submit(request: HttpRequest, task_id: int) -> HttpResponse:
-    assignment = _my_assignment(request, task_id)
-    queue = assignment.queue
-    response = response_from_form(queue.kind, request.POST)
-    stored = None
-    try:
+    stored: list[str] = []  # an upload saved for this answer, deleted if the answer is not
+
+    def answer_of(assignment: Assignment) -> dict:
+        """The posted form as the answer its queue's kind takes, read with the held lease (the
+        submit's one read of the task, its queue and the assignment)."""
+        queue = assignment.queue
+        response = response_from_form(queue.kind, request.POST)
         upload = request.FILES.get("image")
         if upload is not None and queue.kind == "write_text":
             if not (queue.config.get("allow_image") or queue.config.get("require_image")):
                 raise Invalid(_("This queue does not take image uploads."))
             if assignment.state == Assignment.State.LEASED:
-                stored = _store_upload(upload, assignment)
-                response["image"] = media_url(stored)
+                stored.append(_store_upload(upload, assignment))
+                response["image"] = media_url(stored[0])
             elif assignment.state == Assignment.State.SUBMITTED:
                 # A repeated post of the form (a double click) re-sends the file: the answer is
                 # the same if the text is; the first upload stays.
@@ -359,26 +428,31 @@ def work_submit(request: HttpRequest, task_id: int) -> HttpResponse:
                 image = first.values_list("response__image", flat=True).first()
                 if image:
                     response["image"] = image
+        return response
+
+    try:
         result = services.annotation_submit(
             task_id=task_id,
             annotator=request.user,
-            response=response,
+            response=answer_of,
             duration_ms=_duration_ms(request.POST),
+            prefer=_preferred(request.POST),
         )
     except ServiceError as error:
-        if stored:
-            default_storage.delete(stored)
-        return _fail(request, error, queue.pk)
+        for name in stored:
+            default_storage.delete(name)
+        if isinstance(error, NotFound):
+            raise Http404 from error
+        return _fail(request, error, _queue_of_task(request, task_id))
+    if not result.created:
+        for name in stored:
+            default_storage.delete(name)
     try:
-        if result.created:
-            request.session[SESSION_DONE] = request.session.get(SESSION_DONE, 0) + 1
-        elif stored:
-            default_storage.delete(stored)
-        return _answered(_after(request, queue, result.next))
+        return _answered(_after(request, result.queue, result.next))
     except DatabaseError:
         # The answer's transaction committed: it is stored, so this is no failure; the next
         # task is shown once the database answers again.
-        return _saved_without_next(request, queue)
+        return _saved_without_next(request, result.queue)
 
 
 def _release_then_next(request: HttpRequest, task_id: int, release) -> HttpResponse:
@@ -426,7 +500,6 @@ def work_undo(request: HttpRequest, queue_id: int) -> HttpResponse:
         assignment = services.annotation_undo_last(queue=queue, annotator=request.user)
     except ServiceError as error:
         return _fail(request, error, queue.pk, lost=False)  # the task on screen is still held
-    request.session[SESSION_DONE] = max(0, request.session.get(SESSION_DONE, 0) - 1)
     if not request.htmx:
         messages.success(request, UNDONE)
         return redirect("work", queue_id=queue.pk)
@@ -445,7 +518,6 @@ def work_task_undo(request: HttpRequest, task_id: int) -> HttpResponse:
             raise Http404 from error
         messages.error(request, error.message)
         return redirect("work-history", queue_id=assignment.queue_id)
-    request.session[SESSION_DONE] = max(0, request.session.get(SESSION_DONE, 0) - 1)
     messages.success(request, UNDONE)
     return redirect("work", queue_id=assignment.queue_id)
 

@@ -151,6 +151,8 @@
     }
   });
   document.addEventListener("htmx:afterSettle", maybeStart);
+  document.addEventListener("bs:task-shown", maybeStart); // painted ahead (lookahead.js)
+  document.addEventListener("bs:preload", function (evt) { preloadNext(evt.detail); });
 
   // ---- skill tags: selection bounds and filter -----------------------------------------------
   function initTagPicker(root) {
@@ -338,6 +340,8 @@
     if (next) { next.click(); return; }
     var form = $("#task-form");
     if (!form || form.classList.contains("htmx-request")) return;
+    // The next task painted at once when the page has it ahead (lookahead.js)
+    if (window.bsLookAhead && window.bsLookAhead.submit(form, Date.now() - state.started)) return;
     if (form.requestSubmit) form.requestSubmit(); else form.submit();
   }
 
@@ -345,6 +349,11 @@
     if (evt.defaultPrevented || evt.altKey || evt.metaKey) return;
     var active = document.activeElement;
     var key = evt.key;
+    // The painted task's lease is on its way: skip, undo and report wait for it (lookahead.js)
+    if (window.bsLookAhead && window.bsLookAhead.busy() && "su!".indexOf(key) >= 0 && !typing(active)) {
+      evt.preventDefault();
+      return;
+    }
     if (key === "Escape") {
       if (closeLightbox()) return;
       var help = $("#help-overlay");

@@ -52,7 +52,11 @@ def test_the_page_names_the_next_tasks_images_without_leasing_them(
     ).content.decode()
     assert held_id(after) == tasks[1].pk
     assert prefetched(after) == ["/static/demo/img2.png", "/static/demo/img3.png"]
-    assert after.count("data-task-id") == 1
+    # one task held on the page, and the next one rendered ahead in a <template>, not held
+    live, ahead = after.split("<template data-look-ahead>")
+    assert live.count("data-task-id") == 1
+    assert held_id(ahead) == tasks[2].pk
+    assert Assignment.objects.filter(annotator=crowdworker, state="leased").count() == 1
 
 
 def test_the_look_ahead_follows_the_claim_order_and_skips_what_others_hold(
@@ -70,10 +74,12 @@ def test_the_look_ahead_follows_the_claim_order_and_skips_what_others_hold(
     ahead = services.tasks_up_next(queue=queue, annotator=crowdworker)
     first = services.assignment_claim(queue=queue, annotator=crowdworker).task
 
-    assert [p["question"] for p in ahead] == [a.payload["question"], b.payload["question"]]
+    assert [p["question"] for _id, p in ahead] == [a.payload["question"], b.payload["question"]]
+    assert [task_id for task_id, _p in ahead] == [a.pk, b.pk]
     assert first.pk == a.pk  # the claim takes the task the look-ahead named first
     # the person's own lease and answers are never looked ahead at
-    assert [p["question"] for p in services.tasks_up_next(queue=queue, annotator=crowdworker)] == [
+    after = services.tasks_up_next(queue=queue, annotator=crowdworker)
+    assert [p["question"] for _id, p in after] == [
         b.payload["question"],
         c.payload["question"],
     ]
