@@ -352,6 +352,7 @@
     // The painted task's lease is on its way: skip, undo and report wait for it (lookahead.js)
     if (window.bsLookAhead && window.bsLookAhead.busy() && "su!".indexOf(key) >= 0 && !typing(active)) {
       evt.preventDefault();
+      window.bsLookAhead.keep(key);
       return;
     }
     if (key === "Escape") {

@@ -11,12 +11,14 @@
  *   - a refusal (400: the answer does not fit; 409: the task was withdrawn or its lease lost)
  *     or no answer at all: the answered task comes back as it was, with the message.
  * While the answer is on its way, keys that would act on the painted task's lease (s, u, !)
- * wait; Enter is kept and submits the painted task once it is confirmed.
+ * wait and are replayed once it is settled; Enter is kept and submits the painted task once it
+ * is confirmed.
  */
 (function () {
   "use strict";
 
-  var pending = null; // { area: painted task, previous: the answered one, again: Enter kept }
+  // { area: painted task, previous: the answered one, keys: keys pressed on it meanwhile }
+  var pending = null;
 
   function lookAhead(area) {
     var tpl = area && area.querySelector("template[data-look-ahead]");
@@ -50,7 +52,7 @@
 
   function submit(form, elapsedMs) {
     if (pending) {
-      pending.again = true; // Enter on the painted task: submit it once it is confirmed
+      pending.keys.push("Enter"); // Enter on the painted task: submit it once it is confirmed
       return true;
     }
     var area = document.getElementById("task-area");
@@ -65,7 +67,7 @@
     area.replaceWith(painted);
     process(painted);
     shown();
-    pending = { area: painted, previous: area, again: false };
+    pending = { area: painted, previous: area, keys: [] };
     fetch(form.getAttribute("action"), {
       method: "POST",
       body: data,
@@ -80,6 +82,16 @@
   function settle(resp, html) {
     var p = pending;
     pending = null;
+    // Keys pressed on the painted task act on it once it is confirmed; if another task or the
+    // answered one took its place, they are dropped (they were meant for what is gone).
+    if (!settleArea(p, resp, html)) return;
+    p.keys.forEach(function (key) {
+      document.dispatchEvent(new KeyboardEvent("keydown", { key: key, bubbles: true, cancelable: true }));
+    });
+  }
+
+  // Puts on screen what the response says; true when the painted task was confirmed.
+  function settleArea(p, resp, html) {
     if (resp && resp.status === 200) {
       var holder = document.createElement("template");
       holder.innerHTML = html.trim();
@@ -96,20 +108,14 @@
       if (resp.headers.get("HX-Trigger")) {
         document.body.dispatchEvent(new CustomEvent("bs-answered", { bubbles: true }));
       }
-      if (p.again && fresh && fresh.dataset.taskId === p.area.dataset.taskId) {
-        var form = document.getElementById("task-form");
-        if (form) {
-          if (form.requestSubmit) form.requestSubmit(); else form.submit();
-        }
-      }
-      return;
+      return !!fresh && fresh.dataset.taskId === p.area.dataset.taskId;
     }
     // Refused or unanswered: the answered task comes back as it was, with the message.
     if (p.area.isConnected) p.area.replaceWith(p.previous);
     delete p.previous.dataset.started;
     shown();
     var slot = p.previous.querySelector("#task-alert");
-    if (!slot) return;
+    if (!slot) return false;
     if (resp && resp.headers.get("HX-Retarget")) {
       slot.innerHTML = html;
       process(slot);
@@ -121,6 +127,7 @@
       slot.innerHTML = "";
       slot.appendChild(div);
     }
+    return false;
   }
 
   // The painted task was handed out: keep it on screen, take what the server knows better.
@@ -148,5 +155,6 @@
   window.bsLookAhead = {
     submit: submit,
     busy: function () { return pending !== null; },
+    keep: function (key) { if (pending) pending.keys.push(key); },
   };
 })();

@@ -30,9 +30,10 @@ def press_all(page, strokes) -> None:
 
 
 def next_task_shown(page, before: str) -> None:
+    # …and confirmed: a task painted ahead (lookahead.js) is pending until the answer is in
     page.wait_for_function(
-        "(id) => { const a = document.querySelector('#task-area'); return a &&"
-        " (a.dataset.taskId ? a.dataset.taskId !== id : !!a.querySelector('.empty')); }",
+        "(id) => { const a = document.querySelector('#task-area'); return a && !a.dataset.pending"
+        " && (a.dataset.taskId ? a.dataset.taskId !== id : !!a.querySelector('.empty')); }",
         arg=before,
     )
 

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 IS_TASK = "(id) => document.querySelector('#task-area').dataset.taskId === id"
 NOT_TASK = (
     "(id) => { const a = document.querySelector('#task-area');"
-    " return !a || a.dataset.taskId !== id; }"
+    " return !a || (a.dataset.taskId !== id && !a.dataset.pending); }"
 )
 
 

@@ -17,7 +17,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SHOTS = Path(os.environ.get("BLINDSPOT_SHOTS", "/tmp"))
 # Functions, not expressions: Playwright evals a bare expression, which the CSP refuses.
 IS_TASK = "(id) => document.querySelector('#task-area').dataset.taskId === id"
-NOT_TASK = "(id) => document.querySelector('#task-area').dataset.taskId !== id"
+# another task, confirmed (a task painted ahead is pending until the answer is in)
+NOT_TASK = (
+    "(id) => { const a = document.querySelector('#task-area');"
+    " return a.dataset.taskId !== id && !a.dataset.pending; }"
+)
 
 
 def test_undo_by_key_then_history(live_server, transactional_db, browser_page):
