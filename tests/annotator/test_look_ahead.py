@@ -148,10 +148,10 @@ def test_the_workspace_submit_runs_these_statements(project, worker_client):
         "WITH",  # store the answer, close the lease, count it
         "SELECT",  # the task's answers, aggregated
         "UPDATE",  # the task decided
+        "SELECT",  # the project's webhooks (their deliveries are written in this transaction)
         "SELECT",  # standing: enrollment and live lease
         "WITH",  # the claim of the task painted ahead
         "COMMIT",
-        "SELECT",  # the project's webhooks (after the commit)
         "SELECT",  # the counters: this session, today, and whether u can undo
         "SELECT",  # the look-ahead: the next tasks' ids and payloads
     ], sqls
