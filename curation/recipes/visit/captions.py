@@ -14,7 +14,13 @@ from .models import VisitImage, VisitInstance, VisitTask
 from .pipelines import CAPTION_QUEUE
 
 
-def _caption_payload(instance: VisitInstance, visit_image: VisitImage, n: int, note: str) -> dict:
+def _caption_payload(
+    instance: VisitInstance, visit_image: VisitImage, images: Sequence[VisitImage], note: str
+) -> dict:
+    """The caption task of one image. A multi-image instance's task shows every image of it in
+    order (its instruction is about all of them, Fig. 4), the one to describe marked as such;
+    images not stored here are listed by their address."""
+    n = len(images)
     which = f"image {visit_image.position + 1} of {n}" if n > 1 else "the image"
     payload: dict[str, Any] = {
         "prompt": (
@@ -22,17 +28,29 @@ def _caption_payload(instance: VisitInstance, visit_image: VisitImage, n: int, n
             "reads your caption could follow this instruction."
         ),
     }
-    if visit_image.image_id:
-        payload["images"] = [image_payload(visit_image.image, f"Image {visit_image.position + 1}")]
+    shown = [img for img in (images if n > 1 else [visit_image]) if img.image_id]
+    if shown:
+        payload["images"] = [_shown(img, visit_image, n) for img in shown]
     context = [f"Family: {instance.category.name}"]
-    if not visit_image.image_id:
-        context.append(f"The image is not stored here; open it at {visit_image.url}")
+    for img in images if n > 1 else [visit_image]:
+        if not img.image_id:
+            name = f"Image {img.position + 1}" if n > 1 else "The image"
+            context.append(f"{name} is not stored here; open it at {img.url}")
     if note:
         context.append(note)
     payload["context"] = " · ".join(context)
     if visit_image.caption:
         payload["draft"] = visit_image.caption
     return payload
+
+
+def _shown(img: VisitImage, described: VisitImage, n: int) -> dict:
+    """One image of the task; in a multi-image task, captioned as the one to describe or not."""
+    alt = f"Image {img.position + 1}"
+    if n == 1:
+        return image_payload(img.image, alt)
+    mark = "describe this one" if img.pk == described.pk else "for context"
+    return image_payload(img.image, f"{alt} of {n}", caption=f"Image {img.position + 1}: {mark}")
 
 
 def visit_tasks_create(queue, pipeline, stage: str, rows: list, links: list[dict]) -> None:
@@ -54,7 +72,7 @@ def caption_tasks_create(instance: VisitInstance, note: str = "") -> int:
     images = list(instance.images.select_related("image").order_by("position"))
     rows = [
         annotator_services.TaskRow(
-            payload=_caption_payload(instance, img, len(images), note),
+            payload=_caption_payload(instance, img, images, note),
             external_id=f"visit-caption-{img.pk}-r{instance.caption_round}",
         )
         for img in images

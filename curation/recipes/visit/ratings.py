@@ -45,7 +45,7 @@ def _rating_payload(pair: VisitPair, item_data: dict) -> dict:
         payload["images"] = images
     links = remote_links(instance)
     if links:
-        payload["source_image"] = links[0]
+        payload["source_images"] = links  # every image not stored here, for the curator
     return payload
 
 

@@ -11,10 +11,12 @@ from django.core.files.storage import default_storage
 
 from annotator import services as annotator_services
 from annotator.platform import roles
+from curation import assets
 from curation.recipes.framework.exports import records_write
 from curation.recipes.framework.publish import publish_object
 from curation.recipes.framework.registry import recipe_for
-from curation.recipes.visit import categories, export, publish
+from curation.recipes.visit import categories, export, prompts, publish, references
+from curation.recipes.visit.models import VisitImage, VisitInstance
 from evaluation import services as eval_services
 from evaluation.families.visit import parse as visit_parse
 from tests.curation.recipes.common import png_bytes
@@ -113,3 +115,45 @@ def import_model(version, name: str) -> None:
 def publish_version(pipeline, label: str = "v1", created_by=None):
     """Publish the instances with a final verdict as the publish form does (the framework)."""
     return publish_object(recipe_for(pipeline), pipeline, label=label, created_by=created_by)
+
+
+def fetched(visit_image, seed: int) -> None:
+    """The remote image stored as a successful fetch stores it (``fetch.images_fetch``), without
+    the network: its bytes ingested with the URL as source, the row pointing at them."""
+    image, _new = assets.image_ingest(
+        data=png_bytes(seed, size=96), name=f"fetched-{seed}.png", source=visit_image.url
+    )
+    VisitImage.objects.filter(pk=visit_image.pk).update(image=image, fetch_error="")
+
+
+def multi_image_caption_round_two(pipeline, curator, crowdworker, reviewer):
+    """A crowd instance of a multi-image family (one upload, one 'Other image' URL, fetched
+    later), captioned, drafted offline and sent back for a problem in the caption: its two
+    round-2 caption tasks wait in the caption queue, both images stored. Returns the instance."""
+    category = seed_category(pipeline, curator, name="Spot the difference", multi=True)
+    categories.instruction_tasks_create(category=category, count=1, created_by=curator)
+    claim = annotator_services.assignment_claim(
+        queue=pipeline.instruction_queue, annotator=crowdworker
+    )
+    annotator_services.annotation_submit(
+        task_id=claim.assignment.task_id,
+        annotator=crowdworker,
+        response={
+            "text": INSTRUCTION_TEXT + "Other image: https://example.org/b.jpg\n",
+            "image": uploaded("a.png", 5, claim.assignment.task),
+        },
+    )
+    instance = pipeline.instances.get(origin=VisitInstance.Origin.CROWD)
+    fetched(instance.images.get(position=1), seed=9)
+    pipeline.refresh_from_db()
+    answer_all(pipeline.caption_queue, crowdworker, lambda a: {"text": CAPTION_TEXT})
+    references.references_draft(pipeline=pipeline)
+    pipeline.refresh_from_db()
+    answer_all(
+        pipeline.review_queue,
+        reviewer,
+        lambda a: {"verdict": "reject", "reason": prompts.REASON_CAPTION, "comment": ""},
+    )
+    pipeline.refresh_from_db()
+    instance.refresh_from_db()
+    return instance

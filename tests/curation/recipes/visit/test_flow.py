@@ -30,6 +30,7 @@ from tests.curation.recipes.visit.helpers import (
     CAPTION_TEXT,
     INSTRUCTION_TEXT,
     answer_all,
+    multi_image_caption_round_two,
     publish_version,
     seed_category,
     uploaded,
@@ -346,3 +347,32 @@ def test_an_image_url_of_another_upload_is_refused(pipeline, curator, crowdworke
     # then it is refused: only this task's own upload counts
     assert exc.value.message == "Upload the image the instruction is about."
     assert not VisitInstance.objects.filter(origin=VisitInstance.Origin.CROWD).exists()
+
+
+def test_every_caption_task_of_a_multi_image_instance_shows_all_its_images(
+    pipeline, curator, crowdworker, project
+):
+    # given a multi-image instance whose second image (a URL at first) was fetched later, its
+    # caption sent back by the reviewer
+    reviewer = workers(project, 1, "reviewer")[0]
+    instance = multi_image_caption_round_two(pipeline, curator, crowdworker, reviewer)
+    first_round = Task.objects.filter(queue=pipeline.caption_queue).order_by("id")[:2]
+    # then the first round showed the stored image and listed the other by its address
+    assert [len(t.payload["images"]) for t in first_round] == [1, 1]
+    assert all(
+        "Image 2 is not stored here; open it at https://example.org/b.jpg" in t.payload["context"]
+        for t in first_round
+    )
+    # and each task of the second round shows both images, in order, the one to describe marked
+    again = list(Task.objects.filter(queue=pipeline.caption_queue, state=Task.State.OPEN))
+    assert (instance.caption_round, len(again)) == (2, 2)
+    stored = [img.image for img in instance.images.order_by("position")]
+    for k, task in enumerate(sorted(again, key=lambda t: t.payload["prompt"])):
+        shown = task.payload["images"]
+        assert [i["alt"] for i in shown] == ["Image 1 of 2", "Image 2 of 2"]
+        assert [i["url"].rsplit("/", 1)[-1] for i in shown] == [
+            s.file.name.rsplit("/", 1)[-1] for s in stored
+        ]
+        marks = [i["caption"].split(": ")[1] for i in shown]
+        assert marks == ["for context"] * k + ["describe this one"] + ["for context"] * (1 - k)
+        assert "not stored here" not in task.payload["context"]
