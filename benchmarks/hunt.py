@@ -140,7 +140,7 @@ import os, sys, time, django
 sys.path.insert(0, {root!r})
 django.setup()
 from tests.fake_openai import FakeOpenAI, VLMPlayers
-fake = FakeOpenAI()
+fake = FakeOpenAI(keep_alive=True)
 fake.default = VLMPlayers(delay={delay})
 print(fake.port, flush=True)
 while True:
@@ -326,7 +326,7 @@ def hunt_worker(port, world, session_id, seed, window, out) -> None:
     session = Session(port, session_id)
     round_id = world["round"]
     session.request("GET", f"/work/hunt/{round_id}/")  # the CSRF cookie
-    steps, totals, errors, n = [], [], [], 0
+    steps, totals, posts, ends, errors, n = [], [], [], [], [], 0
     while time.time() < start_at:
         time.sleep(0.01)
     while time.time() < end:
@@ -338,6 +338,7 @@ def hunt_worker(port, world, session_id, seed, window, out) -> None:
         }
         t0 = time.perf_counter()
         status, headers, text = session.request("POST", f"/work/hunt/{round_id}/submit/", body)
+        posted = time.perf_counter() - t0
         if status != 302:
             errors.append(f"submit {status}: {text[:200]}")
             time.sleep(0.5)
@@ -356,11 +357,34 @@ def hunt_worker(port, world, session_id, seed, window, out) -> None:
         started = time.time() - elapsed
         if answers >= world["answers"] and started >= record_from:
             totals.append(elapsed * 1000)
+            posts.append(posted * 1000)
+            ends.append(time.time())
             steps.append(item)
-    out.put({"totals": totals, "items": steps, "errors": errors[:20]})
+    out.put({"totals": totals, "posts": posts, "ends": ends, "items": steps, "errors": errors[:20]})
 
 
-def run_phase(port: int, world: dict, n_workers: int, seconds: float, warmup: float) -> dict:
+def cpu_seconds(groups: dict[str, int]) -> dict[str, float]:
+    """CPU time (user + system) used so far by every process of each named process group."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used = dict.fromkeys(groups, 0.0)
+    names = {pgid: name for name, pgid in groups.items()}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        name = names.get(int(fields[2]))  # pgrp
+        if name is not None:
+            used[name] += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    return used
+
+
+def run_phase(
+    port: int, world: dict, n_workers: int, seconds: float, warmup: float, groups=None
+) -> dict:
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     start_at = time.time() + 2.0
@@ -372,17 +396,21 @@ def run_phase(port: int, world: dict, n_workers: int, seconds: float, warmup: fl
     load_before = os.getloadavg()
     for p in procs:
         p.start()
+    # CPU of the product's processes over the measured window (after the warm-up).
+    time.sleep(max(0.0, window[1] - time.time()))
+    cpu_before = cpu_seconds(groups or {})
     parts = [out.get(timeout=seconds + warmup + 120) for _ in procs]
+    cpu_after = cpu_seconds(groups or {})
     for p in procs:
         p.join(timeout=30)
-    totals = [t for part in parts for t in part["totals"]]
-    items = [i for part in parts for i in part["items"]]
-    errors = [e for part in parts for e in part["errors"]]
     return {
-        "totals": totals,
-        "items": items,
-        "errors": errors,
+        "totals": [t for part in parts for t in part["totals"]],
+        "posts": [t for part in parts for t in part["posts"]],
+        "ends": [t for part in parts for t in part["ends"]],
+        "items": [i for part in parts for i in part["items"]],
+        "errors": [e for part in parts for e in part["errors"]],
         "load": (load_before, os.getloadavg()),
+        "cpu": {k: cpu_after[k] - cpu_before[k] for k in cpu_after},
     }
 
 
@@ -397,51 +425,71 @@ def pct(values: list[float], q: float) -> float:
     return ordered[k]
 
 
-def breakdown(items: list[str]) -> dict:
-    """From the database, per measured step: submit → job start (the queue), and the job's own
-    time outside its model calls (job time − the longest call's latency)."""
+def breakdown(phase: dict) -> dict:
+    """From the database, per measured step, the critical path after the submit: submit →
+    job start (the queue), job start → the last answer stored less the longest call (the job's
+    own work before the page can show every answer), and the last answer stored → the page
+    showing it (wake-up, long-poll's return, render)."""
     from django.db.models import Max
 
     from annotator.platform.models import Job
-    from curation.recipes.hunt.models import HuntCandidate
-
-    ids = [int(path.rstrip("/").rsplit("/", 1)[1]) for path in items]
-    queue, own = [], []
-    rows = HuntCandidate.objects.filter(pk__in=ids).values_list("pk", "created_at", "job_id")
-    jobs = Job.objects.in_bulk([job_id for _pk, _c, job_id in rows if job_id])
     from curation.models import Generation
+    from curation.recipes.hunt.models import HuntAnswer, HuntCandidate
 
+    ends = dict(zip(phase["items"], phase["ends"], strict=True))
+    ids = {int(path.rstrip("/").rsplit("/", 1)[1]): end for path, end in ends.items()}
+    rows = HuntCandidate.objects.filter(pk__in=list(ids)).values_list("pk", "created_at", "job_id")
+    jobs = Job.objects.in_bulk([job_id for _pk, _c, job_id in rows if job_id])
     longest = dict(
         Generation.objects.filter(item_key__startswith="hunt-", job_id__in=list(jobs))
         .values_list("job_id")
         .annotate(m=Max("latency_ms"))
     )
-    for _pk, created, job_id in rows:
+    stored = dict(
+        HuntAnswer.objects.filter(candidate_id__in=list(ids))
+        .values_list("candidate_id")
+        .annotate(m=Max("created_at"))
+    )
+    queue, own, deliver = [], [], []
+    for pk, created, job_id in rows:
         job = jobs.get(job_id)
-        if job is None or job.started_at is None or job.finished_at is None:
+        if job is None or job.started_at is None or pk not in stored:
             continue
         queue.append((job.started_at - created).total_seconds() * 1000)
-        own.append((job.finished_at - job.started_at).total_seconds() * 1000 - longest[job_id])
-    return {"queue": queue, "own": own}
+        until_stored = (stored[pk] - job.started_at).total_seconds() * 1000
+        own.append(until_stored - longest.get(job_id, 0))
+        deliver.append((ids[pk] - stored[pk].timestamp()) * 1000)
+    return {"queue": queue, "own": own, "deliver": deliver}
 
 
-def report(n: int, phase: dict) -> float:
+def _p(values: list[float]) -> str:
+    return f"p50 {pct(values, 50):.1f} ms p99 {pct(values, 99):.1f} ms"
+
+
+def report(n: int, phase: dict, seconds: float) -> float:
     totals = phase["totals"]
     overhead = [t - MODEL_DELAY_S * 1000 for t in totals]
     p50, p99 = pct(overhead, 50), pct(overhead, 99)
     print(f"{n} workers: p50 {p50:.1f} ms p99 {p99:.1f} ms")
     before, after = phase["load"]
     print(
-        f"    {len(totals)} steps; client step time p50 {pct(totals, 50):.1f} ms p99 "
-        f"{pct(totals, 99):.1f} ms (fake models: {MODEL_DELAY_S * 1000:.0f} ms); load average "
-        f"{before[0]:.2f} → {after[0]:.2f}"
+        f"    {len(totals)} steps; client step time {_p(totals)} (fake models: "
+        f"{MODEL_DELAY_S * 1000:.0f} ms); load average {before[0]:.2f} → {after[0]:.2f}"
     )
-    parts = breakdown(phase["items"])
+    parts = breakdown(phase)
     if parts["queue"]:
         print(
-            f"    submit → job start p50 {pct(parts['queue'], 50):.1f} ms p99 "
-            f"{pct(parts['queue'], 99):.1f} ms; job outside the model calls p50 "
-            f"{pct(parts['own'], 50):.1f} ms p99 {pct(parts['own'], 99):.1f} ms"
+            f"    where: submit request {_p(phase['posts'])}; submit → job start "
+            f"{_p(parts['queue'])}; job's own work until every answer is stored (less the "
+            f"longest call) {_p(parts['own'])}; last answer stored → on the page "
+            f"{_p(parts['deliver'])}"
+        )
+    if totals and phase["cpu"]:
+        per_step = {k: v * 1000 / len(totals) for k, v in phase["cpu"].items()}
+        spent = ", ".join(f"{k} {v:.1f}" for k, v in per_step.items())
+        print(
+            f"    CPU per step (ms): {spent}; total {sum(per_step.values()):.1f} ms, at "
+            f"{len(totals) / seconds:.1f} steps/s (the machine has {os.cpu_count()} cores)"
         )
     if phase["errors"]:
         print(f"    ERRORS ({len(phase['errors'])}): {phase['errors'][:3]}")
@@ -497,9 +545,10 @@ def main() -> int:
             flush=True,
         )
         worst = 0.0
+        groups = {"gunicorn": procs[1].pid, "celery": procs[2].pid, "fake models": fake.pid}
         for n in phases:
-            phase = run_phase(port, world, n, args.seconds, args.warmup)
-            p99 = report(n, phase)
+            phase = run_phase(port, world, n, args.seconds, args.warmup, groups)
+            p99 = report(n, phase, args.seconds)
             if n == max(phases):
                 worst = p99
         mark = "OK" if worst <= TARGET_P99_MS else "MISS"

@@ -123,7 +123,10 @@ class VLMPlayers:
 
 
 class FakeOpenAI:
-    def __init__(self, models: list[str] | None = None):
+    """``keep_alive``: answer HTTP/1.1 and keep each connection open for the client's next
+    request, as real endpoints do (default: HTTP/1.0, one request per connection)."""
+
+    def __init__(self, models: list[str] | None = None, *, keep_alive: bool = False):
         self.models = list(models or ["fake-model"])
         self.default: Behaviour | None = None
         self.requests: list[dict] = []
@@ -134,6 +137,11 @@ class FakeOpenAI:
         self._closing = threading.Event()
         self._counter = 0
         handler = _make_handler(self)
+        if keep_alive:
+            handler.protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: without TCP_NODELAY the body of each
+            # answer on a kept connection waits for the client's delayed ACK (~40 ms).
+            handler.disable_nagle_algorithm = True
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._server.block_on_close = False

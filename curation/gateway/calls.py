@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import email.utils
 import functools
+import os
 import ssl
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
@@ -106,6 +109,32 @@ def client(endpoint: Endpoint, *, max_retries: int = 0) -> openai.OpenAI:
     )
 
 
+# One chat client per (process, endpoint URL, key, timeout), kept for the process's later calls:
+# its connection pool keeps the endpoint's connections open (keep-alive), so a call no longer
+# opens a TCP (and TLS) connection and builds a client of its own. The newest POOL_SIZE are
+# kept; an evicted client is dropped, not closed (a thread may still be using it).
+POOL_SIZE = 32
+_pool: OrderedDict[tuple, openai.OpenAI] = OrderedDict()
+_pool_lock = threading.Lock()
+
+
+def pooled_client(endpoint: Endpoint) -> openai.OpenAI:
+    """The process's chat client of ``endpoint`` (made once, shared by its threads)."""
+    key = (os.getpid(), endpoint.base_url, endpoint.api_key, float(endpoint.timeout_s))
+    with _pool_lock:
+        found = _pool.get(key)
+        if found is not None:
+            _pool.move_to_end(key)
+            return found
+    made = client(endpoint)
+    with _pool_lock:
+        found = _pool.setdefault(key, made)
+        _pool.move_to_end(key)
+        while len(_pool) > POOL_SIZE:
+            _pool.popitem(last=False)
+    return found
+
+
 def _create_kwargs(request: CallRequest) -> dict:
     ep = request.endpoint
     kwargs: dict[str, Any] = {
@@ -147,22 +176,19 @@ def _execute_openai(request: CallRequest) -> CallResult:
     result = CallResult(ok=False, model=ep.model)
     started = time.monotonic()
     try:
-        openai_client = client(ep)
+        openai_client = pooled_client(ep)
     except Exception as exc:  # noqa: BLE001 - e.g. a base URL the HTTP library cannot parse
         result.error = f"Cannot set up the client for {ep.name!r}: {type(exc).__name__}: {exc}"
         return result
-    try:
-        for attempt in range(1, allowed + 1):
-            entry, retryable, retry_after = _attempt(openai_client, request, result, attempt)
-            result.attempts = attempt
-            result.attempt_log.append(entry)
-            if result.ok or not retryable or attempt == allowed:
-                break
-            delay = request.backoff.delay(attempt, retry_after)
-            entry["backoff_s"] = round(delay, 3)
-            sleep(delay)
-    finally:
-        openai_client.close()
+    for attempt in range(1, allowed + 1):
+        entry, retryable, retry_after = _attempt(openai_client, request, result, attempt)
+        result.attempts = attempt
+        result.attempt_log.append(entry)
+        if result.ok or not retryable or attempt == allowed:
+            break
+        delay = request.backoff.delay(attempt, retry_after)
+        entry["backoff_s"] = round(delay, 3)
+        sleep(delay)
     result.latency_ms = int((time.monotonic() - started) * 1000)
     if not result.ok:
         last = result.attempt_log[-1] if result.attempt_log else {}

@@ -85,15 +85,19 @@ class Planner:
     """Plans the calls of one step: each template read once, each image encoded once for all
     the calls that send it."""
 
-    def __init__(self, round_: HuntRound, *, job_id, created_by):
+    def __init__(self, round_: HuntRound, targets: list[HuntTarget], *, job_id, created_by):
         self.round, self.job_id, self.created_by = round_, job_id, created_by
         self.blind = round_.blind or gateway.provider_offline()
-        self.templates: dict = {}
+        # The round's question type's prompts, the project's pinned versions (one query).
+        names = {BY_QUESTION_TYPE[round_.question_type]}
+        if any(t.provider.kind == LLMProvider.Kind.OFFLINE for t in targets):
+            names.add(STANDIN_FOR[round_.question_type])
+        self.templates = gateway.templates_for(names, project=round_.project_id)
         self.images: dict = {}
 
     def _template(self, name: str):
         if name not in self.templates:
-            self.templates[name] = gateway.template_for(name, project=self.round.project)
+            self.templates[name] = gateway.template_for(name, project=self.round.project_id)
         return self.templates[name]
 
     def _image(self, image: Image):
@@ -165,10 +169,18 @@ def candidate_verdict(candidate: HuntCandidate, targets: list[HuntTarget], slots
     }
 
 
-def _call_all(round_: HuntRound, candidate: HuntCandidate, asks: list[Ask], *, job_id, created_by):
+def _call_all(
+    round_: HuntRound,
+    candidate: HuntCandidate,
+    asks: list[Ask],
+    targets: list[HuntTarget],
+    *,
+    job_id,
+    created_by,
+):
     """Run every call at once (threads); the answers that arrive together are stored together
     (their Generations, then the answers, one INSERT each) and the page is woken."""
-    planner = Planner(round_, job_id=job_id, created_by=created_by)
+    planner = Planner(round_, targets, job_id=job_id, created_by=created_by)
     plans = {}
     for n, ask in enumerate(asks):
         who = "blind" if ask.target is None else f"t{ask.target.position}"
@@ -222,7 +234,7 @@ def ask_run(round_: HuntRound, *, job_id=None, created_by=None, candidate_id: in
     targets = list(round_.targets.select_related("provider"))
     asks = asks_for(candidate, targets, step)
     try:
-        errors = _call_all(round_, candidate, asks, job_id=job_id, created_by=created_by)
+        errors = _call_all(round_, candidate, asks, targets, job_id=job_id, created_by=created_by)
     except Exception as exc:
         # The page must not wait for ever: the item says what went wrong, the job fails too.
         _failed(candidate, waiting, candidate.verdict, [f"{type(exc).__name__}: {exc}"])

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotator.platform.errors import Conflict, Invalid, ServiceError
@@ -83,11 +84,13 @@ def _in_pool(round_: HuntRound, image_id) -> Image:
         image_id = int(image_id)
     except (TypeError, ValueError):
         raise Invalid("Choose an image from the round's pool.") from None
-    if not 1 <= image_id <= ID_MAX:
+    found = None
+    if 1 <= image_id <= ID_MAX:
+        in_pool = Sample.objects.filter(corpus_id=round_.corpus_id, image_id=image_id)
+        found = Image.objects.filter(pk=image_id, pk__in=in_pool.values("image_id")).first()
+    if found is None:
         raise Invalid("That image is not in this round's pool.")
-    if not Sample.objects.filter(corpus_id=round_.corpus_id, image_id=image_id).exists():
-        raise Invalid("That image is not in this round's pool.")
-    return Image.objects.get(pk=image_id)
+    return found
 
 
 def _ask(round_: HuntRound, candidate: HuntCandidate, step: str, worker) -> None:
@@ -116,18 +119,22 @@ def candidate_submit(
     with transaction.atomic():
         # One submit at a time per worker, so the limits hold under a double click.
         get_user_model().objects.select_for_update().filter(pk=worker.pk).first()
-        mine = HuntCandidate.objects.filter(round=round_, worker=worker)
-        if mine.count() >= round_.max_items_per_worker:
+        # The worker's limits and own duplicates, read in one query.
+        mine = HuntCandidate.objects.filter(round=round_, worker=worker).aggregate(
+            written=Count("pk"),
+            recent=Count("pk", filter=Q(created_at__gte=timezone.now() - timedelta(minutes=1))),
+            same=Count("pk", filter=Q(image=image, normal=normal)),
+        )
+        if mine["written"] >= round_.max_items_per_worker:
             raise Conflict(
                 f"You have written the {round_.max_items_per_worker} questions this round allows."
             )
-        recent = mine.filter(created_at__gte=timezone.now() - timedelta(minutes=1)).count()
-        if recent >= round_.max_per_minute:
+        if mine["recent"] >= round_.max_per_minute:
             raise RateLimited(
                 f"At most {round_.max_per_minute} questions a minute: wait a moment and submit "
                 "again (your text is still in the box)."
             )
-        if mine.filter(image=image, normal=normal).exists():
+        if mine["same"]:
             raise Conflict("You already asked this question about this image.")
         candidate = HuntCandidate.objects.create(
             round=round_,

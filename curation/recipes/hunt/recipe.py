@@ -55,6 +55,7 @@ RECIPE = register(
             settings="curator-hunt-settings",
         ),
         context_name="round",
+        select_related=("project", "blind"),  # what the hunt.ask job reads of its round
         list_key="rounds",
         order=50,
         templates=RecipeTemplates(
@@ -132,7 +133,8 @@ RECIPE = register(
                 ),
                 WorkerPage("items/<int:candidate_id>/again/", views.again, "hunt-again", POST),
             ),
-            open=lambda rounds_: rounds_.filter(state=HuntRound.State.OPEN),
+            # The blind model's name is on every worker page: read with the round.
+            open=lambda rounds_: rounds_.filter(state=HuntRound.State.OPEN).select_related("blind"),
             home_template="hunt/_home.html",
             home_context=views.home_context,
         ),

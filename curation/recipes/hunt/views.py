@@ -35,11 +35,19 @@ WAIT_S = 10.0  # a long-poll returns after this at the latest, and the page asks
 POLL = "every 1s"  # without wake-ups (the demo: jobs run in the web process)
 
 
+def targets_of(round_: HuntRound) -> list:
+    """The round's targets with their providers, read once per request (kept on the round)."""
+    cached = getattr(round_, "_targets_read", None)
+    if cached is None:
+        cached = round_._targets_read = list(round_.targets.select_related("provider"))
+    return cached
+
+
 def target_names(round_: HuntRound, *, for_worker: bool) -> dict[str, str]:
     """Target alias -> what a page shows: the alias alone when the round hides names from
     workers; else "alias · provider", stand-ins always labelled as such."""
     names = {}
-    for target in round_.targets.select_related("provider"):
+    for target in targets_of(round_):
         label = target.alias
         if not (for_worker and round_.hide_targets):
             label = f"{target.alias} · {target.provider.name}"
@@ -133,12 +141,13 @@ def submit(request: HttpRequest, round_: HuntRound) -> HttpResponse:
 def _mine_or_404(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HuntCandidate:
     candidate = (
         candidates_of(request.user, round_)
-        .select_related("round", "image", "partner")
+        .select_related("image", "partner")
         .filter(pk=candidate_id)
         .first()
     )
     if candidate is None:
         raise Http404
+    candidate.round = round_  # read once, by the page's lookup
     return candidate
 
 
@@ -152,9 +161,10 @@ def verdict_table(round_: HuntRound, candidate: HuntCandidate) -> dict:
         (_("Question 2, your picture"), c.slot_of(1, "first", candidate.answer)),
         (_("Question 2, partner"), c.slot_of(1, "partner", candidate.answer)),
     ]
+    aliases = {t.pk: t.alias for t in targets_of(round_)}
     cells: dict[tuple, object] = {}
-    for answer in candidate.answers.select_related("target"):
-        cells[(answer.target.alias if answer.target else "", answer.slot)] = answer
+    for answer in candidate.answers.all():
+        cells[(aliases.get(answer.target_id, ""), answer.slot)] = answer
     asked = {slot for _who, slot in cells}
     columns = [
         {
@@ -189,7 +199,8 @@ def _options(text: str) -> dict | None:
     return None if parts is None else dict(zip(("text", "a", "b"), parts, strict=True))
 
 
-def item_context(round_: HuntRound, candidate: HuntCandidate) -> dict:
+def item_context(round_: HuntRound, candidate: HuntCandidate, *, points: bool = True) -> dict:
+    """The item page's context; ``points=False`` for the status fragment (it shows none)."""
     order = c.image_order(candidate.answer)
     flipped = c.A1 if candidate.answer == c.A0 else c.A0
     two_option = round_.question_type == HuntRound.QuestionType.TWO_OPTION
@@ -226,7 +237,7 @@ def item_context(round_: HuntRound, candidate: HuntCandidate) -> dict:
         "options_1": _options(candidate.question_1) if two_option else None,
         "neighbours": neighbours,
         "method": (candidate.neighbours or {}).get("method", ""),
-        "points": selectors.points_of(candidate.worker, round_),
+        "points": selectors.points_of(candidate.worker_id, round_) if points else None,
     }
 
 
@@ -238,10 +249,9 @@ def item(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HttpResp
         # A long-poll: back as soon as the job stores answers or moves the item on.
         if wakeups.wait(wake_name(candidate.pk), WAIT_S):
             candidate = _mine_or_404(request, round_, candidate_id)
-    context = item_context(round_, candidate)
     if request.GET.get("part") == "status":
-        return render(request, "hunt/_item.html", context)
-    return render(request, "hunt/item.html", context)
+        return render(request, "hunt/_item.html", item_context(round_, candidate, points=False))
+    return render(request, "hunt/item.html", item_context(round_, candidate))
 
 
 def partner(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HttpResponse:
