@@ -70,8 +70,14 @@ Images that were not JPEG are re-encoded once as JPEG (quality 95) so every file
 
 
 def _safe_part(text: str) -> str:
-    """A path part as the published folders name it, minus what a path cannot hold."""
-    return " ".join(str(text).replace("/", "_").replace("\\", "_").replace("\0", "").split())
+    """The context as gpt4o_eval.py joins it into a path (``f"{context_id}_{context}"``): a "/"
+    in it ("5 km/h") stays, a folder level as the official code reads it, unless a level would
+    be empty, "." or ".." (then every "/" becomes "_", so nothing leaves its folder)."""
+    text = " ".join(str(text).replace("\\", "_").replace("\0", "").split())
+    levels = text.split("/")
+    if any(level.strip() in ("", ".", "..") for level in levels[1:]):
+        return text.replace("/", "_")
+    return text
 
 
 def counterfactual_dir(row: dict) -> str:
