@@ -3,6 +3,7 @@ local worker processes; prints the figures.
 
     .venv/bin/python benchmarks/scale.py            # N = 31,783, D = 768 (Flickr30K's size)
     .venv/bin/python benchmarks/scale.py --quick    # N = 6,000: a smoke run of a minute or two
+    .venv/bin/python benchmarks/scale.py --quick --embeddings --approx   # everything, < 10 min
     .venv/bin/python benchmarks/scale.py --n 10000 --chunks 8
 
 Random L2-normalised image and text embeddings are written as float16 .npy files (as the embedding
@@ -24,7 +25,10 @@ one worker's float32 products) is printed first.
 The chunked path prepares the input once (``mining_prepare``: float32, normalised, sorted, the
 diagonal), as the mining job does before it fans out; its time is included and printed.
 
-Not measured here yet (issue 25, later): chunked embeddings.
+Chunked embeddings (``--embeddings``, ``benchmarks/scale_embeddings.py``): a corpus in a
+throw-away test database embedded by the real chunk path (``embed_corpus(part=…)`` per chunk of
+``embedding_fan_out``) with 1 and 2 worker processes (one torch thread each, models loaded
+before the clock starts), tiny and ViT-B-32 random-weight models: images/s and the speedup.
 Timings depend on what else runs: the load average is printed with them.
 """
 
@@ -48,6 +52,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks import scale_embeddings  # noqa: E402
 from curation import approx_mining, mining  # noqa: E402
 
 SEED = 7
@@ -132,7 +137,12 @@ def write_planted(folder: Path, n: int, dim: int, seed: int, duplicates: float =
         out.flush()
 
 
-def approx_phase(n: int, dim: int, k: int, exact_workers: int | None, chunks: int) -> None:
+MEMORY_BOUND = 8 * 2**30  # peak RSS of the approximate miner's process at N = 1M (24 GiB here)
+
+
+def approx_phase(
+    n: int, dim: int, k: int, exact_workers: int | None, chunks: int, flat_below: int
+) -> None:
     """Approximate mining of N planted samples; with ``exact_workers``, the exact miner too and
     the recall."""
     with tempfile.TemporaryDirectory(prefix="blindspot-approx-") as tmp:
@@ -140,10 +150,13 @@ def approx_phase(n: int, dim: int, k: int, exact_workers: int | None, chunks: in
         write_planted(Path(tmp), n, dim, seed=3)
         print(f"  wrote {n:,} × {dim} planted embeddings in {time.perf_counter() - start:.1f} s")
         with ProcessPoolExecutor(max_workers=1) as pool:  # its own process: its own peak RSS
-            found, seconds, rss = pool.submit(run_approx, tmp, k).result()
+            found, seconds, rss = pool.submit(run_approx, tmp, k, flat_below).result()
+        index = "flat" if n <= flat_below else f"IVF, {approx_mining.ivf_lists(n)} lists"
+        within = "within" if rss <= MEMORY_BOUND else "OVER"
         print(
-            f"  approximate (k = {k}): {seconds:8.1f} s, peak RSS {rss / 2**30:.2f} GiB, "
-            f"{found:,} mismatched pairs found   (load average {loadavg()})"
+            f"  approximate (k = {k}, {index}): {seconds:8.1f} s, peak RSS {rss / 2**30:.2f} GiB "
+            f"({within} the {MEMORY_BOUND / 2**30:.0f} GiB bound), {found:,} mismatched pairs "
+            f"found; {seconds / n * 1e3:.3f} ms per sample   (load average {loadavg()})"
         )
         if exact_workers:
             exact, t_exact = chunked(tmp, exact_workers, chunks)
@@ -155,9 +168,9 @@ def approx_phase(n: int, dim: int, k: int, exact_workers: int | None, chunks: in
             print(f"  recall of the exact mismatches: {recall:.4f}   (load average {loadavg()})")
 
 
-def run_approx(folder: str, k: int) -> tuple[int, float, int]:
+def run_approx(folder: str, k: int, flat_below: int) -> tuple[int, float, int]:
     start = time.perf_counter()
-    mined = approx_mining.mine_approximate(load(folder), seed=SEED, k=k)
+    mined = approx_mining.mine_approximate(load(folder), seed=SEED, k=k, flat_below=flat_below)
     seconds = time.perf_counter() - start
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return int(mined.n_mismatched_pairs), seconds, rss
@@ -189,7 +202,12 @@ def main() -> None:
     parser.add_argument("--approx-n", type=int, default=None, help="recall at N (100,000)")
     parser.add_argument("--approx-big", type=int, default=None, help="N without recall (1M)")
     parser.add_argument("--k", type=int, default=approx_mining.DEFAULT_K)
-    parser.add_argument("--skip-exact", action="store_true", help="only the approximate part")
+    parser.add_argument("--flat-below", type=int, default=None, help="flat index up to N")
+    parser.add_argument("--skip-exact", action="store_true", help="no exact mining part")
+    parser.add_argument("--embeddings", action="store_true", help="chunked embeddings, 1 vs 2")
+    parser.add_argument("--embed-n", type=int, default=None, help="images (64 quick, 512)")
+    parser.add_argument("--embed-models", default="tiny,ViT-B-32")
+    parser.add_argument("--embed-chunk", type=int, default=None, help="items a chunk")
     args = parser.parse_args()
     n = args.n or (6000 if args.quick else 31_783)
 
@@ -198,14 +216,30 @@ def main() -> None:
         f"cost model: one worker's float32 products: {gflops:.1f} GFLOP/s = "
         f"{1 / gflops:.5f} s per GFLOP   (load average {loadavg()})"
     )
+    if args.embeddings:
+        embed_n = args.embed_n or (64 if args.quick else 512)
+        print(f"chunked embeddings: {embed_n:,} images and their captions")
+        scale_embeddings.embeddings_phase(
+            n=embed_n,
+            models=args.embed_models.split(","),
+            chunk_items=args.embed_chunk or max(8, embed_n // 8),
+            loadavg=loadavg,
+        )
     if args.approx:
-        small = args.approx_n or (20_000 if args.quick else 100_000)
-        big = args.approx_big or (100_000 if args.quick else 1_000_000)
+        small = args.approx_n or (10_000 if args.quick else 100_000)
+        big = args.approx_big or (40_000 if args.quick else 1_000_000)
+        # quick: the inverted-file index of large corpora at small N too (the path whose recall
+        # matters); full: the miner's own threshold
+        flat_below = (
+            args.flat_below
+            if args.flat_below is not None
+            else (2_000 if args.quick else approx_mining.FLAT_BELOW)
+        )
         print(f"approximate mining, D = {args.dim}, k = {args.k}:")
         print(f" N = {small:,} (with the exact miner, for the recall)")
-        approx_phase(small, args.dim, args.k, exact_workers=2, chunks=args.chunks)
+        approx_phase(small, args.dim, args.k, 2, args.chunks, flat_below)
         print(f" N = {big:,}")
-        approx_phase(big, args.dim, args.k, exact_workers=None, chunks=args.chunks)
+        approx_phase(big, args.dim, args.k, None, args.chunks, flat_below)
     if args.skip_exact:
         return
 
