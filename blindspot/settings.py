@@ -424,6 +424,11 @@ BLINDSPOT_EMBED_CHUNK_ITEMS = env.int("BLINDSPOT_EMBED_CHUNK_ITEMS", default=204
 BLINDSPOT_MINING_CHUNKS = env.int("BLINDSPOT_MINING_CHUNKS", default=8)
 BLINDSPOT_MINING_THREADS = env.int("BLINDSPOT_MINING_THREADS", default=0)
 BLINDSPOT_MINING_BLOCK = env.int("BLINDSPOT_MINING_BLOCK", default=2048)  # rows of a block
+# Embedding chunk files also on the media storage, read back by the job that fanned them out
+# (curation.embedding_storage): workers on other machines. On by default with S3.
+BLINDSPOT_EMBEDDINGS_SHARED = env.bool(
+    "BLINDSPOT_EMBEDDINGS_SHARED", default=bool(env.str("AWS_STORAGE_BUCKET_NAME", default=""))
+)
 # The mining page's cost model (curation.mining_cost), from benchmarks/scale.py: one worker's
 # seconds per GFLOP of float32 products (exact mining), approximate mining's seconds per sample
 # and scorer, and its recall of the exact mismatches measured at BLINDSPOT_APPROX_RECALL_N.

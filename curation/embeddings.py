@@ -33,6 +33,7 @@ from django.db import transaction
 from annotator.platform.jobs import ProgressFn, job_enqueue, job_progress
 from annotator.platform.models import Job
 
+from .embedding_storage import cache_pull, chunk_push, shared
 from .models import Caption, Corpus, EmbeddingCache, Sample, Scorer
 from .scorers import encode_images, encode_texts, scorer_load, scorer_weights_check
 from .scorers.cache import cache_folder
@@ -156,7 +157,9 @@ class _ChunkWriter:
     def flush(self) -> None:
         if not self.rows:
             return
-        _write_chunk(self.folder, np.concatenate(self.vectors), np.concatenate(self.metas))
+        stem = _write_chunk(self.folder, np.concatenate(self.vectors), np.concatenate(self.metas))
+        if shared():  # workers on other machines: the job that fanned out reads it back
+            chunk_push(self.folder, stem)
         self.written += self.rows
         self.vectors, self.metas, self.rows = [], [], 0
 
@@ -420,6 +423,8 @@ def _todo(scorer: Scorer, image_rows: list, caption_rows: list) -> tuple[list, l
 
 def embed_todo(*, scorer: Scorer, corpus: Corpus) -> tuple[list[int], list[int]]:
     """The corpus's image ids and caption ids that ``scorer`` has not embedded yet (sorted)."""
+    for modality in (IMAGE, TEXT) if shared() else ():
+        cache_pull(cache_folder(scorer, modality))
     image_rows, caption_rows = _corpus_rows(corpus, None)
     todo_images, todo_texts, _hashes = _todo(scorer, image_rows, caption_rows)
     return [r[0] for r in todo_images], [r[0] for r in todo_texts]
@@ -545,6 +550,8 @@ def embed_finish(*, scorer: Scorer) -> tuple[EmbeddingCache, EmbeddingCache]:
     """After every part is embedded: tidy the scorer's folders (merge small chunk files) and
     bring its two EmbeddingCache rows in line with them."""
     for modality in (IMAGE, TEXT):
+        if shared():
+            cache_pull(cache_folder(scorer, modality))
         _tidy(cache_folder(scorer, modality))
     with transaction.atomic():
         return cache_refresh(scorer=scorer, modality=IMAGE), cache_refresh(

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from ..embedding_storage import shared, stored_clear
 from ..models import EmbeddingCache, Scorer
 from .weights import IDENTITY_FIELDS
 
@@ -52,4 +53,6 @@ def embeddings_clear(*, scorer: Scorer) -> None:
     read (``embeddings._index``), so it is rebuilt once the chunks are gone."""
     # Only this row's folder: another database sharing the root may have a scorer with this id.
     shutil.rmtree(scorer_folder(scorer), ignore_errors=True)
+    if shared():
+        stored_clear(scorer_folder(scorer))
     EmbeddingCache.objects.filter(scorer=scorer).delete()

@@ -4,14 +4,16 @@ blindspot/settings.py builds from AWS_STORAGE_BUCKET_NAME, AWS_S3_ENDPOINT_URL â
 interpreter â€” points at it. A corpus upload, its images and thumbnails, an export and the images
 an embedding job reads all go through HTTP to that server; signed URLs are followed over HTTP.
 Chunked mining's work files (the input prepared once, each chunk's answer) go to the bucket and
-are read back from it, and are deleted from it when the job ends. The embedding cache itself
-stays on local disk (BLINDSPOT_EMBEDDINGS_DIR) for now."""
+are read back from it, and are deleted from it when the job ends. With
+BLINDSPOT_EMBEDDINGS_SHARED, embedding chunk files are uploaded to the bucket and downloaded by a
+machine that lacks them (curation.embedding_storage)."""
 
 from __future__ import annotations
 
 import hashlib
 import io
 import json
+import shutil
 import urllib.error
 import urllib.request
 import uuid
@@ -36,11 +38,20 @@ from curation import corpora as ci
 from curation import mining, mining_chunks
 from curation.assets import image_ingest
 from curation.assets.thumbnails import thumb_url
-from curation.embeddings import embed_corpus, embeddings_get, embeddings_put
+from curation.embeddings import (
+    EmbeddingsMissing,
+    EmbedPart,
+    embed_corpus,
+    embed_finish,
+    embed_todo,
+    embeddings_get,
+    embeddings_put,
+)
 from curation.export_files import export_store
 from curation.models import Corpus, Image, Sample
 from curation.recipes.vlind import benches as vlind_benches
 from curation.scorers import encode_images, scorer_load, scorer_tiny
+from curation.scorers.cache import cache_folder, embeddings_clear
 from tests.curation import scale_jobs
 from tests.curation.fixtures_assets import png, zip_bytes
 from tests.s3_server import S3Server
@@ -320,3 +331,36 @@ def test_mining_work_files_round_trip_through_s3(project, curator, s3):
     # and deleting the job's work folder empties it on the server
     assert job_work_delete(job_id=job.pk) == 4
     assert s3.keys("work/") == []
+
+
+def test_embedding_chunks_written_by_one_machine_are_read_back_by_another_through_s3(
+    project, s3, settings
+):
+    settings.BLINDSPOT_EMBEDDINGS_SHARED = True
+    scorer = scorer_tiny()
+    corpus = Corpus.objects.create(project=project, name="Squares", slug="squares")
+    for k, colour in enumerate(((255, 0, 0), (0, 0, 255), (250, 250, 0))):
+        image, _ = image_ingest(data=png(colour=colour), name=f"{k}.png")
+        Sample.objects.create(corpus=corpus, image=image, source_id=f"s{k}", position=k)
+    ids = list(Sample.objects.order_by("image_id").values_list("image_id", flat=True))
+    # Given a chunk job's part embedded on "machine A": its chunk files are uploaded
+    result = embed_corpus(scorer=scorer, corpus=corpus, part=EmbedPart("image", ids[0], ids[-1]))
+    assert result["images"]["embedded"] == 3
+    stored = s3.keys("embeddings/")
+    folder = cache_folder(scorer, "image")
+    prefix = f"embeddings/{folder.parent.name}/image/"
+    assert len(stored) == 2 and all(k.startswith(prefix + "chunk-") for k in stored)
+    assert sorted(k.endswith(".ids.npy") for k in stored) == [False, True]
+    written = embeddings_get(scorer=scorer, modality="image", ids=ids).copy()
+    # When "machine B", whose disk has none of it, ends the embedding job
+    shutil.rmtree(folder.parent)
+    with pytest.raises(EmbeddingsMissing):
+        embeddings_get(scorer=scorer, modality="image", ids=ids)
+    image_cache, _text_cache = embed_finish(scorer=scorer)
+    # Then it downloaded the chunk and reads the same vectors, bit for bit
+    assert image_cache.count == 3
+    assert np.array_equal(embeddings_get(scorer=scorer, modality="image", ids=ids), written)
+    assert embed_todo(scorer=scorer, corpus=corpus)[0] == []
+    # and clearing the scorer's cache deletes the stored chunks too
+    embeddings_clear(scorer=scorer)
+    assert s3.keys("embeddings/") == []
