@@ -78,6 +78,15 @@ def _ratio(numerator: float, denominator: float) -> float | None:
     return None if denominator == 0 else float(numerator / denominator)
 
 
+def _in_order(values: np.ndarray) -> float:
+    """The sum one value after the other, in instance order, as the official score_pipeline.py
+    adds them (``+=``): numpy's pairwise sum can differ in the last bit from 8 values on."""
+    total = 0.0
+    for value in values.tolist():
+        total += value
+    return total
+
+
 def vlind_scores(
     instances: Sequence[VLindInstance],
     *,
@@ -103,9 +112,9 @@ def vlind_scores(
         s_ck=_ratio(a.sum(), n),
         s_vp=_ratio(b.sum(), n),
         s_cb=_ratio((a * c).sum(), a.sum()),
-        s_lp=_ratio((abc * d).sum(), abc.sum()),
+        s_lp=_ratio(_in_order(abc * d), abc.sum()),
         cb=_ratio(c.sum(), n),
-        lp=_ratio(d.sum(), n),
+        lp=_ratio(_in_order(d), n),
     )
     if not with_intervals:
         return scores

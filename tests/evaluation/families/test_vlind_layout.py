@@ -9,11 +9,13 @@ score_pipeline.py's formulas read (vlind-bench.txt Sec. 5.1, Eq. 5), independent
 
 import json
 
+import numpy as np
 import pytest
 from django.core.management.base import CommandError
 
 from evaluation import importers, services
 from evaluation.families.vlind import parse
+from evaluation.metrics import vlind
 from tests.evaluation.helpers import eval_version, evaluate
 
 VOTES = [
@@ -155,3 +157,40 @@ def test_items_keep_the_votes_they_were_read_with():
     assert [r.data["aggregated_human_label_good_images"] for r in rows] == VOTES
     assert [r.data["good_images"] for r in rows] == [["0", "1", "8"], ["4"], [], ["2", "5", "9"]]
     assert [r.kept for r in rows] == [True, True, False, True]
+
+
+def test_scores_equal_score_pipeline_to_the_last_bit_at_the_published_size():
+    # 302 instances (the published test set's size), per-image LP outcomes of 1-12 good images:
+    # score_pipeline.py adds the per-instance LP means one after the other
+    rng = np.random.default_rng(5)
+    rows = []
+    for k in range(302):
+        good = [str(i) for i in sorted(rng.choice(12, size=rng.integers(1, 13), replace=False))]
+        row = {"concept": "c", "aggregated_human_label_good_images": dict.fromkeys(good, 2)}
+        for key in parse.SINGLE_KEYS:
+            truth = key in ("a1_image", "b1", "c1_image")
+            right = rng.random() < 0.85
+            row[f"m_pred_{key}"] = {"answer": "True" if truth == right else "False"}
+        row["m_pred_d1"] = {i: {"answer": rng.choice(["True", "False"])} for i in good}
+        row["m_pred_d2"] = {i: {"answer": rng.choice(["True", "False"])} for i in good}
+        row["id"] = k
+        rows.append(row)
+    official = pipeline(rows, "m")
+    instances = []
+    for row in rows:
+        parsed = {
+            key: {"True": True, "False": False}[row[f"m_pred_{key}"]["answer"]]
+            for key in parse.SINGLE_KEYS
+        }
+        for key in ("d1", "d2"):
+            parsed[key] = {i: e["answer"] == "True" for i, e in row[f"m_pred_{key}"].items()}
+        instances.append(
+            vlind.VLindInstance(
+                ck=parsed["a1_image"] and not parsed["a2_image"],
+                vp=parsed["b1"] and not parsed["b2"],
+                cb=parsed["c1_image"] and not parsed["c2_image"],
+                lp=tuple(parsed["d1"][i] and not parsed["d2"][i] for i in parsed["d1"]),
+            )
+        )
+    ours = vlind.vlind_scores(instances, with_intervals=False)
+    assert {k: getattr(ours, k) for k in official} == official  # ==, not approx
