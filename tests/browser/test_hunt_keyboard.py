@@ -148,3 +148,62 @@ def test_a_whole_hunt_by_keyboard(
     call_command("evaluate", "leaderboard", str(version.pk), stdout=out)
     text = out.getvalue()
     assert "G-Acc" in text or "g_acc" in text.lower()
+
+
+def test_a_two_option_question_by_keyboard(
+    live_server, transactional_db, chromium, settings, tmp_path, fake, fast_llm_backoff
+):
+    """The question, its two options and the true option (a / b) by keyboard; the partner step
+    offers the question with its options swapped, sent as is with Ctrl+Enter."""
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.BLINDSPOT_PROTECTED_MEDIA_REDIRECT = ""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    current_app.conf.task_always_eager = True
+    worker = UserFactory(username="hunter", role=roles.CROWDWORKER)
+    curator = UserFactory(username="huntcurator", role=roles.CURATOR)
+    project = ProjectFactory(members=[worker, curator])
+    round_ = round_create(
+        project=project,
+        created_by=curator,
+        name="Two-option hunt",
+        corpus=demo_corpus(project=project, created_by=curator),
+        targets=[provider(project, fake, "A-sayer", "always-yes")],  # "Yes" reads "A"
+        blind=provider(project, fake, "Blind", "blind-1", vision=False),
+        question_type="multiple_choice",
+    )
+    base = live_server.url
+    try:
+        page = new_page(chromium)
+        page.set_default_timeout(20000)
+        login(page, base, "hunter")
+        with page.expect_navigation():
+            page.keyboard.press("h")
+        assert page.url.endswith(reverse("hunt-work", args=[round_.pk]))
+        page.keyboard.type("Which shape is the largest?")
+        page.keyboard.press("Tab")
+        page.keyboard.type("the circle")
+        page.keyboard.press("Tab")
+        page.keyboard.type("the square")
+        page.keyboard.press("Tab")
+        page.keyboard.press("b")
+        page.screenshot(path=f"{SHOTS}-4-two-option-question.png", full_page=True)
+        with page.expect_navigation():
+            page.keyboard.press("Enter")
+        item = HuntCandidate.objects.get()
+        assert item.question == "Which shape is the largest?\nOption: A:the circle; B:the square;"
+        page.wait_for_selector('[data-testid="hunt-item"][data-state="partner"]')
+        assert "fooled" in page.locator('[data-testid="hunt-verdicts"]').inner_text()
+        assert page.locator("#hunt-option-a-1").input_value() == "the square"
+        page.keyboard.press("1")
+        with page.expect_navigation():
+            page.keyboard.press("Control+Enter")
+        page.wait_for_selector('[data-testid="hunt-result"]')
+        assert page.locator('[data-testid="answer"]').count() == 8
+        page.screenshot(path=f"{SHOTS}-5-two-option-result.png", full_page=True)
+        item.refresh_from_db()
+        assert item.question_1 == "Which shape is the largest?\nOption: A:the square; B:the circle;"
+        assert item.state == HuntCandidate.State.VERIFYING
+        assert not page.js_errors and not page.console_errors
+        page.context.close()
+    finally:
+        current_app.conf.task_always_eager = False
