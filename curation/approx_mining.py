@@ -117,11 +117,14 @@ def _diagonal(images, texts) -> np.ndarray:
 
 
 def _rows_dot(x, y, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """x[a[p]] · y[b[p]] for every p, float32 rows normalised as the exact miner's."""
+    """x[a[p]] · y[b[p]] for every p, float32 rows normalised as the exact miner's. Each row is
+    converted once per slice (pairs come sorted by their first sample, so that side repeats)."""
     out = np.empty(len(a), dtype=np.float32)
     for start in range(0, len(a), ROWS):
         aa, bb = a[start : start + ROWS], b[start : start + ROWS]
-        xa, yb = as_float32(x[aa], True), as_float32(y[bb], True)
+        ua, ia = np.unique(aa, return_inverse=True)
+        ub, ib = np.unique(bb, return_inverse=True)
+        xa, yb = as_float32(x[ua], True)[ia], as_float32(y[ub], True)[ib]
         out[start : start + len(aa)] = np.einsum("ij,ij->i", xa, yb)
     return out
 
