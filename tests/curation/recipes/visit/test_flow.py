@@ -363,6 +363,9 @@ def test_every_caption_task_of_a_multi_image_instance_shows_all_its_images(
         "Image 2 is not stored here; open it at https://example.org/b.jpg" in t.payload["context"]
         for t in first_round
     )
+    # and the reference review showed both images
+    review = Task.objects.get(queue=pipeline.review_queue)
+    assert [i["alt"] for i in review.payload["images"]] == ["Image 1", "Image 2"]
     # and each task of the second round shows both images, in order, the one to describe marked
     again = list(Task.objects.filter(queue=pipeline.caption_queue, state=Task.State.OPEN))
     assert (instance.caption_round, len(again)) == (2, 2)
