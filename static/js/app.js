@@ -515,6 +515,41 @@
     maybeStart();
   });
 
+  // Chromium can leave text laid out while its font's unicode-range slice was still loading in
+  // the fallback font: with no system font for Hindi or Chinese, whole labels stay boxes after
+  // the slice arrives. A font property change (font-feature-settings "kern" 1 <-> none: the same glyphs)
+  // makes it shape every text again, each time fonts finish loading.
+  var reshapeQueued = false;
+  function reshapeText() {
+    if (reshapeQueued) return; // one change per frame: two toggles in one frame undo each other
+    reshapeQueued = true;
+    requestAnimationFrame(function () {
+      reshapeQueued = false;
+      document.documentElement.classList.toggle("fonts-reshaped");
+    });
+  }
+  // …and the slices the page's text needs are asked for outright (each weight in use), then
+  // the text is shaped again with them.
+  var SHIPPED = ["Blindspot Noto Sans SC", "Blindspot Noto Sans Devanagari"];
+  function loadShippedFonts() {
+    var text = (document.body && document.body.innerText) || "";
+    if (!document.fonts || !document.fonts.load || !/[\u0900-\u097f\u2e80-\uffef]/.test(text)) return;
+    var loads = [];
+    SHIPPED.forEach(function (family) {
+      ["400", "600"].forEach(function (weight) {
+        loads.push(document.fonts.load(weight + " 16px '" + family + "'", text).catch(function () {}));
+      });
+    });
+    Promise.all(loads).then(reshapeText);
+  }
+  if (document.fonts && document.fonts.addEventListener) {
+    document.fonts.addEventListener("loadingdone", reshapeText);
+    document.fonts.ready.then(reshapeText);
+    document.addEventListener("DOMContentLoaded", loadShippedFonts);
+    document.addEventListener("htmx:afterSettle", loadShippedFonts);
+    document.addEventListener("bs:task-shown", loadShippedFonts);
+  }
+
   // ---- leaving the workspace -------------------------------------------------------------------
   // Closing the tab, going back or to another page releases the held task at once (the lease
   // time is only the safety net). A beacon survives the page; the CSRF token goes in its body.
