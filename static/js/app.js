@@ -517,16 +517,25 @@
 
   // Chromium can leave text laid out while its font's unicode-range slice was still loading in
   // the fallback font: with no system font for Hindi or Chinese, whole labels stay boxes after
-  // the slice arrives. A font property change (font-feature-settings "kern" 1 <-> none: the same glyphs)
-  // makes it shape every text again, each time fonts finish loading.
+  // the slice arrives, and a font it already shaped text with keeps them. A font feature that
+  // no font has ("blnd", a new value each time) makes a font it has not used yet, so every text
+  // is shaped again with what is loaded by then; the glyphs are the same.
+  var reshapes = 0;
   var reshapeQueued = false;
-  function reshapeText() {
-    if (reshapeQueued) return; // one change per frame: two toggles in one frame undo each other
+  function reshapeNow() {
+    if (reshapeQueued || !document.body) return;
     reshapeQueued = true;
     requestAnimationFrame(function () {
       reshapeQueued = false;
-      document.documentElement.classList.toggle("fonts-reshaped");
+      reshapes += 1;
+      document.body.style.fontFeatureSettings = '"blnd" ' + reshapes;
     });
+  }
+  // At once, and again a moment later: a face reported loaded is not always used at once.
+  function reshapeText() {
+    reshapeNow();
+    setTimeout(reshapeNow, 250);
+    setTimeout(reshapeNow, 1000);
   }
   // …and the slices the page's text needs are asked for outright (each weight in use), then
   // the text is shaped again with them.
@@ -536,7 +545,7 @@
     if (!document.fonts || !document.fonts.load || !/[\u0900-\u097f\u2e80-\uffef]/.test(text)) return;
     var loads = [];
     SHIPPED.forEach(function (family) {
-      ["400", "600"].forEach(function (weight) {
+      ["400", "600", "700"].forEach(function (weight) {
         loads.push(document.fonts.load(weight + " 16px '" + family + "'", text).catch(function () {}));
       });
     });
