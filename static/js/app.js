@@ -554,9 +554,11 @@
   if (document.fonts && document.fonts.addEventListener) {
     document.fonts.addEventListener("loadingdone", reshapeText);
     document.fonts.ready.then(reshapeText);
-    document.addEventListener("DOMContentLoaded", loadShippedFonts);
-    document.addEventListener("htmx:afterSettle", loadShippedFonts);
-    document.addEventListener("bs:task-shown", loadShippedFonts);
+    // (after the frame that shows new content: reading its text lays the page out)
+    var later = function () { setTimeout(loadShippedFonts, 150); };
+    document.addEventListener("DOMContentLoaded", later);
+    document.addEventListener("htmx:afterSettle", later);
+    document.addEventListener("bs:task-shown", later);
   }
 
   // ---- leaving the workspace -------------------------------------------------------------------
