@@ -1,4 +1,8 @@
-"""Settings read from the environment: checked in a fresh interpreter, as a deployment would."""
+"""Settings read from the environment: checked in a fresh interpreter, as a deployment would.
+
+The values are read from the settings module alone (no ``django.setup()``: loading every app,
+torch included, costs seconds per interpreter and changes no setting); ``check --deploy`` runs
+the whole project."""
 
 import json
 import os
@@ -11,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def settings_in_fresh_process(**env: str) -> dict:
     code = (
-        "import json, django; from django.conf import settings; django.setup(); "
+        "import json; from django.conf import settings; "
         "print(json.dumps({'default': settings.STORAGES['default'], "
         "'emb': str(settings.BLINDSPOT_EMBEDDINGS_DIR), 'llm': settings.BLINDSPOT_LLM_BASE_URL}))"
     )
@@ -44,7 +48,7 @@ def test_media_on_s3_compatible_storage_when_a_bucket_is_named():
 def security_in_fresh_process(**env: str) -> dict:
     """The security settings a deployment with this environment gets (DEBUG as given)."""
     code = (
-        "import json, django; from django.conf import settings; django.setup(); "
+        "import json; from django.conf import settings; "
         "print(json.dumps({k: getattr(settings, k) for k in ("
         "'SECURE_SSL_REDIRECT', 'SECURE_HSTS_SECONDS', 'SECURE_HSTS_INCLUDE_SUBDOMAINS', "
         "'SESSION_COOKIE_SECURE', 'CSRF_COOKIE_SECURE', 'AXES_FAILURE_LIMIT')} | "
