@@ -1,7 +1,8 @@
 # The two README commands, plus a few helpers.
 #   make run    venv, install, migrate, demo data, dev server running jobs in a background
 #               thread (eager Celery, no Redis; README "Quickstart") (http://127.0.0.1:8000/)
-#   make test   the whole test suite (slow, browser and Celery tests included)
+#   make test   the whole test suite (slow, browser and Celery tests included), on
+#               PYTEST_WORKERS processes (2; 0 for one)
 #
 # `make test` uses $DATABASE_URL when set; otherwise PostgreSQL on 127.0.0.1:5432 when it
 # answers (PG_URL), else the SQLite fallback (PostgreSQL-only tests then skip with a reason).
@@ -14,6 +15,9 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/blindspot
 PYTEST_ARGS ?=
+# The suite runs on this many processes (pytest-xdist; each its own test database, Celery queue
+# and live server), a whole test file to a process; 0 runs it in this one.
+PYTEST_WORKERS ?= 2
 DEMO_ENV := DEBUG=1 CELERY_TASK_ALWAYS_EAGER=1
 
 .PHONY: help venv run test lint bench ci clean
@@ -51,7 +55,7 @@ test: venv
 	fi; \
 	if [ -n "$$url" ]; then export DATABASE_URL="$$url"; echo "make test: $$url"; \
 	else echo "make test: no PostgreSQL on 127.0.0.1:5432, using SQLite"; fi; \
-	rc=0; DEBUG=1 $(BIN)/python -m pytest $(PYTEST_ARGS) || rc=$$?; \
+	rc=0; DEBUG=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then \
 	  echo "make test: pytest collected no tests (exit 5)"; \
 	  if [ -n "$${CI:-}" ] && [ "$${CI}" != "false" ]; then exit 1; fi; \
