@@ -432,13 +432,13 @@ BLINDSPOT_EMBEDDINGS_SHARED = env.bool(
 # The mining page's cost model (curation.mining_cost), from benchmarks/scale.py: one worker's
 # seconds per GFLOP of float32 products (exact mining; ~100 GFLOP/s a core on a quiet machine),
 # approximate mining's seconds per sample and scorer, and its recall of the exact mismatches
-# measured at BLINDSPOT_APPROX_RECALL_N samples. Defaults: this session's --quick run on a busy
-# machine (recall 1.0 at N = 10,000, ~7 ms a sample at load 10, ~1 ms on a free core); set the
-# figures the full run measures on yours.
-BLINDSPOT_MINING_S_PER_GFLOP = env.float("BLINDSPOT_MINING_S_PER_GFLOP", default=0.01)
-BLINDSPOT_APPROX_S_PER_SAMPLE = env.float("BLINDSPOT_APPROX_S_PER_SAMPLE", default=0.001)
+# measured at BLINDSPOT_APPROX_RECALL_N samples. Defaults: the full run on the 2-core reference
+# machine, quiet (81 GFLOP/s a worker; approximate 0.954 ms a sample at N = 100,000, k = 16, with
+# recall 1.0000 of the exact miner's 2,000 mismatches); set the figures it measures on yours.
+BLINDSPOT_MINING_S_PER_GFLOP = env.float("BLINDSPOT_MINING_S_PER_GFLOP", default=0.0123)
+BLINDSPOT_APPROX_S_PER_SAMPLE = env.float("BLINDSPOT_APPROX_S_PER_SAMPLE", default=0.00095)
 BLINDSPOT_APPROX_RECALL = env.float("BLINDSPOT_APPROX_RECALL", default=1.0)
-BLINDSPOT_APPROX_RECALL_N = env.int("BLINDSPOT_APPROX_RECALL_N", default=10_000)
+BLINDSPOT_APPROX_RECALL_N = env.int("BLINDSPOT_APPROX_RECALL_N", default=100_000)
 BLINDSPOT_CLIP_CACHE_DIR = env.str("BLINDSPOT_CLIP_CACHE_DIR", default="") or None
 BLINDSPOT_TORCH_THREADS = env.int("BLINDSPOT_TORCH_THREADS", default=0)  # 0: torch's default
 # Default OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, …); empty: the offline drafter.
