@@ -294,12 +294,14 @@ def _delivery(webhook: Webhook, event: str, data: dict, created) -> WebhookDeliv
 
 
 def _queue(delivery_ids: list[int]) -> None:
-    for delivery_id in delivery_ids:
+    for n, delivery_id in enumerate(delivery_ids):
         try:
             deliver_webhook.delay(delivery_id)
         except Exception:  # noqa: BLE001 - a broker hiccup must not fail the producer's request
-            # The row is stored: the sweep queues it again once the broker answers.
-            log.exception("webhook delivery %s could not be queued", delivery_id)
+            # The rows are stored: the sweep queues them again once the broker answers; the
+            # rest are not tried now (each try would wait for the broker again).
+            log.exception("webhook deliveries %s could not be queued", delivery_ids[n:][:20])
+            return
 
 
 # --------------------------------------------------------------------------------------------
