@@ -57,7 +57,9 @@ def test_every_kind_a_withdrawal_and_queue_ten_by_keyboard_only(
     folder = shots(tmp_path)
     worker = UserFactory(username="kbfull", role=roles.CROWDWORKER)
     curator = UserFactory(username="kbfullcurator", role=roles.CURATOR)
-    project = ProjectFactory(members=[worker, curator])
+    # A name without digits: the finder matches words of a card's title, project and kind, so a
+    # factory name such as "Project 211" would match "11" on every card.
+    project = ProjectFactory(name="Keyboard lab", members=[worker, curator])
     kinds = build_queues(project)  # priorities 100..95: keys 1..6
     fillers = []
     for n in range(7, 12):  # queues 7..11; queue 10 holds two tasks with real image files
