@@ -212,6 +212,7 @@ def test_crowd_set_exports_as_head2head_with_each_pairs_majority(visit_version, 
 
 
 @pytest.mark.django_db
+@needs(VISIT_BENCH)
 def test_export_view_serves_the_file_and_404s_elsewhere(client, visit_version, files):
     result = import_llm(visit_version, llm_file(files))
     login(client, roles.RESEARCHER)
