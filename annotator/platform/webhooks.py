@@ -48,7 +48,7 @@ from celery import shared_task
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Q, QuerySet, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -249,7 +249,11 @@ def webhook_emit(*, project: Project | int | None, event: str, data: dict) -> No
 
 def job_event_emit(*, job_id: int) -> None:
     """``job.finished`` or ``job.failed`` for a job that just ended (and its kind's own success
-    event, such as ``export.ready``, declared in :data:`JOB_SUCCESS_EVENTS`)."""
+    event, such as ``export.ready``, declared in :data:`JOB_SUCCESS_EVENTS`). Cheap when the
+    job's project has no active hook (every job's end asks): one query, the job row unread."""
+    of_job = Job.objects.filter(pk=job_id).values("project_id")[:1]
+    if not Webhook.objects.filter(project_id=Subquery(of_job), is_active=True).exists():
+        return
     job = Job.objects.filter(pk=job_id).only(*JOB_FIELDS, "project").first()
     if job is None or job.project_id is None:
         return

@@ -62,7 +62,8 @@ def run_job(celery_task, job_id: int, work: Callable[[Job], Any]) -> None:
     token = _claim(celery_task, job_id)
     if token is None:
         return
-    job = Job.objects.get(pk=job_id)
+    # The row as claimed, with who started it (every stage reads ``created_by``): one query.
+    job = Job.objects.select_related("created_by").get(pk=job_id)
     # Only this run's writes land: a run the sweeper gave up on cannot overwrite its successor.
     mine = Job.objects.filter(pk=job_id, attempt_token=token)
     heartbeat = _Heartbeat(job_id, token)
@@ -99,9 +100,10 @@ def run_job(celery_task, job_id: int, work: Callable[[Job], Any]) -> None:
         if mine.update(status=Job.Status.SUCCEEDED, result=result, **_finished_counts()):
             progress_final(job_id=job_id)
             job_event_emit(job_id=job_id)
-            chunk_ended(job_id=job_id)
-            if job.parent_id is None:
+            if job.parent_id is None:  # a job's parent is set at its creation, never later
                 job_work_delete_later(job_id=job_id)
+            else:
+                chunk_ended(job_id=job_id)
 
 
 def _finished_counts() -> dict[str, Any]:
@@ -188,6 +190,21 @@ def _claim(celery_task, job_id: int) -> str | None:
     # direct call is a deliberate run of the job as it is.
     from_broker = bool(delivery) and not request.is_eager
     now = timezone.now()
+    claimed = {
+        "status": Job.Status.RUNNING,
+        "started_at": now,
+        "attempts": F("attempts") + 1,
+        "error": "",
+        "worker": _worker_name()[:200],
+        "heartbeat_at": now,
+    }
+    # The usual delivery: a queued job's message carrying its attempt token. Claimed in one
+    # statement (the row lock of the UPDATE decides between two copies); anything else (a
+    # stale or second delivery, a lost run, a job without a token) takes the locked path below.
+    if delivery and Job.objects.filter(
+        pk=job_id, status=Job.Status.QUEUED, attempt_token=delivery
+    ).update(**claimed):
+        return delivery
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()
         if job is None or job.is_finished:
@@ -204,15 +221,7 @@ def _claim(celery_task, job_id: int) -> str | None:
                 return None
             log.warning("job %s: its worker %s stopped; running it again here", job_id, job.worker)
         token = job.attempt_token or delivery or str(uuid.uuid4())
-        Job.objects.filter(pk=job_id).update(
-            status=Job.Status.RUNNING,
-            started_at=now,
-            attempts=F("attempts") + 1,
-            error="",
-            attempt_token=token,
-            worker=_worker_name()[:200],
-            heartbeat_at=now,
-        )
+        Job.objects.filter(pk=job_id).update(attempt_token=token, **claimed)
     return token
 
 

@@ -175,6 +175,24 @@ def test_run_job_beats_while_working_and_clears_the_heartbeat_at_the_end(setting
 
 
 @pytest.mark.django_db
+def test_a_queued_job_runs_in_few_statements(project, curator, django_assert_num_queries):
+    # Given a job of a project without webhooks, queued with its message's token
+    job = Job.objects.create(
+        kind="annotator.test", attempt_token="t", project=project, created_by=curator
+    )
+    seen = []
+    # When its message is delivered: the claim (one UPDATE), the row with who started it,
+    # then the end: BEGIN, "succeeded", whether any hook listens, COMMIT
+    with django_assert_num_queries(6):
+        run_job(delivery("t"), job.pk, lambda job: seen.append(job.created_by.username) or {})
+    # Then it ran once, as its starter
+    assert seen == [curator.username]
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.attempt_token) == ("succeeded", 1, "t")
+    assert job.started_at is not None and job.worker
+
+
+@pytest.mark.django_db
 def test_a_stale_delivery_is_dropped():
     # Given a job the sweeper sent again under a new token
     job = Job.objects.create(kind="annotator.test", attempt_token="new")
