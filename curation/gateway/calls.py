@@ -44,12 +44,18 @@ Tag = TypeVar("Tag")
 
 
 def execute_concurrently(
-    next_call: Callable[[], tuple[Tag, CallRequest] | None], *, workers: int, name: str
+    next_call: Callable[[], tuple[Tag, CallRequest] | None],
+    *,
+    workers: int,
+    name: str,
+    gather_s: float = 0.0,
 ) -> Iterator[list[tuple[Tag, CallResult]]]:
     """Keep up to ``workers`` calls in flight in threads named ``name``; yield the answers that
     arrived together, each with the tag it was asked with. ``next_call`` is asked whenever a
     thread is free (None: nothing now); it runs in the caller's thread, and so does the code
-    that handles what is yielded, so both may use the database."""
+    that handles what is yielded, so both may use the database. ``gather_s``: once a call
+    ends, the others in flight get up to that long to end too and come in the same list (no
+    wait at all once every one has ended)."""
     in_flight: dict[Future, Tag] = {}
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name) as pool:
 
@@ -61,6 +67,8 @@ def execute_concurrently(
         fill()
         while in_flight:
             finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            if gather_s > 0 and len(finished) < len(in_flight):
+                finished, _ = wait(in_flight, timeout=gather_s)  # every one, or the bound
             yield [(in_flight.pop(future), future.result()) for future in finished]
             fill()
 

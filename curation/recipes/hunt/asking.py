@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models.functions import Length
 
 from annotator.platform import wakeups
 from curation import gateway
@@ -35,6 +36,9 @@ ASK_JOB = "hunt.ask"
 FIRST, PAIR = "first", "pair"
 FAMILY = "naturalbench"
 PARALLEL = 16  # calls in flight per candidate
+# Answers that arrive within this of each other are stored and shown together: one write and
+# one page update instead of one per answer, apart by less than a person can tell (~0.1 s).
+GATHER_S = 0.1
 
 
 def templates_ensure() -> None:
@@ -142,10 +146,10 @@ def _parse(text: str, question_type: str) -> str | None:
     return parsed[0]
 
 
-def _answers_by(candidate: HuntCandidate, aliases: dict[int, str]) -> tuple[dict, dict]:
+def _answers_by(aliases: dict[int, str], rows) -> tuple[dict, dict]:
     targets: dict[str, dict] = {alias: {} for alias in aliases.values()}
     blind: dict[str, str | None] = {}
-    for target_id, slot, parsed in candidate.answers.values_list("target_id", "slot", "parsed"):
+    for target_id, slot, parsed in rows:
         if target_id is None:
             blind[slot] = parsed or None
         else:
@@ -153,10 +157,17 @@ def _answers_by(candidate: HuntCandidate, aliases: dict[int, str]) -> tuple[dict
     return targets, blind
 
 
-def candidate_verdict(candidate: HuntCandidate, targets: list[HuntTarget], slots) -> dict:
-    """The verdict over ``slots`` as stored on the candidate (JSON)."""
+def candidate_verdict(
+    candidate: HuntCandidate, targets: list[HuntTarget], slots, answers=None
+) -> dict:
+    """The verdict over ``slots`` as stored on the candidate (JSON), from its stored answers
+    (``answers``: the candidate's every answer, when the caller holds them all)."""
     aliases = {t.pk: t.alias for t in targets}
-    by_target, blind = _answers_by(candidate, aliases)
+    if answers is None:
+        rows = candidate.answers.values_list("target_id", "slot", "parsed")
+    else:
+        rows = [(a.target_id, a.slot, a.parsed) for a in answers]
+    by_target, blind = _answers_by(aliases, rows)
     v = criterion.verdict(slots=tuple(slots), targets=by_target, blind=blind)
     return {
         "slots": list(v.slots),
@@ -178,8 +189,9 @@ def _call_all(
     job_id,
     created_by,
 ):
-    """Run every call at once (threads); the answers that arrive together are stored together
-    (their Generations, then the answers, one INSERT each) and the page is woken."""
+    """Run every call at once (threads); the answers that arrive together (``GATHER_S``) are
+    stored together (their Generations, then the answers, one INSERT each) and the page is
+    woken. Returns the failed calls' errors and the answers stored."""
     planner = Planner(round_, targets, job_id=job_id, created_by=created_by)
     plans = {}
     for n, ask in enumerate(asks):
@@ -194,8 +206,12 @@ def _call_all(
         return None if entry is None else (entry[0], entry[1].request)
 
     errors: list[str] = []
+    stored: list[HuntAnswer] = []
     workers = max(1, min(PARALLEL, len(asks)))
-    for arrived in calls.execute_concurrently(next_call, workers=workers, name="hunt"):
+    arrivals = calls.execute_concurrently(
+        next_call, workers=workers, name="hunt", gather_s=GATHER_S
+    )
+    for arrived in arrivals:
         made = [(asks[n], generation_build(plans[n], result)) for n, result in arrived]
         with transaction.atomic():
             Generation.objects.bulk_create([generation for _ask, generation in made])
@@ -219,8 +235,9 @@ def _call_all(
                     )
                 )
             HuntAnswer.objects.bulk_create(answers)
+        stored.extend(answers)
         wakeups.wake(wake_name(candidate.pk))  # the page shows these answers now
-    return errors
+    return errors, stored
 
 
 def ask_run(round_: HuntRound, *, job_id=None, created_by=None, candidate_id: int, step: str):
@@ -234,16 +251,21 @@ def ask_run(round_: HuntRound, *, job_id=None, created_by=None, candidate_id: in
     targets = list(round_.targets.select_related("provider"))
     asks = asks_for(candidate, targets, step)
     try:
-        errors = _call_all(round_, candidate, asks, targets, job_id=job_id, created_by=created_by)
+        errors, stored = _call_all(
+            round_, candidate, asks, targets, job_id=job_id, created_by=created_by
+        )
     except Exception as exc:
         # The page must not wait for ever: the item says what went wrong, the job fails too.
         _failed(candidate, waiting, candidate.verdict, [f"{type(exc).__name__}: {exc}"])
         wakeups.wake(wake_name(candidate.pk))
         raise
     slots = criterion.pair_slots(second_question=step == PAIR)
+    answers = None  # the pair's verdict also reads the first step's answers
     if step == FIRST:
-        slots = (criterion.first_image_slot(candidate.answer),)
-    verdict = candidate_verdict(candidate, targets, slots)
+        # The first step's slot is the candidate's only one, its answers all stored just now
+        # (a step asked again starts its slots afresh).
+        slots, answers = (criterion.first_image_slot(candidate.answer),), stored
+    verdict = candidate_verdict(candidate, targets, slots, answers)
     if errors:
         _failed(candidate, waiting, verdict, errors)
     elif step == FIRST:
@@ -269,16 +291,20 @@ def _failed(candidate: HuntCandidate, waiting: str, verdict: dict, errors: list[
 
 
 def _first_done(round_: HuntRound, candidate: HuntCandidate, verdict: dict) -> None:
-    """Store the first verdict (the page shows it), then propose partners and flag a
-    near-duplicate of an earlier question of the round."""
-    HuntCandidate.objects.filter(pk=candidate.pk).update(verdict=verdict)
+    """Store the first verdict with the partners proposed and a near-duplicate of an earlier
+    question of the round flagged (one write; the page shows the answers already)."""
+    # Only earlier questions of a length that can come near (the round's others never can).
+    fewest, most = duplicates.lengths_within(len(candidate.normal))
     earlier = (
         HuntCandidate.objects.filter(round=round_, pk__lt=candidate.pk)
+        .alias(length=Length("normal"))
+        .filter(length__gte=fewest, length__lte=most)
         .order_by("-pk")
         .values_list("pk", "normal")
     )
     match = duplicates.closest(candidate.question, earlier.iterator(chunk_size=2000))
     fields = {
+        "verdict": verdict,
         "neighbours": partners.nearest(round_, candidate.image, k=round_.neighbours),
         "state": HuntCandidate.State.PARTNER,
         "error": "",

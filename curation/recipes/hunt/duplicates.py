@@ -11,6 +11,7 @@ left of the mug?": 0.69).
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -37,6 +38,16 @@ class Match:
     @property
     def duplicate(self) -> bool:
         return self.score >= 1.0
+
+
+def lengths_within(length: int, *, near: float = NEAR) -> tuple[int, int]:
+    """The lengths (fewest, most characters) an earlier normal form can have and still reach
+    a ratio of ``near`` with one of ``length`` characters: the ratio is at most
+    2·min / (sum of both lengths) (``real_quick_ratio``), so only these need comparing (a
+    character to spare on each side; ``closest`` checks the bound itself)."""
+    fewest = math.floor(length * near / (2 - near)) - 1
+    most = math.ceil(length * (2 - near) / near) + 1
+    return max(0, fewest), most
 
 
 def closest(question: str, earlier: Iterable[tuple[object, str]], *, near: float = NEAR):

@@ -1,6 +1,6 @@
 """Duplicate and near-duplicate hunt questions (curation/recipes/hunt/duplicates.py)."""
 
-from curation.recipes.hunt.duplicates import closest, normal_form
+from curation.recipes.hunt.duplicates import NEAR, closest, lengths_within, normal_form
 
 
 def test_normal_form_drops_case_accents_punctuation_and_extra_spaces():
@@ -32,3 +32,14 @@ def test_the_closest_of_several_near_duplicates_wins():
     ]
     assert closest("Is the traffic light showing red", earlier).key == 1
     assert closest("Is the traffic lights showing reds", earlier[2:]).key == 3
+
+
+def test_only_questions_of_a_length_that_can_come_near_need_comparing():
+    # Every pair of lengths whose ratio could reach NEAR lies within the bounds
+    for mine in range(1, 200):
+        fewest, most = lengths_within(mine)
+        for other in range(0, 400):
+            could = 2 * min(mine, other) / (mine + other) >= NEAR
+            assert not could or fewest <= other <= most, (mine, other)
+    # And a question half as long, or twice as long, is never compared
+    assert lengths_within(40)[1] < 80 and lengths_within(40)[0] > 20

@@ -1,0 +1,97 @@
+"""The ``hunt.ask`` job's own cost and its duplicate flags: run as a worker runs it (the platform's
+``run_job``, a delivery carrying the job's token), the models played by the fake server."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from annotator.platform.models import Job
+from annotator.platform.worker import run_job
+from curation.models import Generation
+from curation.recipes.framework.jobs import job_work
+from curation.recipes.hunt import asking
+from curation.recipes.hunt import candidates as svc
+from curation.recipes.hunt.models import HuntAnswer, HuntCandidate
+
+pytestmark = pytest.mark.django_db
+
+
+def _delivered(job: Job) -> SimpleNamespace:
+    """What ``run_job`` reads of the Celery task for the job's message from the broker."""
+    return SimpleNamespace(request=SimpleNamespace(id=job.attempt_token, is_eager=False, retries=0))
+
+
+def _submit(hunt_round, worker, question, capture):
+    image = hunt_round.corpus.samples.order_by("position").first().image
+    with capture(execute=False):  # the job is sent by hand below, as a worker receives it
+        return svc.candidate_submit(
+            round_=hunt_round, worker=worker, image_id=image.pk, question=question, answer="no"
+        )
+
+
+def test_a_first_step_stores_every_answer_at_once_in_few_statements(
+    hunt_round,
+    crowdworker,
+    monkeypatch,
+    django_capture_on_commit_callbacks,
+    django_assert_num_queries,
+):
+    # Given answers that all arrive within the gathering window (however busy the machine)
+    monkeypatch.setattr(asking, "GATHER_S", 30.0)
+    # (and the project's prompt already pinned, by an earlier question)
+    earlier = _submit(
+        hunt_round, crowdworker, "Is there a blue kite here?", django_capture_on_commit_callbacks
+    )
+    run_job(_delivered(earlier.job), earlier.job.pk, job_work)
+    cand = _submit(
+        hunt_round, crowdworker, "Is there a red kite here?", django_capture_on_commit_callbacks
+    )
+    woken = []
+    monkeypatch.setattr(asking.wakeups, "wake", woken.append)
+    # When a worker runs its job: claim; the job with its starter; the round, the candidate,
+    # the targets, the prompts' pins; the three answers in one write (savepoint, Generations,
+    # answers, release); the earlier questions, the pool, the verdict with the partners; the
+    # end (savepoint, succeeded, any webhook?, release)
+    with django_assert_num_queries(17):
+        run_job(_delivered(cand.job), cand.job.pk, job_work)
+    # Then the page was woken once for the answers and once for the verdict
+    assert woken == [asking.wake_name(cand.pk)] * 2
+    cand.refresh_from_db()
+    assert cand.state == HuntCandidate.State.PARTNER and cand.job.status == "succeeded"
+    assert HuntAnswer.objects.filter(candidate=cand).count() == 3
+    assert Generation.objects.filter(job=cand.job).count() == 3
+    # And the verdict read from the answers just stored is the one the stored rows give
+    targets = list(hunt_round.targets.select_related("provider"))
+    assert cand.verdict == asking.candidate_verdict(cand, targets, cand.verdict["slots"])
+
+
+def test_a_near_duplicate_is_flagged_and_a_question_of_another_length_is_not(
+    hunt_round, crowdworker, other_worker, django_capture_on_commit_callbacks
+):
+    first = _submit(
+        hunt_round,
+        crowdworker,
+        "Is the mug left of the laptop?",
+        django_capture_on_commit_callbacks,
+    )
+    run_job(_delivered(first.job), first.job.pk, job_work)
+    near = _submit(
+        hunt_round,
+        other_worker,
+        "Is the mugs left of the laptop?",
+        django_capture_on_commit_callbacks,
+    )
+    run_job(_delivered(near.job), near.job.pk, job_work)
+    other = _submit(
+        hunt_round,
+        other_worker,
+        "Is the mug left of the laptop, on the shelf by the window?",
+        django_capture_on_commit_callbacks,
+    )
+    run_job(_delivered(other.job), other.job.pk, job_work)
+    near.refresh_from_db()
+    other.refresh_from_db()
+    assert near.duplicate_of_id == first.pk and 0.9 <= near.duplicate_score < 1.0
+    assert other.duplicate_of_id is None and other.state == HuntCandidate.State.PARTNER
