@@ -36,9 +36,12 @@ from __future__ import annotations
 
 import os
 
-# One BLAS thread per worker process, set before numpy loads: a worker is one core.
+# One BLAS thread per worker process, set before numpy loads: a worker is one core. The
+# approximate miner's process is one worker using every core (FAISS's threads, as in a Celery
+# worker): it is spawned with THREADS_VAR set to the core count.
+THREADS_VAR = "BLINDSPOT_BENCH_THREADS"
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_name] = "1"
+    os.environ[_name] = os.environ.get(THREADS_VAR, "1")
 
 import argparse  # noqa: E402
 import multiprocessing  # noqa: E402
@@ -146,19 +149,28 @@ MEMORY_BOUND = 8 * 2**30  # peak RSS of the approximate miner's process at N = 1
 
 def approx_phase(
     n: int, dim: int, k: int, exact_workers: int | None, chunks: int, flat_below: int
-) -> None:
+) -> float:
     """Approximate mining of N planted samples; with ``exact_workers``, the exact miner too and
-    the recall."""
+    the recall. Returns the approximate miner's seconds."""
     with tempfile.TemporaryDirectory(prefix="blindspot-approx-") as tmp:
         start = time.perf_counter()
         write_planted(Path(tmp), n, dim, seed=3)
         print(f"  wrote {n:,} × {dim} planted embeddings in {time.perf_counter() - start:.1f} s")
-        with ProcessPoolExecutor(max_workers=1, mp_context=SPAWN) as pool:  # its own peak RSS
-            found, seconds, rss = pool.submit(run_approx, tmp, k, flat_below).result()
+        cores = os.cpu_count() or 1
+        os.environ[THREADS_VAR] = str(cores)
+        try:  # a process of its own: its own peak RSS, every core for FAISS and BLAS
+            with ProcessPoolExecutor(max_workers=1, mp_context=SPAWN) as pool:
+                found, seconds, t_neighbours, rss = pool.submit(
+                    run_approx, tmp, k, flat_below, cores
+                ).result()
+        finally:
+            os.environ.pop(THREADS_VAR)
         index = "flat" if n <= flat_below else f"IVF, {approx_mining.ivf_lists(n)} lists"
         within = "within" if rss <= MEMORY_BOUND else "OVER"
         print(
-            f"  approximate (k = {k}, {index}): {seconds:8.1f} s, peak RSS {rss / 2**30:.2f} GiB "
+            f"  approximate (k = {k}, {index}, one worker, {cores} threads): {seconds:8.1f} s "
+            f"(neighbours {t_neighbours:.1f} s, Eq. 1 on the candidates "
+            f"{seconds - t_neighbours:.1f} s), peak RSS {rss / 2**30:.2f} GiB "
             f"({within} the {MEMORY_BOUND / 2**30:.0f} GiB bound), {found:,} mismatched pairs "
             f"found; {seconds / n * 1e3:.3f} ms per sample   (load average {loadavg()})"
         )
@@ -170,14 +182,26 @@ def approx_phase(
                 f"{exact.n_mismatched_pairs:,} mismatched pairs"
             )
             print(f"  recall of the exact mismatches: {recall:.4f}   (load average {loadavg()})")
+    return seconds
 
 
-def run_approx(folder: str, k: int, flat_below: int) -> tuple[int, float, int]:
+def run_approx(folder: str, k: int, flat_below: int, threads: int) -> tuple[int, float, float, int]:
+    """The approximate miner on every core; its time, and the neighbour search's share."""
+    scorers = load(folder)
+    searched = 2 * len(scorers) * approx_mining.neighbour_steps(scorers[0][0].shape[0])
+    marks: list[float] = []
+
+    def progress(done: int, _total: int) -> None:
+        if done == searched:
+            marks.append(time.perf_counter())
+
     start = time.perf_counter()
-    mined = approx_mining.mine_approximate(load(folder), seed=SEED, k=k, flat_below=flat_below)
+    mined = approx_mining.mine_approximate(
+        scorers, seed=SEED, k=k, flat_below=flat_below, threads=threads, progress=progress
+    )
     seconds = time.perf_counter() - start
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return int(mined.n_mismatched_pairs), seconds, rss
+    return int(mined.n_mismatched_pairs), seconds, marks[0] - start, rss
 
 
 def warm(_k: int) -> int:
@@ -248,9 +272,17 @@ def main() -> None:
         )
         print(f"approximate mining, D = {args.dim}, k = {args.k}:")
         print(f" N = {small:,} (with the exact miner, for the recall)")
-        approx_phase(small, args.dim, args.k, 2, args.chunks, flat_below)
+        t_small = approx_phase(small, args.dim, args.k, 2, args.chunks, flat_below)
         print(f" N = {big:,}")
-        approx_phase(big, args.dim, args.k, None, args.chunks, flat_below)
+        t_big = approx_phase(big, args.dim, args.k, None, args.chunks, flat_below)
+        # the mining page's model (curation.mining_cost): seconds a sample grow as N^growth
+        per_big, per_small = t_big / big, t_small / small
+        growth = np.log(per_big / per_small) / np.log(big / small)
+        print(
+            f"approximate cost model: BLINDSPOT_APPROX_S_PER_SAMPLE={per_big:.6f} "
+            f"BLINDSPOT_APPROX_COST_N={big} BLINDSPOT_APPROX_GROWTH={growth:.3f} "
+            f"(seconds a sample at N = {big:,}, and their growth with N from N = {small:,})"
+        )
     if args.skip_exact:
         return
 

@@ -5,10 +5,12 @@ Exact mining (``curation.mining``, naturalbench.txt Sec. 3 step 1, Eq. 1) is the
 S = I·Tᵀ of every scorer (2·N²·D floating-point operations per scorer) at the bare product speed:
 ``BLINDSPOT_MINING_S_PER_GFLOP`` seconds per GFLOP on one worker, the figure
 ``benchmarks/scale.py`` prints first ("cost model"); chunk jobs divide it by the workers.
-Approximate mining (``curation.approx_mining``) costs about the same per sample at any N:
-``BLINDSPOT_APPROX_S_PER_SAMPLE`` per sample and scorer, and finds the share
-``BLINDSPOT_APPROX_RECALL`` of the exact mismatches — both measured by ``benchmarks/scale.py
---approx`` (at ``BLINDSPOT_APPROX_RECALL_N`` samples, k = ``approx_mining.DEFAULT_K``).
+Approximate mining (``curation.approx_mining``) costs ``BLINDSPOT_APPROX_S_PER_SAMPLE`` per sample
+and scorer at ``BLINDSPOT_APPROX_COST_N`` samples, and a sample's cost grows as
+N^``BLINDSPOT_APPROX_GROWTH`` (an inverted-file index of ~4·√N lists: each query scans more as N
+grows); it finds the share ``BLINDSPOT_APPROX_RECALL`` of the exact mismatches. All are measured by
+``benchmarks/scale.py --approx`` (the recall at ``BLINDSPOT_APPROX_RECALL_N`` samples, k =
+``approx_mining.DEFAULT_K``; the growth between that N and the cost's).
 """
 
 from __future__ import annotations
@@ -52,11 +54,18 @@ def mining_estimate(n: int, dims: Sequence[int | None], k: int) -> MiningEstimat
         gflop=gflop,
         exact_s=gflop * float(settings.BLINDSPOT_MINING_S_PER_GFLOP),
         workers=max(1, int(settings.BLINDSPOT_MINING_CHUNKS)),
-        approx_s=n * len(dims) * float(settings.BLINDSPOT_APPROX_S_PER_SAMPLE),
+        approx_s=n * len(dims) * approx_s_per_sample(n),
         recall=float(settings.BLINDSPOT_APPROX_RECALL),
         recall_n=int(settings.BLINDSPOT_APPROX_RECALL_N),
         k=k,
     )
+
+
+def approx_s_per_sample(n: int) -> float:
+    """Approximate mining's seconds per sample and scorer at n samples (the measured power law)."""
+    at = float(settings.BLINDSPOT_APPROX_S_PER_SAMPLE)
+    ratio = max(1, n) / max(1, int(settings.BLINDSPOT_APPROX_COST_N))
+    return at * ratio ** float(settings.BLINDSPOT_APPROX_GROWTH)
 
 
 def duration(seconds: float) -> str:

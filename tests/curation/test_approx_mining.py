@@ -5,6 +5,7 @@ neighbours; the kept pairs are true mismatches with the exact miner's S values."
 
 from __future__ import annotations
 
+import faiss
 import numpy as np
 import pytest
 
@@ -73,3 +74,22 @@ def test_the_inverted_file_index_finds_the_flat_neighbours():
 def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="differ in shape"):
         approx_mining.mine_approximate([(np.zeros((3, 4)), np.zeros((2, 4)))], seed=0)
+
+
+def test_progress_counts_every_step_up_to_its_total_and_threads_are_restored():
+    images, texts = planted(3000, 32, duplicates=60, seed=5)
+    calls = []
+    before = faiss.omp_get_max_threads()
+    mined = approx_mining.mine_approximate(
+        [(images, texts)],
+        seed=1,
+        k=6,
+        flat_below=0,  # the inverted-file path of large corpora
+        threads=1,
+        progress=lambda done, total: calls.append((done, total)),
+    )
+    assert faiss.omp_get_max_threads() == before
+    total = 2 * approx_mining.neighbour_steps(3000) + 1
+    assert {t for _d, t in calls} == {total}
+    assert [d for d, _t in calls] == list(range(1, total + 1))
+    assert mined.n_mismatched_pairs >= 55  # the planted duplicates, found on the IVF path

@@ -145,8 +145,19 @@ def _mine(pipeline: NaturalBenchPipeline, rows: list[Row], scorers: list[Scorer]
             normalise=True,
         )
     if pipeline.method == NaturalBenchPipeline.Method.APPROX:
-        job_progress(job_id=job_id, done=0, total=1, message="Mining: neighbours, then Eq. 1")
-        return approx_mining.mine_approximate(arrays, seed=pipeline.seed, groups=groups)
+
+        def steps(done: int, total: int) -> None:
+            job_progress(
+                job_id=job_id,
+                done=done,
+                total=total,
+                message=f"Mining: nearest neighbours, then Eq. 1 — step {done} of {total}",
+            )
+
+        steps(0, 1)
+        return approx_mining.mine_approximate(
+            arrays, seed=pipeline.seed, groups=groups, progress=steps
+        )
     return mining.mine_mismatches(
         arrays, seed=pipeline.seed, groups=groups, normalise=True, progress=progress
     )

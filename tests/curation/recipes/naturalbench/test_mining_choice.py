@@ -70,7 +70,9 @@ def test_approximate_mining_needs_a_scorer(project):
 def test_the_pipeline_page_shows_the_cost_model_of_both_methods(client, curator, project, settings):
     settings.BLINDSPOT_MINING_S_PER_GFLOP = 0.5
     settings.BLINDSPOT_MINING_CHUNKS = 4
-    settings.BLINDSPOT_APPROX_S_PER_SAMPLE = 0.25
+    settings.BLINDSPOT_APPROX_S_PER_SAMPLE = 1.0  # at 240,000 samples, growing as √N:
+    settings.BLINDSPOT_APPROX_COST_N = 240_000
+    settings.BLINDSPOT_APPROX_GROWTH = 0.5
     settings.BLINDSPOT_APPROX_RECALL = 0.9612
     settings.BLINDSPOT_APPROX_RECALL_N = 100_000
     corpus = make_corpus(project, n=6)
@@ -91,8 +93,9 @@ def test_the_pipeline_page_shows_the_cost_model_of_both_methods(client, curator,
         text
     )
     assert "31 min on one worker, 8 min on 4 workers" in text
-    # approximate: 60,000 × 0.25 s = 4.2 h, with the measured recall
-    assert "4.2 h" in text
+    # approximate: 60,000 × 1.0 s × (60,000 / 240,000)^0.5 = 60,000 × 0.5 s = 8.3 h
+    assert est.approx_s == pytest.approx(30_000)
+    assert "8.3 h" in text
     assert "96.1% of the exact mismatches (recall measured at N = 100,000)" in text
     assert "Approximate (nearest neighbours) chosen" in text
 
