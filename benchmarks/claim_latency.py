@@ -40,11 +40,14 @@ import time
 from dataclasses import dataclass, field
 from http.client import HTTPConnection
 from pathlib import Path
-from urllib.parse import urlparse
 
 from annotator.platform.errors import ServiceError
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import recreate_database  # noqa: E402
+
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/blindspot_bench"
 TARGETS = {"service_p99_ms": 25.0, "ratio": 1.3, "http_next_p99_ms": 30.0}
 
@@ -72,19 +75,6 @@ def configure_env(url: str) -> dict[str, str]:
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
     return env
-
-
-def recreate_database(url: str) -> None:
-    import psycopg
-
-    parts = urlparse(url)
-    name = parts.path.lstrip("/")
-    if not name.replace("_", "").isalnum():
-        raise SystemExit(f"refusing odd database name {name!r}")
-    admin = parts._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def setup_django(url: str) -> None:

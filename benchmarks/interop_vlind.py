@@ -45,12 +45,15 @@ import threading
 import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import urlparse
 
 import numpy as np
 from PIL import Image as PILImage
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import recreate_database, setup_django  # noqa: E402
+
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/blindspot_interop_vlind"
 METRICS = (("s_ck", "CK"), ("s_vp", "VP"), ("s_cb", "CB (pipeline)"), ("s_lp", "LP (pipeline)"))
 PLAIN = (("cb", "CB (plain)"), ("lp", "LP (plain)"))
@@ -192,40 +195,6 @@ def backoff_path(work: Path) -> str:
             check=True,
         )
         return str(target)
-
-
-def recreate_database(url: str) -> None:
-    import psycopg
-
-    parts = urlparse(url)
-    name = parts.path.lstrip("/")
-    if not name.replace("_", "").isalnum():
-        raise SystemExit(f"refusing odd database name {name!r}")
-    admin = parts._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-
-
-def setup_django(url: str, media: Path) -> None:
-    os.environ.update(
-        {
-            "DATABASE_URL": url,
-            "DJANGO_SETTINGS_MODULE": "blindspot.settings",
-            "DEBUG": "1",
-            "CELERY_TASK_ALWAYS_EAGER": "1",
-            "MEDIA_ROOT": str(media),
-            "LOG_LEVEL": "ERROR",
-        }
-    )
-    sys.path.insert(0, str(ROOT))
-    import django
-    from django.conf import settings
-    from django.core.management import call_command
-
-    django.setup()
-    settings.MEDIA_ROOT = str(media)
-    call_command("migrate", verbosity=0, interactive=False)
 
 
 def grow(bench, curator, slots: tuple[int, ...]) -> None:
