@@ -191,9 +191,18 @@ def run_approx(folder: str, k: int, flat_below: int, threads: int) -> tuple[int,
     searched = 2 * len(scorers) * approx_mining.neighbour_steps(scorers[0][0].shape[0])
     marks: list[float] = []
 
-    def progress(done: int, _total: int) -> None:
+    shown = [0]
+
+    def progress(done: int, total: int) -> None:
         if done == searched:
             marks.append(time.perf_counter())
+        if done * 10 // total > shown[0]:  # every tenth of the work, as the job's progress bar
+            shown[0] = done * 10 // total
+            print(
+                f"    {done} of {total} steps, {time.perf_counter() - start:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
 
     start = time.perf_counter()
     mined = approx_mining.mine_approximate(

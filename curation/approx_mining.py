@@ -146,6 +146,9 @@ def neighbours(
             )
             coarse.append((lists_d, lists))
             tick(1)
+        # search() splits its queries over the threads itself (parallel mode 0); called
+        # directly, search_preassigned does so only in mode 3 (queries over the threads)
+        index.parallel_mode = 3
         for b, start in enumerate(_blocks(n)):
             lists_d, lists = coarse[b]
             coarse[b] = None
