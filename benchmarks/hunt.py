@@ -50,9 +50,13 @@ import tempfile
 import time
 from http.client import HTTPConnection
 from pathlib import Path
-from urllib.parse import urlencode, urlparse
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import recreate_database  # noqa: E402
+
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/blindspot_bench_hunt"
 MODEL_DELAY_S = 0.2
 TARGET_P99_MS = 50.0
@@ -88,19 +92,6 @@ def configure_env(url: str, broker: str, queue: str) -> dict[str, str]:
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
     return env
-
-
-def recreate_database(url: str) -> None:
-    import psycopg
-
-    parts = urlparse(url)
-    name = parts.path.lstrip("/")
-    if not name.replace("_", "").isalnum():
-        raise SystemExit(f"refusing odd database name {name!r}")
-    admin = parts._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def free_port() -> int:
