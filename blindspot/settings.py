@@ -431,14 +431,16 @@ BLINDSPOT_EMBEDDINGS_SHARED = env.bool(
 )
 # The mining page's cost model (curation.mining_cost), from benchmarks/scale.py: one worker's
 # seconds per GFLOP of float32 products (exact mining; ~100 GFLOP/s a core on a quiet machine),
-# approximate mining's seconds per sample and scorer, and its recall of the exact mismatches
-# measured at BLINDSPOT_APPROX_RECALL_N samples. Defaults: the full run on the 2-core reference
-# machine, quiet (81 GFLOP/s a worker; approximate 0.954 ms a sample at N = 100,000, k = 16, with
-# recall 1.0000 of the exact miner's 2,000 mismatches); set the figures it measures on yours.
+# approximate mining's seconds per sample and scorer at BLINDSPOT_APPROX_COST_N samples and their
+# growth with N (N^growth), and its recall of the exact mismatches measured at
+# BLINDSPOT_APPROX_RECALL_N samples. Defaults: the 2-core reference machine, quiet (81 GFLOP/s a
+# worker; approximate, one worker on both cores: 76.9 s at N = 100,000 with recall 1.0000 of the
+# exact miner's 2,000 mismatches, 1,425 s at N = 1,000,000: 1.425 ms a sample, growth 0.268);
+# set the figures it measures on yours.
 BLINDSPOT_MINING_S_PER_GFLOP = env.float("BLINDSPOT_MINING_S_PER_GFLOP", default=0.0123)
-BLINDSPOT_APPROX_S_PER_SAMPLE = env.float("BLINDSPOT_APPROX_S_PER_SAMPLE", default=0.00095)
+BLINDSPOT_APPROX_S_PER_SAMPLE = env.float("BLINDSPOT_APPROX_S_PER_SAMPLE", default=0.001425)
 BLINDSPOT_APPROX_COST_N = env.int("BLINDSPOT_APPROX_COST_N", default=1_000_000)
-BLINDSPOT_APPROX_GROWTH = env.float("BLINDSPOT_APPROX_GROWTH", default=0.5)
+BLINDSPOT_APPROX_GROWTH = env.float("BLINDSPOT_APPROX_GROWTH", default=0.268)
 BLINDSPOT_APPROX_RECALL = env.float("BLINDSPOT_APPROX_RECALL", default=1.0)
 BLINDSPOT_APPROX_RECALL_N = env.int("BLINDSPOT_APPROX_RECALL_N", default=100_000)
 BLINDSPOT_CLIP_CACHE_DIR = env.str("BLINDSPOT_CLIP_CACHE_DIR", default="") or None
