@@ -70,27 +70,15 @@ def test_a_first_step_stores_every_answer_at_once_in_few_statements(
 def test_a_near_duplicate_is_flagged_and_a_question_of_another_length_is_not(
     hunt_round, crowdworker, other_worker, django_capture_on_commit_callbacks
 ):
-    first = _submit(
-        hunt_round,
-        crowdworker,
-        "Is the mug left of the laptop?",
-        django_capture_on_commit_callbacks,
-    )
-    run_job(_delivered(first.job), first.job.pk, job_work)
-    near = _submit(
-        hunt_round,
-        other_worker,
-        "Is the mugs left of the laptop?",
-        django_capture_on_commit_callbacks,
-    )
-    run_job(_delivered(near.job), near.job.pk, job_work)
-    other = _submit(
-        hunt_round,
-        other_worker,
-        "Is the mug left of the laptop, on the shelf by the window?",
-        django_capture_on_commit_callbacks,
-    )
-    run_job(_delivered(other.job), other.job.pk, job_work)
+    def asked(worker, question: str) -> HuntCandidate:
+        """The question submitted, and its models' job run."""
+        cand = _submit(hunt_round, worker, question, django_capture_on_commit_callbacks)
+        run_job(_delivered(cand.job), cand.job.pk, job_work)
+        return cand
+
+    first = asked(crowdworker, "Is the mug left of the laptop?")
+    near = asked(other_worker, "Is the mugs left of the laptop?")
+    other = asked(other_worker, "Is the mug left of the laptop, on the shelf by the window?")
     near.refresh_from_db()
     other.refresh_from_db()
     assert near.duplicate_of_id == first.pk and 0.9 <= near.duplicate_score < 1.0
