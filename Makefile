@@ -16,7 +16,9 @@ PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/blindspot
 PYTEST_ARGS ?=
 # The suite runs on this many processes (pytest-xdist; each its own test database, Celery queue
-# and live server), a whole test file to a process; 0 runs it in this one.
+# and live server), a whole test file to a process, in the order tests/conftest.py puts them
+# (files with slow tests first; xdist's own reorder would put the one-test files, the slowest
+# ones among them, last); 0 runs it in this one.
 PYTEST_WORKERS ?= 2
 DEMO_ENV := DEBUG=1 CELERY_TASK_ALWAYS_EAGER=1
 
@@ -55,7 +57,7 @@ test: venv
 	fi; \
 	if [ -n "$$url" ]; then export DATABASE_URL="$$url"; echo "make test: $$url"; \
 	else echo "make test: no PostgreSQL on 127.0.0.1:5432, using SQLite"; fi; \
-	rc=0; DEBUG=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS) || rc=$$?; \
+	rc=0; DEBUG=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then \
 	  echo "make test: pytest collected no tests (exit 5)"; \
 	  if [ -n "$${CI:-}" ] && [ "$${CI}" != "false" ]; then exit 1; fi; \

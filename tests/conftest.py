@@ -98,3 +98,17 @@ def media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.BLINDSPOT_PROTECTED_MEDIA_REDIRECT = ""
     return settings.MEDIA_ROOT
+
+
+LONG_MARKS = ("slow", "browser", "celery")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Files holding a slow, browser or Celery test first, the rest after, each file's tests
+    in their order. ``make test`` hands out whole files (``--dist loadfile``) in this order, so
+    the long files start at once and the short ones fill the end instead of one long file
+    running alone at the end while the other process waits."""
+    long_files = {
+        item.path for item in items if any(item.get_closest_marker(m) for m in LONG_MARKS)
+    }
+    items.sort(key=lambda item: item.path not in long_files)  # stable: the rest keep their order

@@ -47,7 +47,9 @@ def _client() -> redis.Redis | None:
 
 
 def _key(name: str) -> str:
-    return f"blindspot:wake:{name}"
+    # Named after the database too: two Blindspots on one Redis (two sites, a test run next to
+    # a dev server) hold the same ids and must not wake each other's pages.
+    return f"blindspot:wake:{settings.DATABASES['default']['NAME']}:{name}"
 
 
 def wake(name: str) -> None:

@@ -152,6 +152,7 @@ def _counts(apps, *, moved: bool) -> dict[str, int]:
     }
 
 
+@pytest.mark.slow  # migrates the database back and forward
 @pytest.mark.django_db(transaction=True)
 def test_recipe_ids_become_foreign_keys_with_their_data():
     # Given a database at the schema before 0007, with a project's four pipelines, a NaturalBench

@@ -276,6 +276,7 @@ def _content_types(apps) -> dict[str, tuple[str, int]]:
     }
 
 
+@pytest.mark.slow  # migrates the database back and forward
 @pytest.mark.django_db(transaction=True)
 def test_every_recipe_row_is_read_back_through_its_own_app():
     # Given a database at the schema before the recipes were apps, with rows in every recipe

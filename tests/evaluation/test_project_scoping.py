@@ -630,6 +630,7 @@ def back_to_the_leaves():
     executor.migrate(leaves)
 
 
+@pytest.mark.slow  # migrates the database back and forward
 @pytest.mark.django_db(transaction=True)
 def test_benchmarks_without_a_project_move_to_the_admins_only_project(back_to_the_leaves):
     # Given the schema before projects were required, a benchmark without a project and one
