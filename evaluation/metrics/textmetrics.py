@@ -10,10 +10,12 @@ cache); without one the result says why instead of producing a number.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
 import shutil
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,21 +142,78 @@ def cider(candidates: Mapping[str, str], references: Mapping[str, str]) -> TextM
     return _coco(CIDER, candidates, references, lambda gts, res: Cider().compute_score(gts, res)[1])
 
 
+METEOR_IDLE_S = 60.0  # the METEOR process is stopped after this long unused
+
+
+class MeteorProcess:
+    """The METEOR 1.5 jar's process (``-stdio``), shared by this process's calls: starting it
+    (a JVM loading METEOR's paraphrase tables) takes ~7 s here, scoring a few captions
+    milliseconds, and a leaderboard's or a demo's runs are scored one after another. Each
+    segment is scored on its own (``SCORE`` then ``EVAL`` of the stats sent), so sharing the
+    process changes no number. One call at a time; stopped after ``METEOR_IDLE_S`` unused, at
+    exit, and after any failure (the next call starts a fresh one)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._scorer: Meteor | None = None
+        self._timer: threading.Timer | None = None
+        self.started = 0  # processes started so far (tests read it)
+
+    def score(self, gts: dict, res: dict) -> Sequence[float]:
+        with self._lock:
+            self._cancel_timer()
+            if self._scorer is None or self._scorer.meteor_p.poll() is not None:
+                self._stop()
+                self._scorer = Meteor()
+                self.started += 1
+            try:
+                return self._scorer.compute_score(gts, res)[1]
+            except BaseException:
+                self._stop()
+                raise
+            finally:
+                if self._scorer is not None:
+                    self._timer = threading.Timer(METEOR_IDLE_S, self.stop)
+                    self._timer.daemon = True
+                    self._timer.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stop()
+
+    @property
+    def running(self) -> bool:
+        return self._scorer is not None and self._scorer.meteor_p.poll() is None
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _stop(self) -> None:
+        self._cancel_timer()
+        scorer, self._scorer = self._scorer, None
+        if scorer is None:
+            return
+        process = scorer.meteor_p
+        process.stdin.close()
+        process.kill()
+        process.wait()
+        # pycocoevalcap's __del__ takes the scorer's lock, which a failed compute_score leaves
+        # held: free it, so that collecting the scorer cannot hang.
+        if scorer.lock.locked():
+            scorer.lock.release()
+
+
+METEOR_PROCESS = MeteorProcess()
+atexit.register(METEOR_PROCESS.stop)
+
+
 def meteor(candidates: Mapping[str, str], references: Mapping[str, str]) -> TextMetricResult:
     """METEOR 1.5 segment scores via the COCO toolkit's bundled jar (visit-bench.txt Sec. 4.3)."""
     if shutil.which("java") is None:
         return unavailable(METEOR, "METEOR 1.5 needs a Java runtime (`java` not found on PATH)")
-
-    def score(gts: dict, res: dict) -> Sequence[float]:
-        scorer = Meteor()
-        try:
-            return scorer.compute_score(gts, res)[1]
-        finally:
-            # pycocoevalcap stops its java subprocess only in __del__ (safe to run twice): stop
-            # it now.
-            scorer.__del__()
-
-    return _coco(METEOR, candidates, references, score)
+    return _coco(METEOR, candidates, references, METEOR_PROCESS.score)
 
 
 def _hub_cache() -> Path:

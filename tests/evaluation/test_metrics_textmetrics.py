@@ -1,6 +1,7 @@
 """Reference-based text metrics (visit-bench.txt Sec. 4.3 baselines)."""
 
 import shutil
+import time
 
 import bert_score
 import pytest
@@ -80,6 +81,36 @@ def test_meteor_runs_offline():
     assert result.available
     assert result.scores["2"] == 0.0
     assert 0.5 < result.scores["1"] <= 1.0
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="METEOR 1.5 needs java")
+def test_meteor_calls_share_one_process_with_the_scores_of_a_fresh_one(monkeypatch):
+    candidates = {"1": "a dog sits on a red couch", "2": "two cats on a mat"}
+    references = {"1": "a brown dog lies on the couch", "2": "a cat sleeps on a mat"}
+    tm.METEOR_PROCESS.stop()
+    fresh = tm.meteor(candidates, references).scores  # a process started for this call
+    started = tm.METEOR_PROCESS.started
+    again = [tm.meteor(candidates, references).scores for _ in range(3)]
+    assert tm.METEOR_PROCESS.started == started  # no new process for the later calls
+    assert again == [fresh] * 3 and all(0 < s < 1 for s in fresh.values())
+    # unused for METEOR_IDLE_S, the process stops; the next call starts another
+    monkeypatch.setattr(tm, "METEOR_IDLE_S", 0.2)
+    tm.meteor(candidates, references)
+    deadline = time.monotonic() + 10
+    while tm.METEOR_PROCESS.running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not tm.METEOR_PROCESS.running
+    assert tm.meteor(candidates, references).scores == fresh
+    assert tm.METEOR_PROCESS.started == started + 1
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="METEOR 1.5 needs java")
+def test_a_meteor_process_that_died_is_replaced():
+    tm.meteor({"1": "a cat"}, {"1": "a cat"})
+    tm.METEOR_PROCESS._scorer.meteor_p.kill()
+    tm.METEOR_PROCESS._scorer.meteor_p.wait()
+    result = tm.meteor({"1": "a cat sits on the mat"}, {"1": "a cat sits on the mat"})
+    assert result.available and 0.5 < result.scores["1"] <= 1.0
 
 
 def test_mismatched_ids_are_rejected():
