@@ -197,8 +197,9 @@ def _call_all(
     for n, ask in enumerate(asks):
         who = "blind" if ask.target is None else f"t{ask.target.position}"
         plans[n] = planner.plan(ask, f"hunt-{candidate.pk}-{ask.slot}-{who}")
-    if candidate.error:  # asked again after a failure: these slots start afresh
-        HuntAnswer.objects.filter(candidate=candidate, slot__in={a.slot for a in asks}).delete()
+    # These slots start afresh: asked again after failed calls, or run again after its worker
+    # died with some answers stored (they would break the one-answer-a-slot constraint).
+    HuntAnswer.objects.filter(candidate=candidate, slot__in={a.slot for a in asks}).delete()
     todo = iter(plans.items())
 
     def next_call():

@@ -51,10 +51,11 @@ def test_a_first_step_stores_every_answer_at_once_in_few_statements(
     woken = []
     monkeypatch.setattr(asking.wakeups, "wake", woken.append)
     # When a worker runs its job: claim; the job with its starter; the round, the candidate,
-    # the targets, the prompts' pins; the three answers in one write (savepoint, Generations,
-    # answers, release); the earlier questions, the pool, the verdict with the partners; the
-    # end (savepoint, succeeded, any webhook?, release)
-    with django_assert_num_queries(17):
+    # the targets, the prompts' pins; the slots' earlier answers cleared (a run after a dead
+    # worker's); the three answers in one write (savepoint, Generations, answers, release); the
+    # earlier questions, the pool, the verdict with the partners; the end (savepoint,
+    # succeeded, any webhook?, release)
+    with django_assert_num_queries(18):
         run_job(_delivered(cand.job), cand.job.pk, job_work)
     # Then the page was woken once for the answers and once for the verdict
     assert woken == [asking.wake_name(cand.pk)] * 2
@@ -65,6 +66,29 @@ def test_a_first_step_stores_every_answer_at_once_in_few_statements(
     # And the verdict read from the answers just stored is the one the stored rows give
     targets = list(hunt_round.targets.select_related("provider"))
     assert cand.verdict == asking.candidate_verdict(cand, targets, cand.verdict["slots"])
+
+
+def test_a_step_run_again_after_its_worker_died_mid_way_replaces_the_answers_it_stored(
+    hunt_round, crowdworker, django_capture_on_commit_callbacks
+):
+    # Given a job whose worker died after storing the answers, before the verdict: the
+    # candidate still waits for them, the answers are there
+    cand = _submit(
+        hunt_round, crowdworker, "Is there a green kite here?", django_capture_on_commit_callbacks
+    )
+    asking.ask_run(hunt_round, job_id=cand.job_id, candidate_id=cand.pk, step=asking.FIRST)
+    HuntCandidate.objects.filter(pk=cand.pk).update(
+        state=HuntCandidate.State.ASKING, verdict={}, neighbours={}
+    )
+    first = set(HuntAnswer.objects.filter(candidate=cand).values_list("pk", flat=True))
+    assert len(first) == 3
+    # When the step runs again (the job retried)
+    asking.ask_run(hunt_round, job_id=cand.job_id, candidate_id=cand.pk, step=asking.FIRST)
+    # Then it ends as a first run does, with one answer a slot and target, all new
+    cand.refresh_from_db()
+    assert cand.state == HuntCandidate.State.PARTNER and not cand.error
+    again = set(HuntAnswer.objects.filter(candidate=cand).values_list("pk", flat=True))
+    assert len(again) == 3 and not again & first
 
 
 def test_a_near_duplicate_is_flagged_and_a_question_of_another_length_is_not(
