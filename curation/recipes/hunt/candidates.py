@@ -15,6 +15,7 @@ from django.utils import timezone
 from annotator.platform.errors import Conflict, Invalid, ServiceError
 from annotator.platform.forms import ID_MAX
 from annotator.platform.jobs import job_enqueue
+from annotator.platform.models import Job
 from curation.models import Image, Sample
 from evaluation.families.naturalbench import layout as nb
 
@@ -184,3 +185,20 @@ def candidate_ask_again(*, candidate: HuntCandidate, worker) -> HuntCandidate:
         fresh.save(update_fields=["state", "updated_at"])
         _ask(candidate.round, fresh, step, worker)
     return fresh
+
+
+def candidate_settle(candidate: HuntCandidate) -> HuntCandidate:
+    """A candidate the models were answering whose job failed without moving it on (its worker
+    died: the platform fails the job once its heartbeats stop) becomes failed, saying why, so
+    that its worker can ask again instead of watching "…" for ever. ``candidate.job`` is read
+    with it (select_related) by the pages that call this."""
+    job = candidate.job
+    running = (HuntCandidate.State.ASKING, HuntCandidate.State.PAIRING)
+    if candidate.state not in running or job is None or job.status != Job.Status.FAILED:
+        return candidate
+    error = f"The models' job failed: {job.error or 'no reason was given'}"[:2000]
+    HuntCandidate.objects.filter(pk=candidate.pk, state=candidate.state, job=job).update(
+        state=HuntCandidate.State.FAILED, error=error
+    )
+    candidate.state, candidate.error = HuntCandidate.State.FAILED, error
+    return candidate

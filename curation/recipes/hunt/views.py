@@ -141,14 +141,14 @@ def submit(request: HttpRequest, round_: HuntRound) -> HttpResponse:
 def _mine_or_404(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HuntCandidate:
     candidate = (
         candidates_of(request.user, round_)
-        .select_related("image", "partner")
+        .select_related("image", "partner", "job")
         .filter(pk=candidate_id)
         .first()
     )
     if candidate is None:
         raise Http404
     candidate.round = round_  # read once, by the page's lookup
-    return candidate
+    return candidates.candidate_settle(candidate)  # a job that died: failed, ask again
 
 
 def verdict_table(round_: HuntRound, candidate: HuntCandidate) -> dict:

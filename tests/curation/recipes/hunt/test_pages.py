@@ -105,6 +105,40 @@ def test_the_long_poll_returns_when_the_job_wakes_the_item(
     assert time.monotonic() - started < 0.3 and 'data-state="partner"' in fragment
 
 
+def test_an_item_whose_job_died_says_so_and_is_asked_again(
+    client, crowdworker, hunt_round, eager, django_capture_on_commit_callbacks
+):
+    # Given a question whose job failed without an answer (the platform's verdict on a job
+    # whose worker stopped heartbeating)
+    image = hunt_round.corpus.samples.first().image
+    with django_capture_on_commit_callbacks(execute=False):
+        cand = svc.candidate_submit(
+            round_=hunt_round,
+            worker=crowdworker,
+            image_id=image.pk,
+            question="Is there a kite in the sky?",
+            answer="yes",
+        )
+    cand.job.status, cand.job.error = "failed", "The worker stopped (no heartbeat for 120 s)."
+    cand.job.save(update_fields=["status", "error"])
+    client.force_login(crowdworker)
+    # When its worker's page asks for the item's status
+    url = reverse("hunt-item", args=[hunt_round.pk, cand.pk]) + "?part=status"
+    fragment = client.get(url).content.decode()
+    # Then the item is failed, says why, and offers to ask again
+    assert (
+        "The worker stopped" in fragment
+        and reverse("hunt-again", args=[hunt_round.pk, cand.pk]) in fragment
+    )
+    cand.refresh_from_db()
+    assert cand.state == HuntCandidate.State.FAILED
+    # And asking again runs the models (a new job) to the partner step
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("hunt-again", args=[hunt_round.pk, cand.pk]))
+    cand.refresh_from_db()
+    assert cand.state == HuntCandidate.State.PARTNER and cand.job.status == "succeeded"
+
+
 def test_refusals_keep_the_text_and_say_why(client, crowdworker, hunt_round):
     client.force_login(crowdworker)
     image = hunt_round.corpus.samples.first().image
