@@ -1,5 +1,7 @@
 """Wake-ups (annotator.platform.wakeups) through the Redis the suite runs with."""
 
+import threading
+import time
 import uuid
 
 import pytest
@@ -37,3 +39,20 @@ def test_a_wake_up_does_not_reach_another_database_on_the_same_redis(live_redis,
     assert wakeups.wait(name, 0.05) is False
     monkeypatch.setitem(settings.DATABASES["default"], "NAME", "another-site")
     assert wakeups.wait(name, 0.05) is True
+
+
+def test_wait_for_hands_over_what_every_wake_up_said_in_order(live_redis):
+    name = f"test-{uuid.uuid4().hex}"
+    wakeups.wake(name, {"answers": [1]})
+    wakeups.wake(name)
+    wakeups.wake(name, {"answers": [2]})
+    assert wakeups.wait_for(name, 0.05) == [{"answers": [1]}, None, {"answers": [2]}]
+    assert wakeups.wait_for(name, 0.05) is None  # all taken: the next one waits
+
+
+def test_wait_for_returns_at_once_when_woken_meanwhile(live_redis):
+    name = f"test-{uuid.uuid4().hex}"
+    started = time.monotonic()
+    threading.Timer(0.1, wakeups.wake, args=(name, "stored")).start()
+    assert wakeups.wait_for(name, 5) == ["stored"]
+    assert time.monotonic() - started < 2

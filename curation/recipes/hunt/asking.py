@@ -214,31 +214,90 @@ def _call_all(
     )
     for arrived in arrivals:
         made = [(asks[n], generation_build(plans[n], result)) for n, result in arrived]
+        answers = []
+        for ask, generation in made:
+            if generation.status != Generation.Status.OK:
+                # A failed call is no answer (it would count as fooled): asked again.
+                errors.append(f"{ask.slot}: {generation.error[:300]}")
+                continue
+            text = "" if generation.output is None else str(generation.output)
+            parsed = _parse(text, round_.question_type)
+            answers.append(
+                HuntAnswer(
+                    candidate=candidate,
+                    target=ask.target,
+                    slot=ask.slot,
+                    generation=generation,
+                    text=text[:2000],
+                    parsed=parsed or "",
+                    correct=criterion.correct(parsed, ask.slot),
+                )
+            )
+        # Streamed to the page first (it shows them at once, without reading them back), then
+        # stored; should storing fail, the item fails and the page, woken again, says so.
+        if answers:
+            wakeups.wake(wake_name(candidate.pk), streamed(job_id, answers))
         with transaction.atomic():
             Generation.objects.bulk_create([generation for _ask, generation in made])
-            answers = []
-            for ask, generation in made:
-                if generation.status != Generation.Status.OK:
-                    # A failed call is no answer (it would count as fooled): asked again.
-                    errors.append(f"{ask.slot}: {generation.error[:300]}")
-                    continue
-                text = "" if generation.output is None else str(generation.output)
-                parsed = _parse(text, round_.question_type)
-                answers.append(
-                    HuntAnswer(
-                        candidate=candidate,
-                        target=ask.target,
-                        slot=ask.slot,
-                        generation=generation,
-                        text=text[:2000],
-                        parsed=parsed or "",
-                        correct=criterion.correct(parsed, ask.slot),
-                    )
-                )
             HuntAnswer.objects.bulk_create(answers)
         stored.extend(answers)
-        wakeups.wake(wake_name(candidate.pk))  # the page shows these answers now
     return errors, stored
+
+
+STREAMED_TEXT = 200  # characters of an answer's text sent to the page (it shows 40)
+
+
+def streamed(job_id, answers: list[HuntAnswer]) -> dict:
+    """What a wake-up tells the item's page about answers just in (``StreamedAnswer``)."""
+    return {
+        "job": job_id,
+        "answers": [
+            {
+                "target": a.target_id,
+                "slot": a.slot,
+                "parsed": a.parsed,
+                "correct": a.correct,
+                "text": a.text[:STREAMED_TEXT],
+            }
+            for a in answers
+        ],
+    }
+
+
+@dataclass(frozen=True)
+class StreamedAnswer:
+    """An answer as a wake-up brought it to the page (the fields the page shows)."""
+
+    target_id: int | None
+    slot: str
+    parsed: str
+    correct: bool
+    text: str
+
+
+def streamed_answers(candidate: HuntCandidate, woken: list) -> list[StreamedAnswer] | None:
+    """The answers the wake-ups ``woken`` brought for the candidate's current job, or None when
+    one of them said something else (or nothing): then the page reads the item afresh."""
+    out = []
+    for data in woken:
+        if not isinstance(data, dict) or not isinstance(data.get("answers"), list):
+            return None
+        if data.get("job") != candidate.job_id:
+            continue  # an earlier step's, already stored
+        try:
+            out.extend(
+                StreamedAnswer(
+                    target_id=a["target"],
+                    slot=str(a["slot"]),
+                    parsed=str(a["parsed"]),
+                    correct=bool(a["correct"]),
+                    text=str(a["text"]),
+                )
+                for a in data["answers"]
+            )
+        except (KeyError, TypeError):
+            return None
+    return out
 
 
 def ask_run(round_: HuntRound, *, job_id=None, created_by=None, candidate_id: int, step: str):

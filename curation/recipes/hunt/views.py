@@ -24,7 +24,7 @@ from evaluation.plots import Series, bar_chart
 
 from . import candidates, checks, partners, selectors
 from . import criterion as c
-from .asking import wake_name
+from .asking import streamed_answers, wake_name
 from .models import HuntCandidate, HuntRound
 from .rounds import candidates_of, rounds_open_for
 from .standins import STANDIN_LABEL
@@ -151,9 +151,10 @@ def _mine_or_404(request: HttpRequest, round_: HuntRound, candidate_id: int) -> 
     return candidates.candidate_settle(candidate)  # a job that died: failed, ask again
 
 
-def verdict_table(round_: HuntRound, candidate: HuntCandidate) -> dict:
+def verdict_table(round_: HuntRound, candidate: HuntCandidate, answers=None) -> dict:
     """The answers as the item's page shows them: a column per slot asked so far (first image
-    and question first), a row per target then the blind model; each cell the answer or None."""
+    and question first), a row per target then the blind model; each cell the answer or None.
+    ``answers``: the candidate's as read already (a later one of a slot wins)."""
     names = target_names(round_, for_worker=True)
     wanted = [
         (_("Question 1, your picture"), c.slot_of(0, "first", candidate.answer)),
@@ -163,7 +164,7 @@ def verdict_table(round_: HuntRound, candidate: HuntCandidate) -> dict:
     ]
     aliases = {t.pk: t.alias for t in targets_of(round_)}
     cells: dict[tuple, object] = {}
-    for answer in candidate.answers.all():
+    for answer in candidate.answers.all() if answers is None else answers:
         cells[(aliases.get(answer.target_id, ""), answer.slot)] = answer
     asked = {slot for _who, slot in cells}
     columns = [
@@ -199,8 +200,11 @@ def _options(text: str) -> dict | None:
     return None if parts is None else dict(zip(("text", "a", "b"), parts, strict=True))
 
 
-def item_context(round_: HuntRound, candidate: HuntCandidate, *, points: bool = True) -> dict:
-    """The item page's context; ``points=False`` for the status fragment (it shows none)."""
+def item_context(
+    round_: HuntRound, candidate: HuntCandidate, *, points: bool = True, answers=None
+) -> dict:
+    """The item page's context; ``points=False`` for the status fragment (it shows none);
+    ``answers`` as for ``verdict_table``."""
     order = c.image_order(candidate.answer)
     flipped = c.A1 if candidate.answer == c.A0 else c.A0
     two_option = round_.question_type == HuntRound.QuestionType.TWO_OPTION
@@ -225,7 +229,7 @@ def item_context(round_: HuntRound, candidate: HuntCandidate, *, points: bool = 
         "running": candidate.state in RUNNING,
         "long_poll": wakeups.enabled(),
         "poll": POLL,
-        "table": verdict_table(round_, candidate),
+        "table": verdict_table(round_, candidate, answers),
         "slots": slots,
         "order": order,
         "targets": list(target_names(round_, for_worker=True).values()),
@@ -245,13 +249,23 @@ def item(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HttpResp
     """An item's page; ``?part=status`` (htmx, while the models answer) its status, and with
     ``&wait=1`` a long-poll that returns when the job wakes the item (or after ``WAIT_S``)."""
     candidate = _mine_or_404(request, round_, candidate_id)
+    status = request.GET.get("part") == "status"
+    template = "hunt/_item.html" if status else "hunt/item.html"
     if request.GET.get("wait") and candidate.state in RUNNING:
-        # A long-poll: back as soon as the job stores answers or moves the item on.
-        if wakeups.wait(wake_name(candidate.pk), WAIT_S):
+        # A long-poll. Everything the page shows is read before waiting (the models are
+        # answering meanwhile); answers the job streams with its wake-up are added as they
+        # are, anything else it says (a verdict, a failure) is read afresh.
+        answers = list(candidate.answers.all())
+        context = item_context(round_, candidate, points=not status, answers=answers)
+        woken = wakeups.wait_for(wake_name(candidate.pk), WAIT_S)
+        streamed = None if woken is None else streamed_answers(candidate, woken)
+        if streamed is not None:
+            context["table"] = verdict_table(round_, candidate, answers + streamed)
+        elif woken is not None:
             candidate = _mine_or_404(request, round_, candidate_id)
-    if request.GET.get("part") == "status":
-        return render(request, "hunt/_item.html", item_context(round_, candidate, points=False))
-    return render(request, "hunt/item.html", item_context(round_, candidate))
+            context = item_context(round_, candidate, points=not status)
+        return render(request, template, context)
+    return render(request, template, item_context(round_, candidate, points=not status))
 
 
 def partner(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HttpResponse:

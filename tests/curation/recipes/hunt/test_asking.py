@@ -49,20 +49,34 @@ def test_a_first_step_stores_every_answer_at_once_in_few_statements(
         hunt_round, crowdworker, "Is there a red kite here?", django_capture_on_commit_callbacks
     )
     woken = []
-    monkeypatch.setattr(asking.wakeups, "wake", woken.append)
+
+    def wake(name, data=None):
+        stored = HuntAnswer.objects.filter(candidate=cand).count()
+        woken.append((name, data, stored))
+
+    monkeypatch.setattr(asking.wakeups, "wake", wake)
     # When a worker runs its job: claim; the job with its starter; the round, the candidate,
     # the targets, the prompts' pins; the slots' earlier answers cleared (a run after a dead
     # worker's); the three answers in one write (savepoint, Generations, answers, release); the
     # earlier questions, the pool, the verdict with the partners; the end (savepoint,
-    # succeeded, any webhook?, release)
-    with django_assert_num_queries(18):
+    # succeeded, any webhook?, release): 18, and the two counts this test makes when woken
+    with django_assert_num_queries(18 + 2):
         run_job(_delivered(cand.job), cand.job.pk, job_work)
-    # Then the page was woken once for the answers and once for the verdict
-    assert woken == [asking.wake_name(cand.pk)] * 2
+    # Then the page was woken once with the answers, before they were stored (it shows them
+    # without reading them back), and once for the verdict
+    name = asking.wake_name(cand.pk)
+    assert [(n, stored) for n, _data, stored in woken] == [(name, 0), (name, 3)]
+    streamed, said = woken[0][1], woken[1][1]
+    assert streamed["job"] == cand.job_id and said is None
     cand.refresh_from_db()
     assert cand.state == HuntCandidate.State.PARTNER and cand.job.status == "succeeded"
     assert HuntAnswer.objects.filter(candidate=cand).count() == 3
     assert Generation.objects.filter(job=cand.job).count() == 3
+    # And what was streamed is what was stored
+    rows = HuntAnswer.objects.filter(candidate=cand).values("target", "slot", "parsed", "correct")
+    assert sorted(
+        (a["target"] or 0, a["slot"], a["parsed"], a["correct"]) for a in streamed["answers"]
+    ) == sorted((r["target"] or 0, r["slot"], r["parsed"], r["correct"]) for r in rows)
     # And the verdict read from the answers just stored is the one the stored rows give
     targets = list(hunt_round.targets.select_related("provider"))
     assert cand.verdict == asking.candidate_verdict(cand, targets, cand.verdict["slots"])
@@ -107,3 +121,27 @@ def test_a_near_duplicate_is_flagged_and_a_question_of_another_length_is_not(
     other.refresh_from_db()
     assert near.duplicate_of_id == first.pk and 0.9 <= near.duplicate_score < 1.0
     assert other.duplicate_of_id is None and other.state == HuntCandidate.State.PARTNER
+
+
+def test_answers_streamed_but_not_stored_fail_the_item_and_wake_the_page_again(
+    hunt_round, crowdworker, monkeypatch, django_capture_on_commit_callbacks
+):
+    # Given a question whose answers cannot be stored once they are in (and streamed)
+    cand = _submit(
+        hunt_round, crowdworker, "Is there a white kite here?", django_capture_on_commit_callbacks
+    )
+    woken = []
+    monkeypatch.setattr(asking.wakeups, "wake", lambda name, data=None: woken.append(data))
+
+    def no_room(*args, **kwargs):
+        raise RuntimeError("no room left")
+
+    monkeypatch.setattr(HuntAnswer.objects, "bulk_create", no_room)
+    # When the step runs
+    with pytest.raises(RuntimeError):
+        asking.ask_run(hunt_round, job_id=cand.job_id, candidate_id=cand.pk, step=asking.FIRST)
+    # Then the page had the answers, then was told to read the item again: failed, with why
+    assert len(woken) == 2 and len(woken[0]["answers"]) == 3 and woken[1] is None
+    cand.refresh_from_db()
+    assert cand.state == HuntCandidate.State.FAILED and "no room left" in cand.error
+    assert not HuntAnswer.objects.filter(candidate=cand).exists()

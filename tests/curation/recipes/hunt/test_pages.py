@@ -10,10 +10,11 @@ import pytest
 from django.urls import reverse
 
 from annotator.platform import wakeups
+from annotator.platform.models import Job
+from curation.recipes.hunt import asking, views
 from curation.recipes.hunt import candidates as svc
-from curation.recipes.hunt import views
 from curation.recipes.hunt.asking import wake_name
-from curation.recipes.hunt.models import HuntCandidate, HuntRound
+from curation.recipes.hunt.models import HuntAnswer, HuntCandidate, HuntRound
 
 pytestmark = pytest.mark.django_db
 
@@ -103,6 +104,59 @@ def test_the_long_poll_returns_when_the_job_wakes_the_item(
     started = time.monotonic()
     fragment = client.get(url).content.decode()
     assert time.monotonic() - started < 0.3 and 'data-state="partner"' in fragment
+
+
+def _running(hunt_round, crowdworker) -> HuntCandidate:
+    """A question the models are answering (its job made, not run)."""
+    job = Job.objects.create(kind="hunt.ask", params={}, created_by=crowdworker)
+    return HuntCandidate.objects.create(
+        round=hunt_round,
+        worker=crowdworker,
+        image=hunt_round.corpus.samples.first().image,
+        question="Is it a square?",
+        answer="a0",
+        normal="is it a square",
+        job=job,
+    )
+
+
+def test_the_long_poll_shows_the_answers_the_job_streams_without_reading_them_back(
+    client, crowdworker, hunt_round, django_assert_max_num_queries
+):
+    cand = _running(hunt_round, crowdworker)
+    target = hunt_round.targets.order_by("position").first()
+    answer = HuntAnswer(target=target, slot="q0_i0", parsed="No", correct=False, text="No, round")
+    # Given the job's wake-up with an answer it has not stored yet
+    wakeups.wake(wake_name(cand.pk), asking.streamed(cand.job_id, [answer]))
+    client.force_login(crowdworker)
+    url = reverse("hunt-item", args=[hunt_round.pk, cand.pk]) + "?part=status&wait=1"
+    # When the page's long-poll returns: no query after the wake-up (the same 7 as a poll)
+    with django_assert_max_num_queries(7):
+        fragment = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    # Then the answer is on it, and the page goes on waiting for the rest
+    assert fragment.count('data-testid="answer"') == 1 and "No, round" in fragment
+    assert "hunt-fooled" in fragment and "wait=1" in fragment
+    assert not HuntAnswer.objects.filter(candidate=cand).exists()
+
+
+def test_the_long_poll_ignores_an_earlier_jobs_answers_and_reads_anything_else_afresh(
+    client, crowdworker, hunt_round
+):
+    cand = _running(hunt_round, crowdworker)
+    target = hunt_round.targets.order_by("position").first()
+    answer = HuntAnswer(target=target, slot="q0_i0", parsed="No", correct=False, text="Old one")
+    client.force_login(crowdworker)
+    url = reverse("hunt-item", args=[hunt_round.pk, cand.pk]) + "?part=status&wait=1"
+    # An earlier (failed) job's answers: not shown
+    wakeups.wake(wake_name(cand.pk), asking.streamed(cand.job_id + 1000, [answer]))
+    fragment = client.get(url).content.decode()
+    assert "Old one" not in fragment and 'data-testid="answer"' not in fragment
+    # A wake-up that says something else: the item is read again
+    HuntCandidate.objects.filter(pk=cand.pk).update(state=HuntCandidate.State.PARTNER)
+    wakeups.wake(wake_name(cand.pk), asking.streamed(cand.job_id, [answer]))
+    wakeups.wake(wake_name(cand.pk))
+    fragment = client.get(url).content.decode()
+    assert 'data-state="partner"' in fragment
 
 
 def test_an_item_whose_job_died_says_so_and_is_asked_again(
