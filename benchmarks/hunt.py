@@ -3,11 +3,12 @@
 
 A hunt step is what a worker waits for after pressing "Ask the models": the question is
 submitted (``POST …/submit/``, which stores the item and enqueues the ``hunt.ask`` job), the job
-asks every target and the blind model at once through the LLM gateway, stores each answer with
-its Generation and wakes the page, and the page's long-poll (``GET …?part=status&wait=1``)
-returns with every answer on it. The models are the fake OpenAI-compatible server of
-``tests/fake_openai.py`` in its own process, answering every call after a fixed 200 ms
-(``VLMPlayers``); two vision targets and a blind model, so three calls per step, in parallel.
+asks every target and the blind model at once through the LLM gateway, streams the answers to
+the page with its wake-up (then stores each with its Generation), and the page's long-poll
+(``GET …?part=status&wait=1``) returns with every answer on it. The models are the fake
+OpenAI-compatible server of ``tests/fake_openai.py`` in its own process, answering every call
+after a fixed 200 ms (``VLMPlayers``); two vision targets and a blind model, so three calls per
+step, in parallel.
 
     overhead = (time until every model answer is on the page) − 200 ms
 
@@ -23,7 +24,7 @@ thinking time), then the paced phase, the same 20 workers each spending ``--thin
 (uniform from half to one and a half times it) writing every question:
 ``20 workers thinking ~10 s a question: p50 … ms p99 … ms``. Each line comes with the client's
 total step time, the status requests a step took, a breakdown from the database (enqueue → job
-start, the job's own time outside the model calls) and the CPU per step of the product's
+start, job start → the page less the model calls) and the CPU per step of the product's
 processes with the cores they and the whole machine kept busy. Target: p99 overhead ≤ 50 ms at
 20 workers.
 
@@ -190,7 +191,7 @@ def start_gunicorn(env: dict, port: int, workers: int, threads: int, workdir: Pa
     return proc
 
 
-def start_celery(env: dict, queue: str, concurrency: int, workdir: Path):
+def start_celery(env: dict, queue: str, concurrency: int, workdir: Path, pool: str = "threads"):
     celery = Path(sys.executable).with_name("celery")
     cmd = [
         str(celery) if celery.exists() else "celery",
@@ -200,7 +201,7 @@ def start_celery(env: dict, queue: str, concurrency: int, workdir: Path):
         "-Q",
         queue,
         "--pool",
-        "threads",
+        pool,
         "--concurrency",
         str(concurrency),
         "--loglevel",
@@ -469,14 +470,14 @@ def pct(values: list[float], q: float) -> float:
 
 def breakdown(phase: dict) -> dict:
     """From the database, per measured step, the critical path after the submit: submit →
-    job start (the queue), job start → the last answer stored less the longest call (the job's
-    own work before the page can show every answer), and the last answer stored → the page
-    showing it (wake-up, long-poll's return, render)."""
+    job start (the queue), and job start → every answer on the page less the longest call (the
+    job's own work before the calls, then streaming the answers to the waiting page and its
+    answer; storing them comes after)."""
     from django.db.models import Max
 
     from annotator.platform.models import Job
     from curation.models import Generation
-    from curation.recipes.hunt.models import HuntAnswer, HuntCandidate
+    from curation.recipes.hunt.models import HuntCandidate
 
     ends = dict(zip(phase["items"], phase["ends"], strict=True))
     ids = {int(path.rstrip("/").rsplit("/", 1)[1]): end for path, end in ends.items()}
@@ -487,21 +488,14 @@ def breakdown(phase: dict) -> dict:
         .values_list("job_id")
         .annotate(m=Max("latency_ms"))
     )
-    stored = dict(
-        HuntAnswer.objects.filter(candidate_id__in=list(ids))
-        .values_list("candidate_id")
-        .annotate(m=Max("created_at"))
-    )
-    queue, own, deliver = [], [], []
+    queue, own = [], []
     for pk, created, job_id in rows:
         job = jobs.get(job_id)
-        if job is None or job.started_at is None or pk not in stored:
+        if job is None or job.started_at is None or job_id not in longest:
             continue
         queue.append((job.started_at - created).total_seconds() * 1000)
-        until_stored = (stored[pk] - job.started_at).total_seconds() * 1000
-        own.append(until_stored - longest.get(job_id, 0))
-        deliver.append((ids[pk] - stored[pk].timestamp()) * 1000)
-    return {"queue": queue, "own": own, "deliver": deliver}
+        own.append((ids[pk] - job.started_at.timestamp()) * 1000 - longest[job_id])
+    return {"queue": queue, "own": own}
 
 
 def _p(values: list[float]) -> str:
@@ -524,9 +518,8 @@ def report(label: str, phase: dict, seconds: float) -> float:
     if parts["queue"]:
         print(
             f"    where: submit request {_p(phase['posts'])}; submit → job start "
-            f"{_p(parts['queue'])}; job's own work until every answer is stored (less the "
-            f"longest call) {_p(parts['own'])}; last answer stored → on the page "
-            f"{_p(parts['deliver'])}"
+            f"{_p(parts['queue'])}; job start → every answer on the page, less the longest "
+            f"call {_p(parts['own'])}"
         )
     if totals and phase["cpu"]:
         per_step = {k: v * 1000 / len(totals) for k, v in phase["cpu"].items()}
@@ -578,6 +571,7 @@ def main() -> int:
     parser.add_argument("--gunicorn-workers", type=int, default=2)
     parser.add_argument("--gunicorn-threads", type=int, default=16)
     parser.add_argument("--celery-threads", type=int, default=32)
+    parser.add_argument("--celery-pool", default="threads", choices=("threads", "prefork"))
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.think_seconds = 15.0, 60.0
@@ -597,7 +591,7 @@ def main() -> int:
         procs.append(
             start_gunicorn(env, port, args.gunicorn_workers, args.gunicorn_threads, workdir)
         )
-        procs.append(start_celery(env, queue, args.celery_threads, workdir))
+        procs.append(start_celery(env, queue, args.celery_threads, workdir, args.celery_pool))
         print(
             f"hunt steps: fake models answer in {MODEL_DELAY_S * 1000:.0f} ms, 2 targets + blind; "
             f"gunicorn {args.gunicorn_workers}×{args.gunicorn_threads} gthread, Celery threads "
