@@ -16,9 +16,11 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 @pytest.fixture
-def demo_settings(settings, tmp_path):
+def demo_settings(settings, tmp_path, eager):
+    # ``eager`` also sets Celery's own flag and clears it afterwards: Celery reads Django's
+    # settings once per process, so the setting alone could leave every later test of this
+    # process running its jobs eagerly (a browser test that expects a job to wait failed so)
     settings.DEBUG = True
-    settings.CELERY_TASK_ALWAYS_EAGER = True
     settings.MEDIA_ROOT = str(tmp_path / "media")
     settings.BLINDSPOT_EMBEDDINGS_DIR = tmp_path / "embeddings"
     return settings
