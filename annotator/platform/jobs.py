@@ -151,6 +151,29 @@ def jobs_send_pending(*, now=None, limit: int = 500) -> int:
     return sent
 
 
+# What a job kind does when the platform fails one of its jobs (an error the job did not
+# handle, or its worker stopped and the lost-job sweep gave up on it): ``handler(job_id=,
+# error=)``, in the transaction that fails it. A hunt item waiting for its models says it
+# failed, wherever it is counted, without its page having to be read.
+FailedHandler = Callable[..., None]
+_FAILED: dict[str, FailedHandler] = {}
+
+
+def job_failed_handler(kind: str, handler: FailedHandler | None) -> None:
+    """Call ``handler(job_id=, error=)`` whenever the platform fails a job of ``kind`` (None:
+    no longer)."""
+    if handler is None:
+        _FAILED.pop(kind, None)
+    else:
+        _FAILED[kind] = handler
+
+
+def job_failed_notify(*, job_id: int, kind: str, error: str) -> None:
+    handler = _FAILED.get(kind)
+    if handler is not None:
+        handler(job_id=job_id, error=error)
+
+
 def job_task(kind: str):
     """The Celery task of a job kind, or None for a kind no app declares."""
     from celery import current_app

@@ -37,7 +37,7 @@ from django.utils import timezone
 
 from .chunks import FanOut, chunk_ended, chunks_park, job_work_delete_later, jobs_work_sweep
 from .errors import Invalid
-from .jobs import job_send, job_task, jobs_send_pending, progress_final
+from .jobs import job_failed_notify, job_send, job_task, jobs_send_pending, progress_final
 from .models import Job
 from .webhooks import job_event_emit
 
@@ -129,11 +129,12 @@ def _finished_counts() -> dict[str, Any]:
 
 def _fail(jobs, error: str) -> None:
     with transaction.atomic():
-        ids = list(jobs.values_list("pk", flat=True))
+        ids = list(jobs.values_list("pk", "kind"))
         if jobs.update(
             status=Job.Status.FAILED, finished_at=timezone.now(), error=error, heartbeat_at=None
         ):
-            for job_id in ids:
+            for job_id, kind in ids:
+                job_failed_notify(job_id=job_id, kind=kind, error=error)
                 job_event_emit(job_id=job_id)
                 chunk_ended(job_id=job_id)
                 job_work_delete_later(job_id=job_id)  # a chunk's parent owns no folder: none

@@ -66,6 +66,9 @@ class Stage:
     one_at_a_time: bool = False  # refuse while a job of this kind runs for the object
     button: bool = True  # False: started by the recipe's own code (an upload), no generic POST
     needs_object: bool = True  # False: the job makes the object: run(None, ..., **Job.params)
+    # (job_id=, error=) when the platform fails a job of this stage (its worker stopped, an
+    # error its run did not handle), in that transaction: the recipe's objects follow it
+    on_failed: Callable[..., None] | None = None
 
     def __post_init__(self) -> None:
         if self.url_name and not self.url:

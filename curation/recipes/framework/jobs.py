@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from celery import shared_task
 
+from annotator.platform.jobs import job_failed_handler
 from annotator.platform.models import Job
 from annotator.platform.worker import JOB_OPTIONS, run_job
 
@@ -24,10 +25,13 @@ def kind_register(recipe: Recipe, step: Stage | Export) -> None:
     ``stage_job`` (registering a name twice keeps the first task: the same dispatcher)."""
     _KINDS[step.job_kind] = (recipe, step)
     shared_task(**JOB_OPTIONS, name=step.job_kind)(stage_job)
+    if getattr(step, "on_failed", None) is not None:
+        job_failed_handler(step.job_kind, step.on_failed)
 
 
 def kind_forget(kind: str) -> None:
     _KINDS.pop(kind, None)
+    job_failed_handler(kind, None)
 
 
 def kind_taken(kind: str) -> bool:

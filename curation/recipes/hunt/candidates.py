@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from annotator.platform import wakeups
 from annotator.platform.errors import Conflict, Invalid, ServiceError
 from annotator.platform.forms import ID_MAX
 from annotator.platform.jobs import job_enqueue
@@ -20,7 +21,7 @@ from curation.models import Image, Sample
 from evaluation.families.naturalbench import layout as nb
 
 from . import criterion, duplicates
-from .asking import ASK_JOB, FIRST, PAIR
+from .asking import ASK_JOB, FIRST, PAIR, wake_name
 from .models import HuntCandidate, HuntRound
 
 MAX_QUESTION = 300
@@ -185,6 +186,21 @@ def candidate_ask_again(*, candidate: HuntCandidate, worker) -> HuntCandidate:
         fresh.save(update_fields=["state", "updated_at"])
         _ask(candidate.round, fresh, step, worker)
     return fresh
+
+
+def candidate_job_failed(*, job_id: int, error: str) -> None:
+    """The platform failed the models' job of a candidate still waiting for it (its worker
+    stopped; an error the job did not handle): the candidate fails with the job's error, so its
+    worker may ask again and the round's lists and dashboard no longer count it as answering;
+    its page is told once the failure is committed."""
+    running = (HuntCandidate.State.ASKING, HuntCandidate.State.PAIRING)
+    waiting = HuntCandidate.objects.filter(job_id=job_id, state__in=running)
+    ids = list(waiting.values_list("pk", flat=True))
+    if not ids:
+        return  # the job had moved it on already (or failed it itself)
+    text = f"The models' job failed: {error or 'no reason was given'}"[:2000]
+    waiting.filter(pk__in=ids).update(state=HuntCandidate.State.FAILED, error=text)
+    transaction.on_commit(lambda: [wakeups.wake(wake_name(pk)) for pk in ids])
 
 
 def candidate_settle(candidate: HuntCandidate) -> HuntCandidate:

@@ -23,6 +23,7 @@ from curation.recipes.framework.registry import register
 
 from . import parquet, publish, rounds, selectors, views
 from .asking import ASK_JOB, ask_run
+from .candidates import candidate_job_failed
 from .checks import CHECK_HANDLER, VERIFY_QUEUE, check_record
 from .demo import hunt_demo
 from .forms import RoundForm, SettingsForm
@@ -69,6 +70,7 @@ RECIPE = register(
                 ASK_JOB,
                 ask_run,
                 button=False,
+                on_failed=candidate_job_failed,
             ),
         ),
         queues=(VERIFY_QUEUE,),

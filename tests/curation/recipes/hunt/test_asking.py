@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
+from django.utils import timezone
 
 from annotator.platform.models import Job
-from annotator.platform.worker import run_job
+from annotator.platform.worker import jobs_sweep_lost, run_job
 from curation.models import Generation
 from curation.recipes.framework.jobs import job_work
 from curation.recipes.hunt import asking
@@ -145,3 +147,35 @@ def test_answers_streamed_but_not_stored_fail_the_item_and_wake_the_page_again(
     cand.refresh_from_db()
     assert cand.state == HuntCandidate.State.FAILED and "no room left" in cand.error
     assert not HuntAnswer.objects.filter(candidate=cand).exists()
+
+
+def test_a_question_whose_job_the_sweep_fails_is_failed_at_once(
+    hunt_round, crowdworker, monkeypatch, django_capture_on_commit_callbacks
+):
+    # Given a question whose job's worker died mid-way (running, silent for long)
+    cand = _submit(
+        hunt_round, crowdworker, "Is there a black kite here?", django_capture_on_commit_callbacks
+    )
+    long_ago = timezone.now() - timedelta(hours=1)
+    Job.objects.filter(pk=cand.job_id).update(
+        status=Job.Status.RUNNING, started_at=long_ago, heartbeat_at=long_ago, worker="gone 1"
+    )
+    woken = []
+    monkeypatch.setattr(svc.wakeups, "wake", lambda name, data=None: woken.append(name))
+    # When the lost-job sweep fails it (a hunt step is not run again by itself)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert jobs_sweep_lost()["failed"] == 1
+    # Then the question is failed with the job's reason without its page being read, so the
+    # worker's list and the round's dashboard stop counting it as answering; its page is told
+    cand.refresh_from_db()
+    assert cand.state == HuntCandidate.State.FAILED
+    assert cand.error.startswith("The models' job failed: The worker stopped")
+    assert woken == [asking.wake_name(cand.pk)]
+    # And a question the job had already moved on is left alone
+    done = _submit(
+        hunt_round, crowdworker, "Is there a grey kite here?", django_capture_on_commit_callbacks
+    )
+    HuntCandidate.objects.filter(pk=done.pk).update(state=HuntCandidate.State.PARTNER)
+    svc.candidate_job_failed(job_id=done.job_id, error="late")
+    done.refresh_from_db()
+    assert done.state == HuntCandidate.State.PARTNER
