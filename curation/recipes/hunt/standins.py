@@ -16,7 +16,7 @@ from evaluation.prompts import coin
 
 STANDIN = "hunt-standin-yes-no"
 STANDIN_TWO_OPTION = "hunt-standin-two-option"
-STANDIN_LABEL = "stand-in (offline rule, not a model)"
+STANDIN_LABEL = "stand-in: an offline rule, not a model"
 _DESCRIPTION = "Answered by an offline rule from a hash of the question and {image_sha256}."
 STANDIN_SPECS = (
     {

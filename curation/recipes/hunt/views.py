@@ -51,8 +51,8 @@ def target_names(round_: HuntRound, *, for_worker: bool) -> dict[str, str]:
         label = target.alias
         if not (for_worker and round_.hide_targets):
             label = f"{target.alias} · {target.provider.name}"
-        if target.provider.kind == LLMProvider.Kind.OFFLINE:
-            label = f"{label} ({STANDIN_LABEL})"
+        if target.provider.kind == LLMProvider.Kind.OFFLINE and "stand-in" not in label.casefold():
+            label = f"{label} ({STANDIN_LABEL})"  # unless its name says so already
         names[target.alias] = label
     return names
 

@@ -284,3 +284,35 @@ def test_a_two_option_round_asks_for_options_and_offers_them_swapped(
     assert cand.question_1 == "Which animal is it?\nOption: A:dog; B:cat;"
     page = client.get(reverse("hunt-item", args=[round_.pk, cand.pk])).content.decode()
     assert page.count('data-testid="answer"') == 12
+
+
+def test_a_stand_in_target_is_labelled_once():
+    from types import SimpleNamespace
+
+    from curation.models import LLMProvider
+
+    offline, real = LLMProvider.Kind.OFFLINE, LLMProvider.Kind.OPENAI
+
+    def round_of(hide: bool, *providers):
+        targets = [
+            SimpleNamespace(alias=f"Model {chr(65 + k)}", provider=SimpleNamespace(name=n, kind=kd))
+            for k, (n, kd) in enumerate(providers)
+        ]
+        return SimpleNamespace(hide_targets=hide, _targets_read=targets)
+
+    shown = views.target_names(
+        round_of(
+            False,
+            ("Stand-in target A (offline rule)", offline),
+            ("Rule B", offline),
+            ("GPT-x", real),
+        ),
+        for_worker=True,
+    )
+    assert shown == {
+        "Model A": "Model A · Stand-in target A (offline rule)",
+        "Model B": "Model B · Rule B (stand-in: an offline rule, not a model)",
+        "Model C": "Model C · GPT-x",
+    }
+    hidden = views.target_names(round_of(True, ("Stand-in target A", offline)), for_worker=True)
+    assert hidden == {"Model A": "Model A (stand-in: an offline rule, not a model)"}
