@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 import time
+from types import SimpleNamespace
 
 import pytest
 from django.urls import reverse
 
 from annotator.platform import wakeups
 from annotator.platform.models import Job
+from curation.models import LLMProvider
 from curation.recipes.hunt import asking, views
 from curation.recipes.hunt import candidates as svc
 from curation.recipes.hunt.asking import wake_name
@@ -287,10 +289,6 @@ def test_a_two_option_round_asks_for_options_and_offers_them_swapped(
 
 
 def test_a_stand_in_target_is_labelled_once():
-    from types import SimpleNamespace
-
-    from curation.models import LLMProvider
-
     offline, real = LLMProvider.Kind.OFFLINE, LLMProvider.Kind.OPENAI
 
     def round_of(hide: bool, *providers):
