@@ -10,12 +10,13 @@ from __future__ import annotations
 import email.utils
 import functools
 import os
+import queue
 import ssl
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any, TypeVar
 
 import httpx
@@ -50,27 +51,99 @@ def execute_concurrently(
     name: str,
     gather_s: float = 0.0,
 ) -> Iterator[list[tuple[Tag, CallResult]]]:
-    """Keep up to ``workers`` calls in flight in threads named ``name``; yield the answers that
-    arrived together, each with the tag it was asked with. ``next_call`` is asked whenever a
-    thread is free (None: nothing now); it runs in the caller's thread, and so does the code
-    that handles what is yielded, so both may use the database. ``gather_s``: once a call
-    ends, the others in flight get up to that long to end too and come in the same list (no
-    wait at all once every one has ended)."""
+    """Keep up to ``workers`` calls in flight on the process's call threads (``CallThreads``;
+    each named after ``name`` while it runs one); yield the answers that arrived together, each
+    with the tag it was asked with. ``next_call`` is asked whenever a call ends (None: nothing
+    now); it runs in the caller's thread, and so does the code that handles what is yielded, so
+    both may use the database. ``gather_s``: once a call ends, the others in flight get up to
+    that long to end too and come in the same list (no wait at all once every one has ended).
+    Calls still in flight when the caller stops iterating end on their own, unread."""
     in_flight: dict[Future, Tag] = {}
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name) as pool:
 
-        def fill() -> None:
-            while len(in_flight) < workers and (call := next_call()) is not None:
-                tag, request = call
-                in_flight[pool.submit(execute, request)] = tag
+    def fill() -> None:
+        while len(in_flight) < workers and (call := next_call()) is not None:
+            tag, request = call
+            in_flight[call_threads.submit(execute, request, name=name)] = tag
 
+    fill()
+    while in_flight:
+        finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+        if gather_s > 0 and len(finished) < len(in_flight):
+            finished, _ = wait(in_flight, timeout=gather_s)  # every one, or the bound
+        yield [(in_flight.pop(future), future.result()) for future in finished]
         fill()
-        while in_flight:
-            finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-            if gather_s > 0 and len(finished) < len(in_flight):
-                finished, _ = wait(in_flight, timeout=gather_s)  # every one, or the bound
-            yield [(in_flight.pop(future), future.result()) for future in finished]
-            fill()
+
+
+class CallThreads:
+    """The process's threads for gateway calls, kept between batches: a call goes to an idle
+    thread, or to a new one when none is idle; a thread idle for ``idle_s`` ends. (A pool made
+    per batch started its threads again every time; a hunt step's three thread starts, each
+    waiting for the GIL behind the job's own thread, cost it ~4 ms.) Calls touch no database,
+    so a kept thread holds no connection."""
+
+    def __init__(self, idle_s: float = 60.0) -> None:
+        self.idle_s = idle_s
+        self._lock = threading.Lock()
+        self._idle: list[_CallThread] = []  # the most recently idle last (taken first)
+        self._pid = os.getpid()
+        self._made = 0
+
+    def submit(self, fn: Callable[..., Any], *args: Any, name: str = "call") -> Future:
+        future: Future = Future()
+        with self._lock:
+            if self._pid != os.getpid():  # a forked child: the parent's threads are not here
+                self._idle, self._pid = [], os.getpid()
+            thread = self._idle.pop() if self._idle else None
+            if thread is None:
+                self._made += 1
+                thread = _CallThread(self, f"gateway-call-{self._made}")
+                thread.start()
+        thread.inbox.put((future, fn, args, name))
+        return future
+
+    def idle(self) -> int:
+        with self._lock:
+            return len(self._idle)
+
+    def _rest(self, thread: _CallThread) -> None:
+        with self._lock:
+            self._idle.append(thread)
+
+    def _retire(self, thread: _CallThread) -> bool:
+        """True when ``thread`` may end: still idle (nobody took it to give it work)."""
+        with self._lock:
+            if thread in self._idle:
+                self._idle.remove(thread)
+                return True
+            return False
+
+
+class _CallThread(threading.Thread):
+    def __init__(self, owner: CallThreads, name: str) -> None:
+        super().__init__(name=name, daemon=True)
+        self.owner, self.base_name = owner, name
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+
+    def run(self) -> None:
+        while True:
+            try:
+                future, fn, args, label = self.inbox.get(timeout=self.owner.idle_s)
+            except queue.Empty:
+                if self.owner._retire(self):
+                    return
+                continue  # taken a moment ago: its work is on the way
+            if future.set_running_or_notify_cancel():
+                self.name = f"{label}-{self.base_name}"
+                try:
+                    future.set_result(fn(*args))
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                    future.set_exception(exc)
+                self.name = self.base_name
+            del future, fn, args  # nothing of the call kept while idle
+            self.owner._rest(self)
+
+
+call_threads = CallThreads()
 
 
 def retry_after_seconds(headers: Any) -> float | None:
