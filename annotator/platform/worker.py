@@ -66,13 +66,12 @@ def run_job(celery_task, job_id: int, work: Callable[[Job], Any]) -> None:
     job = Job.objects.select_related("created_by").get(pk=job_id)
     # Only this run's writes land: a run the sweeper gave up on cannot overwrite its successor.
     mine = Job.objects.filter(pk=job_id, attempt_token=token)
-    heartbeat = _Heartbeat(job_id, token)
-    heartbeat.start()
+    heartbeats.hold(job_id, token)
     try:
         try:
             result = work(job)
         finally:
-            heartbeat.stop()
+            heartbeats.release(job_id, token)
     except TRANSIENT as exc:
         retries = getattr(celery_task.request, "retries", 0)
         if retries >= JOB_OPTIONS["max_retries"]:
@@ -226,33 +225,70 @@ def _claim(celery_task, job_id: int) -> str | None:
     return token
 
 
-class _Heartbeat(threading.Thread):
-    """Refreshes ``heartbeat_at`` every BLINDSPOT_JOB_HEARTBEAT_S seconds while a run holds the
-    job; stops when the run ends or loses the job (finished, failed or given to another run)."""
+class _Heartbeats:
+    """One thread per process refreshes ``heartbeat_at`` every BLINDSPOT_JOB_HEARTBEAT_S
+    seconds for each job a run of this process holds, until the run ends or loses the job
+    (finished, failed or given to another run). One thread for them all: a thread started per
+    run cost a short job (a hunt step) ~1 ms of waiting for the GIL to start it."""
 
-    def __init__(self, job_id: int, token: str) -> None:
-        super().__init__(name=f"job-{job_id}-heartbeat", daemon=True)
-        self.job_id, self.token = job_id, token
-        self.stopped = threading.Event()
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[int, str] = {}  # job id -> the run's attempt token
+        self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
+        self._wake = threading.Event()
+        self._sleeping_for = 0.0
 
-    def run(self) -> None:
+    def hold(self, job_id: int, token: str) -> None:
+        with self._lock:
+            if self._pid != os.getpid():  # a forked child: the parent's thread is not here
+                self._held, self._thread, self._pid = {}, None, os.getpid()
+            self._held[job_id] = token
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="job-heartbeats", daemon=True
+                )
+                self._thread.start()
+            elif settings.BLINDSPOT_JOB_HEARTBEAT_S < self._sleeping_for:
+                self._wake.set()  # the setting was shortened (tests): not a long sleep first
+
+    def release(self, job_id: int, token: str) -> None:
+        with self._lock:
+            if self._held.get(job_id) == token:
+                del self._held[job_id]
+
+    def held(self) -> dict[int, str]:
+        with self._lock:
+            return dict(self._held)
+
+    def _run(self) -> None:
         try:
-            while not self.stopped.wait(settings.BLINDSPOT_JOB_HEARTBEAT_S):
-                try:
-                    held = Job.objects.filter(
-                        pk=self.job_id, attempt_token=self.token, status=Job.Status.RUNNING
-                    ).update(heartbeat_at=timezone.now())
-                except Exception:  # noqa: BLE001 - a missed beat is retried at the next one
-                    log.warning("job %s: heartbeat failed", self.job_id, exc_info=True)
-                    continue
-                if not held:
-                    return
+            while True:
+                self._sleeping_for = settings.BLINDSPOT_JOB_HEARTBEAT_S
+                self._wake.wait(self._sleeping_for)
+                self._wake.clear()
+                with self._lock:  # ends while nothing is held; the next ``hold`` starts one
+                    if not self._held:
+                        self._thread = None
+                        return
+                for job_id, token in self.held().items():
+                    self._beat(job_id, token)
         finally:
             connections.close_all()  # this thread's own connection
 
-    def stop(self) -> None:
-        self.stopped.set()
-        self.join(timeout=30)
+    def _beat(self, job_id: int, token: str) -> None:
+        try:
+            kept = Job.objects.filter(
+                pk=job_id, attempt_token=token, status=Job.Status.RUNNING
+            ).update(heartbeat_at=timezone.now())
+        except Exception:  # noqa: BLE001 - a missed beat is retried at the next one
+            log.warning("job %s: heartbeat failed", job_id, exc_info=True)
+            return
+        if not kept:
+            self.release(job_id, token)
+
+
+heartbeats = _Heartbeats()
 
 
 def _fail_lost(job: Job, now: datetime) -> None:

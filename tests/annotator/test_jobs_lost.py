@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import timedelta
 from types import SimpleNamespace
@@ -28,6 +29,7 @@ from annotator.platform.models import Job
 from annotator.platform.worker import (
     JOB_OPTIONS,
     _rerun_safe,
+    heartbeats,
     jobs_sweep_lost,
     run_job,
     sweep_lost_jobs,
@@ -172,6 +174,67 @@ def test_run_job_beats_while_working_and_clears_the_heartbeat_at_the_end(setting
     assert job.heartbeat_at is None
     assert job.worker == f"{socket.gethostname()} {os.getpid()}"
     assert job.attempt_token == "token-1"
+
+
+def _until(check, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _beaters() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "job-heartbeats" and t.is_alive()]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_thread_beats_for_every_job_the_process_runs(settings):
+    # Given heartbeats every 50 ms and two running jobs of this process, silent for 5 minutes
+    settings.BLINDSPOT_JOB_HEARTBEAT_S = 0.05
+    old = timezone.now() - timedelta(minutes=5)
+    held = [
+        Job.objects.create(
+            kind="annotator.test", attempt_token=f"t{i}", status="running", heartbeat_at=old
+        )
+        for i in range(2)
+    ]
+    try:
+        # When both are held
+        for job in held:
+            heartbeats.hold(job.pk, job.attempt_token)
+
+        # Then both beat, from one thread
+        def beaten():
+            beats = Job.objects.filter(pk__in=[j.pk for j in held]).values_list(
+                "heartbeat_at", flat=True
+            )
+            return all(beat > old for beat in beats)
+
+        assert _until(beaten)
+        assert len(_beaters()) == 1
+    finally:
+        for job in held:
+            heartbeats.release(job.pk, job.attempt_token)
+    # And with nothing held the thread ends (its connection closed with it)
+    assert _until(lambda: not _beaters())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_another_run_took_over_is_no_longer_beaten(settings):
+    # Given a held job that the sweeper then gave to another run (a new attempt token)
+    settings.BLINDSPOT_JOB_HEARTBEAT_S = 0.05
+    old = timezone.now() - timedelta(minutes=5)
+    job = Job.objects.create(kind="annotator.test", attempt_token="mine", status="running")
+    heartbeats.hold(job.pk, "mine")
+    try:
+        Job.objects.filter(pk=job.pk).update(attempt_token="theirs", heartbeat_at=old)
+        # Then this process lets it go at its next beat, and never writes its heartbeat
+        assert _until(lambda: job.pk not in heartbeats.held())
+        assert Job.objects.values_list("heartbeat_at", flat=True).get(pk=job.pk) == old
+    finally:
+        heartbeats.release(job.pk, "mine")
 
 
 @pytest.mark.django_db
