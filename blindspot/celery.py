@@ -1,9 +1,10 @@
 """The Celery app. Jobs live in each app's ``jobs.py`` ("task" means an annotation item here)."""
 
+import gc
 import os
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun
+from celery.signals import task_postrun, task_prerun, worker_process_init, worker_ready
 from django.db import close_old_connections
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "blindspot.settings")
@@ -23,3 +24,15 @@ def _connections_checked(sender=None, **_kwargs) -> None:
     if getattr(getattr(sender, "request", None), "is_eager", False):
         return
     close_old_connections()
+
+
+@worker_ready.connect
+@worker_process_init.connect
+def _startup_frozen(**_kwargs) -> None:
+    """What a worker process holds once started (Django, the apps, torch…) is frozen out of the
+    cyclic garbage collector, as gunicorn's workers are (gunicorn.conf.py): otherwise each full
+    collection rescans those ~400k objects, and a job running then waited up to 200 ms (seen in
+    ``benchmarks/hunt.py``). ``worker_ready``: the worker's own process (a threads pool runs
+    its jobs there); ``worker_process_init``: each child of a prefork pool."""
+    gc.collect()
+    gc.freeze()
