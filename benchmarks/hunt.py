@@ -7,8 +7,9 @@ asks every target and the blind model at once through the LLM gateway, streams t
 the page with its wake-up (then stores each with its Generation), and the page's long-poll
 (``GET …?part=status&wait=1``) returns with every answer on it. The models are the fake
 OpenAI-compatible server of ``tests/fake_openai.py`` in its own process, answering every call
-after a fixed 200 ms (``VLMPlayers``); two vision targets and a blind model, so three calls per
-step, in parallel.
+a fixed 200 ms after it arrives, its own work (reading the request, hashing the images) inside
+those 200 ms, and keeping no request (``VLMPlayers``, ``record=False``); two vision targets and
+a blind model, so three calls per step, in parallel.
 
     overhead = (time until every model answer is on the page) − 200 ms
 
@@ -138,12 +139,14 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 FAKE_SERVER = """
-import os, sys, time, django
+import gc, os, sys, time, django
 sys.path.insert(0, {root!r})
 django.setup()
 from tests.fake_openai import FakeOpenAI, VLMPlayers
-fake = FakeOpenAI(keep_alive=True)
+fake = FakeOpenAI(keep_alive=True, record=False)
 fake.default = VLMPlayers(delay={delay})
+gc.collect()
+gc.freeze()
 print(fake.port, flush=True)
 while True:
     time.sleep(3600)

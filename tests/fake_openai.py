@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +38,9 @@ class Reply:
     finish_reason: str = "stop"
     logprobs: list | None = None  # [(token, logprob, [(alt, logprob), …]), …]
     model: str | None = None
+    # Seconds from the request's arrival to the answer: the server's own work (reading and
+    # parsing the request, hashing its images) is inside it, so a model "answering in 200 ms"
+    # takes 200 ms of the caller's time however busy the server is.
     delay: float = 0.0
 
 
@@ -124,10 +128,15 @@ class VLMPlayers:
 
 class FakeOpenAI:
     """``keep_alive``: answer HTTP/1.1 and keep each connection open for the client's next
-    request, as real endpoints do (default: HTTP/1.0, one request per connection)."""
+    request, as real endpoints do (default: HTTP/1.0, one request per connection).
+    ``record=False``: keep no request (``requests`` stays empty), for a long-running server
+    (``benchmarks/hunt.py``) whose memory would otherwise grow with every image it was sent."""
 
-    def __init__(self, models: list[str] | None = None, *, keep_alive: bool = False):
+    def __init__(
+        self, models: list[str] | None = None, *, keep_alive: bool = False, record: bool = True
+    ):
         self.models = list(models or ["fake-model"])
+        self.record = record
         self.default: Behaviour | None = None
         self.requests: list[dict] = []
         self.in_flight = 0
@@ -175,6 +184,8 @@ class FakeOpenAI:
         return behaviour
 
     def _record(self, entry: dict) -> None:
+        if not self.record:
+            return
         with self._lock:
             self.requests.append(entry)
 
@@ -260,6 +271,7 @@ def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"error": {"message": "not found", "type": "not_found"}})
 
         def do_POST(self):  # noqa: N802
+            arrived = time.monotonic()
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             try:
@@ -279,11 +291,11 @@ def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             n = fake._enter()
             try:
-                self._answer(n, body)
+                self._answer(n, body, arrived)
             finally:
                 fake._leave()
 
-        def _answer(self, n: int, body: dict) -> None:
+        def _answer(self, n: int, body: dict, arrived: float) -> None:
             behaviour = fake._next(body)
             if behaviour is None:
                 self._send(
@@ -299,8 +311,8 @@ def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 }
                 self._send(behaviour.code, payload, behaviour.headers)
             else:
-                if behaviour.delay:
-                    fake._closing.wait(behaviour.delay)
+                if behaviour.delay:  # from the request's arrival
+                    fake._closing.wait(max(0.0, behaviour.delay - (time.monotonic() - arrived)))
                 self._send(200, _completion(fake, n, body, behaviour))
 
     return Handler
