@@ -7,6 +7,12 @@ normal forms whose ``difflib`` ratio is at least ``NEAR``: the ratio follows the
 text, so a typo or a plural does not hide a copy ("mug" / "mugs": 0.98) while swapping the
 objects of a relation makes another question ("Is the mug left of the laptop?" / "Is the laptop
 left of the mug?": 0.69).
+
+A round's every earlier question of a length that can come near is compared, so each is first
+bounded in C (``rapidfuzz``'s Indel ratio, 2·LCS / both lengths: difflib's matching blocks form
+a common subsequence, so its ratio never exceeds that bound) and difflib runs only on the few
+that pass. Pure Python alone took 42 ms for a round of 1,750 alike questions, on every submit,
+holding the hunt worker's GIL.
 """
 
 from __future__ import annotations
@@ -18,7 +24,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from rapidfuzz.distance import Indel
+
 NEAR = 0.9  # ratio at or above which a question is a near-duplicate
+BOUND_SLACK = 1e-9  # the bound is a float too: a ratio of exactly NEAR is never cut
 _NOT_WORD = re.compile(r"[^\w\s]+")
 _SPACES = re.compile(r"\s+")
 
@@ -57,13 +66,14 @@ def closest(question: str, earlier: Iterable[tuple[object, str]], *, near: float
     matcher = SequenceMatcher(autojunk=False)
     matcher.set_seq2(mine)
     best: Match | None = None
+    bound = near - BOUND_SLACK
     for key, text in earlier:
         if text == mine:
             return Match(key, 1.0)
-        matcher.set_seq1(text)
-        # The cheap upper bounds first: most earlier questions are nothing like this one.
-        if matcher.real_quick_ratio() < near or matcher.quick_ratio() < near:
+        # The upper bound first, in C: most earlier questions are nothing like this one.
+        if Indel.normalized_similarity(mine, text, score_cutoff=bound) < bound:
             continue
+        matcher.set_seq1(text)
         score = matcher.ratio()
         if score >= near and (best is None or score > best.score):
             best = Match(key, round(score, 4))
