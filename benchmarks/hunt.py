@@ -81,7 +81,6 @@ def configure_env(url: str, broker: str, queue: str) -> dict[str, str]:
         "SECURE_SSL_REDIRECT": "0",
         "SECURE": "0",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "CONN_MAX_AGE": "60",
         "CELERY_BROKER_URL": broker,
         "CELERY_TASK_ALWAYS_EAGER": "0",
         "CELERY_TASK_DEFAULT_QUEUE": f"{queue}-default",

@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -25,8 +26,6 @@ if Path(env_file).is_file():
 DEBUG = env("DEBUG")
 SECRET_KEY = env.str("SECRET_KEY", default="insecure-demo-key-change-me" if DEBUG else "")
 if not SECRET_KEY:
-    from django.core.exceptions import ImproperlyConfigured
-
     raise ImproperlyConfigured("Set SECRET_KEY (or DEBUG=true for the local demo).")
 ALLOWED_HOSTS = env("ALLOWED_HOSTS")
 CSRF_TRUSTED_ORIGINS = env("CSRF_TRUSTED_ORIGINS")
@@ -109,11 +108,30 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'blindspot.sqlite3'}"),
 }
 _SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
-# Persistent connections on PostgreSQL: a new one per request costs a backend start-up and a
-# cold catalog cache (planning the annotators' statements takes ~1 ms instead of ~0.1 ms).
-DATABASES["default"].setdefault(
-    "CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0 if _SQLITE else 60)
-)
+
+
+def _conn_max_age() -> int | None:
+    """CONN_MAX_AGE: seconds, or "none" for connections kept for the process's life."""
+    raw = env.str("CONN_MAX_AGE", default="").strip().lower()
+    if not raw:
+        return 0 if _SQLITE else None
+    if raw == "none":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"CONN_MAX_AGE must be a number of seconds or 'none', not {raw!r}."
+        ) from None
+
+
+# Persistent connections on PostgreSQL, kept for the process's life: a new one costs a backend
+# start-up and a cold catalog cache (planning the annotators' statements takes ~1 ms instead of
+# ~0.1 ms). With a 60 s age every thread of gunicorn and of a Celery threads worker connected
+# again each minute: at a hunt's pace one request in several paid it, and those made the tail
+# (benchmarks/hunt.py, 20 workers thinking ~10 s: p99 142 ms with 60 s, 73 ms with 600 s).
+# A broken connection is still closed after the request that found it (Django).
+DATABASES["default"].setdefault("CONN_MAX_AGE", _conn_max_age())
 if _SQLITE:
     # The demo serialises writers: wait for the lock instead of failing, take it at BEGIN.
     DATABASES["default"].setdefault("OPTIONS", {}).update(

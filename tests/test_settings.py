@@ -169,3 +169,26 @@ def test_csp_allows_images_from_the_bucket_and_declared_hosts_only():
         DEBUG="1", AWS_STORAGE_BUCKET_NAME="media", AWS_S3_CUSTOM_DOMAIN="cdn.example.org"
     )
     assert cdn["img_src"] == ["'self'", "data:", "https://cdn.example.org"]
+
+
+def _conn_max_age(**env: str):
+    code = (
+        "import json; from django.conf import settings; "
+        "print(json.dumps(settings.DATABASES['default']['CONN_MAX_AGE']))"
+    )
+    environ = {k: v for k, v in os.environ.items() if k != "CONN_MAX_AGE"}
+    environ.update({"DJANGO_SETTINGS_MODULE": "blindspot.settings", "DEBUG": "1", **env})
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=environ, capture_output=True, text=True
+    )
+    return out.returncode, out.stdout.strip().splitlines()[-1] if out.stdout else out.stderr
+
+
+def test_postgresql_connections_are_kept_for_the_process_life_unless_told_otherwise():
+    pg = "postgres://postgres@127.0.0.1:5432/blindspot"
+    assert _conn_max_age(DATABASE_URL=pg) == (0, "null")  # None: never closed for age
+    assert _conn_max_age(DATABASE_URL=pg, CONN_MAX_AGE="600") == (0, "600")
+    assert _conn_max_age(DATABASE_URL=pg, CONN_MAX_AGE="none") == (0, "null")
+    assert _conn_max_age(DATABASE_URL="sqlite:////tmp/x.sqlite3") == (0, "0")
+    code, err = _conn_max_age(DATABASE_URL=pg, CONN_MAX_AGE="soon")
+    assert code != 0 and "CONN_MAX_AGE must be a number of seconds or 'none'" in err
