@@ -230,10 +230,14 @@ def _project_2_parents(p2: Project, curator2) -> dict:
 
 def build_world(media_root: str) -> World:
     """Build the world in the current transaction (the caller rolls it back)."""
+    # Read before the override: Celery loads its configuration from Django's settings at the
+    # first read, once a process. Read inside it, the override's True became the process's
+    # value, restored as such, and every later job of that test process ran eagerly (the VisIT
+    # multi-image browser test then found its drafting job already run).
+    eager = current_app.conf.task_always_eager
     with override_settings(
         PASSWORD_HASHERS=FAST_HASHER, MEDIA_ROOT=media_root, CELERY_TASK_ALWAYS_EAGER=True
     ):
-        eager = current_app.conf.task_always_eager
         current_app.conf.task_always_eager = True
         try:
             with TestCase.captureOnCommitCallbacks(execute=True):
