@@ -31,8 +31,9 @@ def _connections_checked(sender=None, **_kwargs) -> None:
 def _startup_frozen(**_kwargs) -> None:
     """What a worker process holds once started (Django, the apps, torch…) is frozen out of the
     cyclic garbage collector, as gunicorn's workers are (gunicorn.conf.py): otherwise each full
-    collection rescans those ~400k objects, and a job running then waited up to 200 ms (seen in
-    ``benchmarks/hunt.py``). ``worker_ready``: the worker's own process (a threads pool runs
-    its jobs there); ``worker_process_init``: each child of a prefork pool."""
+    collection rescans all of it, and the jobs running then wait (gen-2 collections of 120–200
+    ms were seen in the worker under ``benchmarks/hunt.py``). ``worker_ready``: the worker's own
+    process (a threads pool runs its jobs there); ``worker_process_init``: each child of a
+    prefork pool."""
     gc.collect()
     gc.freeze()

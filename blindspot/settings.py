@@ -129,7 +129,7 @@ def _conn_max_age() -> int | None:
 # start-up and a cold catalog cache (planning the annotators' statements takes ~1 ms instead of
 # ~0.1 ms). With a 60 s age every thread of gunicorn and of a Celery threads worker connected
 # again each minute: at a hunt's pace one request in several paid it, and those made the tail
-# (benchmarks/hunt.py, 20 workers thinking ~10 s: p99 142 ms with 60 s, 73 ms with 600 s).
+# (benchmarks/hunt.py, 20 workers thinking ~10 s: p99 119–142 ms with 60 s, 73–80 ms without).
 # A broken connection is still closed after the request that found it (Django).
 DATABASES["default"].setdefault("CONN_MAX_AGE", _conn_max_age())
 if _SQLITE:
