@@ -31,8 +31,6 @@ import multiprocessing as mp
 import os
 import random
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,7 +44,7 @@ from annotator.platform.errors import ServiceError
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import recreate_database  # noqa: E402
+from benchmarks.common import free_port, recreate_database, stop  # noqa: E402
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/blindspot_bench"
 TARGETS = {"service_p99_ms": 25.0, "ratio": 1.3, "http_next_p99_ms": 30.0}
@@ -398,12 +396,6 @@ def service_phase(project, people, sizes: list[int], args) -> list[Stats]:
 # --------------------------------------------------------------------------------------------
 # Phase 2: HTTP
 # --------------------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # Gunicorn settings of the HTTP phase beyond the command line (written to a temporary file).
 GUNICORN_CONF = """
 import gc
@@ -466,16 +458,6 @@ def start_gunicorn(
             time.sleep(0.3)
     stop(proc)
     raise SystemExit(f"gunicorn did not answer within {wait_s:g} s")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def http_user(port, queue_id, token, think, seed, window, out) -> None:

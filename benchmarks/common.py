@@ -1,10 +1,16 @@
 """What the benchmark scripts share: a database of their own, dropped and made again on every
-run, and Django set up on it (settings from the environment, as in production)."""
+run, and Django set up on it (settings from the environment, as in production); the product's
+servers (gunicorn, Celery) started and stopped as process groups."""
 
 from __future__ import annotations
 
 import os
+import signal
+import socket
+import subprocess
 import sys
+import time
+from http.client import HTTPConnection
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -45,3 +51,49 @@ def setup_django(url: str, media: Path) -> None:
     django.setup()
     settings.MEDIA_ROOT = str(media)
     call_command("migrate", verbosity=0, interactive=False)
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(port: int, path: str, proc: subprocess.Popen, what: str) -> None:
+    """Wait up to 60 s for ``path`` to answer on ``port`` (exit if ``proc`` dies first)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            conn = HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", path)
+            conn.getresponse().read()
+            return
+        except OSError:
+            if proc.poll() is not None:
+                raise SystemExit(f"{what} exited during start-up") from None
+            time.sleep(0.3)
+    raise SystemExit(f"{what} did not answer within 60 s")
+
+
+def start(cmd: list[str], env: dict, log: Path) -> subprocess.Popen:
+    """``cmd`` from the repository's root in a process group of its own, output to ``log``."""
+    return subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM to ``proc``'s process group, SIGKILL after 20 s."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

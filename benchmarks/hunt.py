@@ -32,6 +32,10 @@ processes with the cores they and the whole machine kept busy. Target: p99 overh
     python benchmarks/hunt.py            # 1 and 20 workers 60 s each, paced 180 s (~6 min)
     python benchmarks/hunt.py --quick    # 15 s each, paced 60 s, after 10 s warm-ups (~3 min)
     python benchmarks/hunt.py --think 0  # without the paced phase
+
+The product's models are imported inside the functions that run once ``configure_env`` has
+pointed Django at the benchmark's own database: at the top of the script they would configure it
+before the database is chosen.
 """
 
 from __future__ import annotations
@@ -44,8 +48,6 @@ import multiprocessing as mp
 import os
 import random
 import re
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -57,7 +59,13 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import recreate_database  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    free_port,
+    recreate_database,
+    start,
+    stop,
+    wait_http,
+)
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/blindspot_bench_hunt"
 MODEL_DELAY_S = 0.2
@@ -93,48 +101,6 @@ def configure_env(url: str, broker: str, queue: str) -> dict[str, str]:
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
     return env
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_http(port: int, path: str, proc: subprocess.Popen, what: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            conn = HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", path)
-            conn.getresponse().read()
-            return
-        except OSError:
-            if proc.poll() is not None:
-                raise SystemExit(f"{what} exited during start-up") from None
-            time.sleep(0.3)
-    raise SystemExit(f"{what} did not answer within 60 s")
-
-
-def start(cmd: list[str], env: dict, log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        cmd,
-        cwd=ROOT,
-        env={**os.environ, **env},
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 FAKE_SERVER = """
