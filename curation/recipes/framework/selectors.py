@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import Count, QuerySet
 from django.http import Http404
 
@@ -77,7 +78,9 @@ def workable_for(recipe: Recipe, user) -> QuerySet:
 
 
 def workable_or_404(recipe: Recipe, user, pk: int) -> Any:
-    obj = workable_for(recipe, user).filter(pk=pk).first()
-    if obj is None:
-        raise Http404
-    return obj
+    # ``get`` rather than ``filter().first()``: no ORDER BY to build for a primary key (a
+    # worker page's every request reads its object here).
+    try:
+        return workable_for(recipe, user).get(pk=pk)
+    except ObjectDoesNotExist:
+        raise Http404 from None

@@ -28,7 +28,7 @@ from evaluation.families.naturalbench.prompts import BY_QUESTION_TYPE
 from evaluation.prompts import ensure_templates
 from evaluation.registry import family_of
 
-from . import checks, criterion, duplicates, partners
+from . import checks, criterion, duplicates, partners, rows
 from .models import HuntAnswer, HuntCandidate, HuntRound, HuntTarget
 from .standins import STANDIN_FOR, STANDIN_SPECS
 
@@ -197,9 +197,6 @@ def _call_all(
     for n, ask in enumerate(asks):
         who = "blind" if ask.target is None else f"t{ask.target.position}"
         plans[n] = planner.plan(ask, f"hunt-{candidate.pk}-{ask.slot}-{who}")
-    # These slots start afresh: asked again after failed calls, or run again after its worker
-    # died with some answers stored (they would break the one-answer-a-slot constraint).
-    HuntAnswer.objects.filter(candidate=candidate, slot__in={a.slot for a in asks}).delete()
     todo = iter(plans.items())
 
     def next_call():
@@ -208,6 +205,10 @@ def _call_all(
 
     errors: list[str] = []
     stored: list[HuntAnswer] = []
+    # These slots start afresh (asked again after failed calls, or run again after its worker
+    # died with some answers stored: they would break the one-answer-a-slot constraint), in
+    # the transaction that stores the first answers, not on the way to the calls.
+    stale = HuntAnswer.objects.filter(candidate=candidate, slot__in={a.slot for a in asks})
     workers = max(1, min(PARALLEL, len(asks)))
     arrivals = calls.execute_concurrently(
         next_call, workers=workers, name="hunt", gather_s=GATHER_S
@@ -238,6 +239,9 @@ def _call_all(
         if answers:
             wakeups.wake(wake_name(candidate.pk), streamed(job_id, answers))
         with transaction.atomic():
+            if stale is not None:
+                stale.delete()
+                stale = None
             Generation.objects.bulk_create([generation for _ask, generation in made])
             HuntAnswer.objects.bulk_create(answers)
         stored.extend(answers)
@@ -302,13 +306,15 @@ def streamed_answers(candidate: HuntCandidate, woken: list) -> list[StreamedAnsw
 
 def ask_run(round_: HuntRound, *, job_id=None, created_by=None, candidate_id: int, step: str):
     """The job: the models answer ``step`` of the candidate; then its verdict and next state."""
-    candidate = HuntCandidate.objects.select_related("image", "partner").get(
-        pk=candidate_id, round=round_
-    )
+    # The step's reads, hand-written (``rows``): the job's path to the models' calls.
+    candidate = rows.candidate_with_images(round_.pk, candidate_id)
+    if candidate is None:
+        raise HuntCandidate.DoesNotExist(f"candidate {candidate_id} of round {round_.pk}")
+    candidate.round = round_
     waiting = HuntCandidate.State.ASKING if step == FIRST else HuntCandidate.State.PAIRING
     if candidate.state != waiting:
         return {"skipped": f"candidate is {candidate.state}"}
-    targets = list(round_.targets.select_related("provider"))
+    targets = rows.targets_with_providers(round_.pk)
     asks = asks_for(candidate, targets, step)
     try:
         errors, stored = _call_all(

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotator.platform import wakeups
@@ -20,7 +18,7 @@ from annotator.platform.models import Job
 from curation.models import Image, Sample
 from evaluation.families.naturalbench import layout as nb
 
-from . import criterion, duplicates
+from . import criterion, duplicates, rows
 from .asking import ASK_JOB, FIRST, PAIR, wake_name
 from .models import HuntCandidate, HuntRound
 
@@ -81,15 +79,21 @@ def answer_of(round_: HuntRound, answer: str) -> str:
     return allowed[answer]
 
 
-def _in_pool(round_: HuntRound, image_id) -> Image:
+def _image_id(image_id) -> int:
+    """The posted image id as a number (whether it is in the pool is read with the limits)."""
     try:
         image_id = int(image_id)
     except (TypeError, ValueError):
         raise Invalid("Choose an image from the round's pool.") from None
-    found = None
-    if 1 <= image_id <= ID_MAX:
-        in_pool = Sample.objects.filter(corpus_id=round_.corpus_id, image_id=image_id)
-        found = Image.objects.filter(pk=image_id, pk__in=in_pool.values("image_id")).first()
+    if not 1 <= image_id <= ID_MAX:
+        raise Invalid("That image is not in this round's pool.")
+    return image_id
+
+
+def _in_pool(round_: HuntRound, image_id) -> Image:
+    image_id = _image_id(image_id)
+    in_pool = Sample.objects.filter(corpus_id=round_.corpus_id, image_id=image_id)
+    found = Image.objects.filter(pk=image_id, pk__in=in_pool.values("image_id")).first()
     if found is None:
         raise Invalid("That image is not in this round's pool.")
     return found
@@ -116,17 +120,19 @@ def candidate_submit(
         raise Conflict("This round is closed.")
     question = question_text(round_, question, options)
     answer = answer_of(round_, answer)
-    image = _in_pool(round_, image_id)
+    image_id = _image_id(image_id)
     normal = duplicates.normal_form(question)
     with transaction.atomic():
-        # One submit at a time per worker, so the limits hold under a double click.
-        get_user_model().objects.select_for_update().filter(pk=worker.pk).first()
-        # The worker's limits and own duplicates, read in one query.
-        mine = HuntCandidate.objects.filter(round=round_, worker=worker).aggregate(
-            written=Count("pk"),
-            recent=Count("pk", filter=Q(created_at__gte=timezone.now() - timedelta(minutes=1))),
-            same=Count("pk", filter=Q(image=image, normal=normal)),
+        # The worker's row locked, their limits and own duplicates, and the pool: one statement.
+        mine = rows.worker_limits(
+            round_=round_,
+            worker_id=worker.pk,
+            image_id=image_id,
+            normal=normal,
+            since=timezone.now() - timedelta(minutes=1),
         )
+        if not mine["in_pool"]:
+            raise Invalid("That image is not in this round's pool.")
         if mine["written"] >= round_.max_items_per_worker:
             raise Conflict(
                 f"You have written the {round_.max_items_per_worker} questions this round allows."
@@ -141,7 +147,7 @@ def candidate_submit(
         candidate = HuntCandidate.objects.create(
             round=round_,
             worker=worker,
-            image=image,
+            image_id=image_id,
             question=question,
             answer=answer,
             normal=normal,

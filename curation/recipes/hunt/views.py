@@ -139,14 +139,11 @@ def submit(request: HttpRequest, round_: HuntRound) -> HttpResponse:
 
 
 def _mine_or_404(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HuntCandidate:
-    candidate = (
-        candidates_of(request.user, round_)
-        .select_related("image", "partner", "job")
-        .filter(pk=candidate_id)
-        .first()
-    )
-    if candidate is None:
-        raise Http404
+    mine = candidates_of(request.user, round_).select_related("image", "partner", "job")
+    try:
+        candidate = mine.get(pk=candidate_id)  # no ORDER BY to build, unlike first()
+    except HuntCandidate.DoesNotExist:
+        raise Http404 from None
     candidate.round = round_  # read once, by the page's lookup
     return candidates.candidate_settle(candidate)  # a job that died: failed, ask again
 

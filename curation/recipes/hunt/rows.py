@@ -1,0 +1,126 @@
+"""The hunt step's reads in hand-written SQL (``annotator.platform.sql_rows``), for the two
+requests and the job a worker waits on after "Ask the models" (issue 24: ≤ 50 ms of Blindspot's
+own time a step). The ORM spends about 1 ms of CPU building each of these statements on a 2-core
+machine, more than the database needs to answer; here each is a fixed string and its rows are
+turned back into instances with the backend's converters. What each returns is what the ORM
+query named in its docstring returns (``tests/recipes/test_hunt_rows.py`` holds them side by
+side).
+"""
+
+from __future__ import annotations
+
+from functools import cache, cached_property
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from annotator.platform.sql_rows import Shape
+from curation.models import Image, LLMProvider, Sample
+
+from .models import HuntCandidate, HuntTarget
+
+
+class _Shapes:
+    """The models' shapes, made at first use (the app registry is ready by then)."""
+
+    @cached_property
+    def candidate(self) -> Shape:
+        return Shape(HuntCandidate, "c")
+
+    @cached_property
+    def image(self) -> Shape:
+        return Shape(Image, "i")
+
+    @cached_property
+    def partner(self) -> Shape:
+        return Shape(Image, "p")
+
+    @cached_property
+    def target(self) -> Shape:
+        return Shape(HuntTarget, "t")
+
+    @cached_property
+    def provider(self) -> Shape:
+        return Shape(LLMProvider, "v")
+
+
+_s = _Shapes()
+
+
+@cache
+def _candidate_sql() -> str:
+    return (
+        f"SELECT {_s.candidate.columns}, {_s.image.columns}, {_s.partner.columns}"
+        f" FROM {HuntCandidate._meta.db_table} c"
+        f" JOIN {Image._meta.db_table} i ON i.id = c.image_id"
+        f" LEFT JOIN {Image._meta.db_table} p ON p.id = c.partner_id"
+        " WHERE c.id = %s AND c.round_id = %s"
+    )
+
+
+def candidate_with_images(round_id: int, candidate_id: int) -> HuntCandidate | None:
+    """``HuntCandidate.objects.select_related("image", "partner").filter(pk=…, round=…)``'s
+    one candidate, or None."""
+    with connection.cursor() as cursor:
+        cursor.execute(_candidate_sql(), [candidate_id, round_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    candidate = _s.candidate.build(row)
+    candidate.image = _s.image.build(row, _s.candidate.width)
+    candidate.partner = _s.partner.build(row, _s.candidate.width + _s.image.width)
+    return candidate
+
+
+@cache
+def _targets_sql() -> str:
+    return (
+        f"SELECT {_s.target.columns}, {_s.provider.columns}"
+        f" FROM {HuntTarget._meta.db_table} t"
+        f" JOIN {LLMProvider._meta.db_table} v ON v.id = t.provider_id"
+        " WHERE t.round_id = %s ORDER BY t.position, t.id"
+    )
+
+
+def targets_with_providers(round_id: int) -> list[HuntTarget]:
+    """``round.targets.select_related("provider")`` (in position order)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_targets_sql(), [round_id])
+        rows = cursor.fetchall()
+    out = []
+    for row in rows:
+        target = _s.target.build(row)
+        target.provider = _s.provider.build(row, _s.target.width)
+        out.append(target)
+    return out
+
+
+@cache
+def _limits_sql(lock: bool) -> str:
+    user = get_user_model()._meta
+    c = HuntCandidate._meta.db_table
+    mine = f"FROM {c} c WHERE c.round_id = %s AND c.worker_id = %s"
+    return (
+        f"SELECT (SELECT COUNT(*) {mine}),"
+        f" (SELECT COUNT(*) {mine} AND c.created_at >= %s),"
+        f" (SELECT COUNT(*) {mine} AND c.image_id = %s AND c.normal = %s),"
+        f" EXISTS(SELECT 1 FROM {Sample._meta.db_table} s"
+        "  WHERE s.corpus_id = %s AND s.image_id = %s)"
+        f' FROM {user.db_table} u WHERE u."{user.pk.column}" = %s' + (" FOR UPDATE" if lock else "")
+    )
+
+
+def worker_limits(*, round_, worker_id: int, image_id: int, normal: str, since) -> dict:
+    """In one statement, inside the submit's transaction: the worker's row locked (one submit at
+    a time per worker, so the limits hold under a double click), how many questions they wrote
+    in the round (``written``), since ``since`` (``recent``), and of this image and normal form
+    (``same``), and whether the image is in the round's pool (``in_pool``)."""
+    lock = connection.features.has_select_for_update
+    since = connection.ops.adapt_datetimefield_value(since)
+    mine = [round_.pk, worker_id]
+    params = [*mine, *mine, since, *mine, image_id, normal, round_.corpus_id, image_id, worker_id]
+    with connection.cursor() as cursor:
+        cursor.execute(_limits_sql(lock), params)
+        # No row: the worker's account is gone (the insert that follows would fail too).
+        written, recent, same, in_pool = cursor.fetchone() or (0, 0, 0, False)
+    return {"written": written, "recent": recent, "same": same, "in_pool": bool(in_pool)}
