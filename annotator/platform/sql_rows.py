@@ -54,3 +54,47 @@ class Shape:
                 value = func(value, col, connection)
             values[i] = value
         return self.model.from_db(connection.alias, self.attnames, values)
+
+
+class RowWith:
+    """``model.objects.select_related(*related).filter(pk=…)``'s row as a fixed statement:
+    ``related`` names forward foreign keys of ``model`` (one level, as ``select_related``
+    follows them), each LEFT JOINed (a nullable one comes back None)."""
+
+    def __init__(self, model: type[Model], related: tuple[str, ...] = ()):
+        self.shape = Shape(model, "o")
+        self.links: list[tuple[str, Shape]] = []
+        joins = []
+        for k, name in enumerate(related):
+            field = model._meta.get_field(name)
+            if not (field.many_to_one or field.one_to_one) or not field.concrete:
+                raise ValueError(f"{model.__name__}.{name} is not a forward foreign key")
+            alias = f"r{k}"
+            shape = Shape(field.related_model, alias)
+            self.links.append((name, shape))
+            target = field.target_field.column
+            joins.append(
+                f" LEFT JOIN {field.related_model._meta.db_table} {alias}"
+                f' ON {alias}."{target}" = o."{field.column}"'
+            )
+        columns = ", ".join([self.shape.columns, *(s.columns for _n, s in self.links)])
+        self.sql = (
+            f"SELECT {columns} FROM {model._meta.db_table} o{''.join(joins)}"
+            f' WHERE o."{model._meta.pk.column}" = %s'
+        )
+
+    def get(self, pk, connection=None) -> Model | None:
+        connection = connection or default_connection
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql, [pk])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        obj = self.shape.build(row, 0, connection)
+        start = self.shape.width
+        for name, shape in self.links:
+            related = shape.build(row, start, connection)
+            if related is not None:  # else a NULL key (None already) is left to itself
+                setattr(obj, name, related)
+            start += shape.width
+        return obj

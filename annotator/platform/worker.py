@@ -19,6 +19,7 @@ row lock.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import socket
@@ -30,7 +31,8 @@ from typing import Any
 
 from celery import shared_task
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connections, transaction
+from django.contrib.auth import get_user_model
+from django.db import InterfaceError, OperationalError, connection, connections, transaction
 from django.db.models import Case, F, Q, TextField, Value, When
 from django.db.models.functions import Greatest
 from django.utils import timezone
@@ -39,6 +41,7 @@ from .chunks import FanOut, chunk_ended, chunks_park, job_work_delete_later, job
 from .errors import Invalid
 from .jobs import job_failed_notify, job_send, job_task, jobs_send_pending, progress_final
 from .models import Job
+from .sql_rows import Shape
 from .webhooks import job_event_emit
 
 log = logging.getLogger(__name__)
@@ -59,11 +62,13 @@ FINISHED = "Finished"
 def run_job(celery_task, job_id: int, work: Callable[[Job], Any]) -> None:
     """Run ``work`` for a Job row once: finished jobs, stale deliveries and second copies of a
     running job are left alone (idempotent redelivery)."""
-    token = _claim(celery_task, job_id)
-    if token is None:
+    claim = _claim(celery_task, job_id)
+    if claim is None:
         return
-    # The row as claimed, with who started it (every stage reads ``created_by``): one query.
-    job = Job.objects.select_related("created_by").get(pk=job_id)
+    token, job = claim
+    if job is None:
+        # The row as claimed, with who started it (every stage reads ``created_by``): one query.
+        job = Job.objects.select_related("created_by").get(pk=job_id)
     # Only this run's writes land: a run the sweeper gave up on cannot overwrite its successor.
     mine = Job.objects.filter(pk=job_id, attempt_token=token)
     heartbeats.hold(job_id, token)
@@ -181,9 +186,10 @@ def _may_run_again(job: Job, rerun_safe: bool) -> bool:
     return rerun_safe and job.attempts < settings.BLINDSPOT_JOB_MAX_ATTEMPTS
 
 
-def _claim(celery_task, job_id: int) -> str | None:
-    """Take the Job row for this delivery and return its attempt token, or None when the job
-    must not run here: finished, superseded (a stale delivery) or running elsewhere."""
+def _claim(celery_task, job_id: int) -> tuple[str, Job | None] | None:
+    """Take the Job row for this delivery and return its attempt token with the row as claimed
+    when that came with the claim (else None: read it), or None when the job must not run
+    here: finished, superseded (a stale delivery) or running elsewhere."""
     request = celery_task.request
     delivery = request.id or ""
     # Only broker deliveries can be stale; an in-process ``apply`` (CLI, demo, eager mode) or a
@@ -201,10 +207,14 @@ def _claim(celery_task, job_id: int) -> str | None:
     # The usual delivery: a queued job's message carrying its attempt token. Claimed in one
     # statement (the row lock of the UPDATE decides between two copies); anything else (a
     # stale or second delivery, a lost run, a job without a token) takes the locked path below.
-    if delivery and Job.objects.filter(
+    if delivery and connection.vendor == "postgresql":
+        job = _claim_queued(job_id, delivery, now)
+        if job is not None:
+            return delivery, job
+    elif delivery and Job.objects.filter(
         pk=job_id, status=Job.Status.QUEUED, attempt_token=delivery
     ).update(**claimed):
-        return delivery
+        return delivery, None
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()
         if job is None or job.is_finished:
@@ -222,7 +232,51 @@ def _claim(celery_task, job_id: int) -> str | None:
             log.warning("job %s: its worker %s stopped; running it again here", job_id, job.worker)
         token = job.attempt_token or delivery or str(uuid.uuid4())
         Job.objects.filter(pk=job_id).update(attempt_token=token, **claimed)
-    return token
+    return token, None
+
+
+@functools.cache
+def _claim_sql() -> str:
+    job, user = _claim_shapes()
+    return (
+        f"WITH j AS (UPDATE {Job._meta.db_table} SET status = %s, started_at = %s,"
+        " attempts = attempts + 1, error = '', worker = %s, heartbeat_at = %s"
+        " WHERE id = %s AND status = %s AND attempt_token = %s RETURNING *)"
+        f" SELECT {job.columns}, {user.columns} FROM j"
+        f' LEFT JOIN {get_user_model()._meta.db_table} u ON u."{user.model._meta.pk.column}"'
+        " = j.created_by_id"
+    )
+
+
+def _claim_queued(job_id: int, delivery: str, now: datetime) -> Job | None:
+    """The usual claim on PostgreSQL: the queued job whose message this is, taken and read with
+    who started it in one statement (a hunt step waits on every job's way to its work); None
+    when it is not queued with that token. As ``_claim``'s update and ``run_job``'s read."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _claim_sql(),
+            [
+                Job.Status.RUNNING.value,
+                now,
+                _worker_name()[:200],
+                now,
+                job_id,
+                Job.Status.QUEUED.value,
+                delivery,
+            ],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    job_shape, user_shape = _claim_shapes()
+    job = job_shape.build(row)
+    job.created_by = user_shape.build(row, job_shape.width)
+    return job
+
+
+@functools.cache
+def _claim_shapes() -> tuple[Shape, Shape]:
+    return Shape(Job, "j"), Shape(get_user_model(), "u")
 
 
 class _Heartbeats:

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 from django.conf import settings as django_settings
+from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
@@ -243,13 +244,27 @@ def test_a_queued_job_runs_in_few_statements(project, curator, django_assert_num
     job = Job.objects.create(
         kind="annotator.test", attempt_token="t", project=project, created_by=curator
     )
-    seen = []
-    # When its message is delivered: the claim (one UPDATE), the row with who started it,
-    # then the end: BEGIN, "succeeded", whether any hook listens, COMMIT
-    with django_assert_num_queries(6):
-        run_job(delivery("t"), job.pk, lambda job: seen.append(job.created_by.username) or {})
+    seen, read = [], []
+
+    def work(job):
+        seen.append(job.created_by.username)
+        read.append((job, Job.objects.select_related("created_by").get(pk=job.pk)))
+        return {}
+
+    # When its message is delivered: the claim with the row and who started it (PostgreSQL: one
+    # statement; else the UPDATE, then the row), the work's own read, then the end: BEGIN,
+    # "succeeded", whether any hook listens, COMMIT
+    with django_assert_num_queries(6 if connection.vendor == "postgresql" else 7):
+        run_job(delivery("t"), job.pk, work)
     # Then it ran once, as its starter
     assert seen == [curator.username]
+    # And the row it was handed is the row as claimed, field for field, with its starter
+    (given, stored), fields = read[0], Job._meta.concrete_fields
+    assert [getattr(given, f.attname) for f in fields] == [
+        getattr(stored, f.attname) for f in fields
+    ]
+    assert given.created_by == stored.created_by and given.created_by.username == curator.username
+    assert given.status == "running" and given.attempts == 1
     job.refresh_from_db()
     assert (job.status, job.attempts, job.attempt_token) == ("succeeded", 1, "t")
     assert job.started_at is not None and job.worker

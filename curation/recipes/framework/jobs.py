@@ -6,12 +6,14 @@ of ``job.params[recipe.job_param]``, then ``stage.run`` through the platform's `
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from celery import shared_task
 
 from annotator.platform.jobs import job_failed_handler
 from annotator.platform.models import Job
+from annotator.platform.sql_rows import RowWith
 from annotator.platform.worker import JOB_OPTIONS, run_job
 
 if TYPE_CHECKING:
@@ -47,8 +49,22 @@ def step_of(kind: str) -> tuple[Recipe, Stage | Export]:
 
 
 def job_object(recipe: Recipe, pk: int) -> Any:
-    """The recipe's object a job works on, with what its stages read."""
-    return recipe.model.objects.select_related(*recipe.select_related).get(pk=pk)
+    """The recipe's object a job works on, with what its stages read: one hand-written
+    statement (``RowWith``) when ``Recipe.select_related`` names only forward foreign keys."""
+    row = _object_row(recipe.model, tuple(recipe.select_related))
+    if row is None:
+        return recipe.model.objects.select_related(*recipe.select_related).get(pk=pk)
+    obj = row.get(pk)
+    if obj is None:
+        raise recipe.model.DoesNotExist(f"{recipe.model.__name__} {pk} does not exist.")
+    return obj
+
+
+@functools.cache
+def _object_row(model, related: tuple[str, ...]) -> RowWith | None:
+    if any("__" in name for name in related):
+        return None  # deeper than one level: the ORM's select_related
+    return RowWith(model, related)
 
 
 def job_work(job: Job) -> dict:
