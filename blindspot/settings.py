@@ -71,7 +71,8 @@ MIDDLEWARE = [
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Django's, with the user and their roles read in one statement (platform/auth.py).
+    "annotator.platform.auth.SessionAuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # A job the broker could not take: 503 + Retry-After under /api/, a warning on pages.
     "annotator.platform.outage.OutageMiddleware",
@@ -197,6 +198,8 @@ LOGOUT_REDIRECT_URL = "login"
 # a lab install on plain HTTP: no HTTPS redirect, no HSTS, no secure-only cookies).
 SECURE = env.bool("SECURE", default=not DEBUG)
 SESSION_COOKIE_SECURE = SECURE
+# Django's database sessions, read in one hand-written statement (platform/sessions.py).
+SESSION_ENGINE = "annotator.platform.sessions"
 CSRF_COOKIE_SECURE = SECURE
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=SECURE)
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if SECURE else 0)
