@@ -145,8 +145,7 @@ def test_the_workspace_submit_runs_these_statements(project, worker_client):
     # task was just handed out
     assert first_words == [
         "SELECT",  # session
-        "SELECT",  # user
-        "SELECT",  # roles
+        "SELECT",  # user with their roles (platform/auth.py)
         "BEGIN",
         "SELECT",  # task and queue, FOR UPDATE OF the task
         "SELECT",  # the assignment, FOR UPDATE

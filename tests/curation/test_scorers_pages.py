@@ -133,7 +133,7 @@ def test_the_list_shows_models_status_and_cache_counts(world, media, django_asse
     Scorer.objects.create(label="B/32 from file", model_name="ViT-B-32", checkpoint_path=path)
 
     # When a curator opens the list
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(6):
         response = client.get(reverse("curator-scorers"))
 
     # Then each scorer's status is spelled out, with cache counts and truncations
@@ -156,7 +156,7 @@ def test_the_list_page_scales_without_extra_queries(world, django_assert_num_que
     for k in range(6):
         Scorer.objects.create(label=f"r{k}", model_name="ViT-B-32", random_weights=True)
     client = client_as(world["users"]["curator"])
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(6):
         assert client.get(reverse("curator-scorers")).status_code == 200
 
 
