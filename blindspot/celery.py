@@ -7,6 +7,8 @@ from celery import Celery
 from celery.signals import task_postrun, task_prerun, worker_process_init, worker_ready
 from django.db import close_old_connections
 
+from blindspot.gcfreeze import served
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "blindspot.settings")
 
 app = Celery("blindspot")
@@ -24,6 +26,13 @@ def _connections_checked(sender=None, **_kwargs) -> None:
     if getattr(getattr(sender, "request", None), "is_eager", False):
         return
     close_old_connections()
+
+
+@task_postrun.connect
+def _warm_frozen(sender=None, **_kwargs) -> None:
+    """After the process's first jobs, what they made lazily is frozen too (gcfreeze.py)."""
+    if not getattr(getattr(sender, "request", None), "is_eager", False):
+        served.tick()
 
 
 @worker_ready.connect
