@@ -59,9 +59,12 @@ class Shape:
 class RowWith:
     """``model.objects.select_related(*related).filter(pk=…)``'s row as a fixed statement:
     ``related`` names forward foreign keys of ``model`` (one level, as ``select_related``
-    follows them), each LEFT JOINed (a nullable one comes back None)."""
+    follows them), each LEFT JOINed (a nullable one comes back None); ``where``: more
+    conditions on the row (alias ``o``), their values given to ``get``."""
 
-    def __init__(self, model: type[Model], related: tuple[str, ...] = ()):
+    def __init__(
+        self, model: type[Model], related: tuple[str, ...] = (), where: list[str] | None = None
+    ):
         self.shape = Shape(model, "o")
         self.links: list[tuple[str, Shape]] = []
         joins = []
@@ -78,15 +81,17 @@ class RowWith:
                 f' ON {alias}."{target}" = o."{field.column}"'
             )
         columns = ", ".join([self.shape.columns, *(s.columns for _n, s in self.links)])
+        conditions = [f'o."{model._meta.pk.column}" = %s', *(where or [])]
         self.sql = (
             f"SELECT {columns} FROM {model._meta.db_table} o{''.join(joins)}"
-            f' WHERE o."{model._meta.pk.column}" = %s'
+            f" WHERE {' AND '.join(conditions)}"
         )
 
-    def get(self, pk, connection=None) -> Model | None:
+    def get(self, pk, *params, connection=None) -> Model | None:
+        """The row of ``pk`` (``params``: the values of ``where``'s placeholders), or None."""
         connection = connection or default_connection
         with connection.cursor() as cursor:
-            cursor.execute(self.sql, [pk])
+            cursor.execute(self.sql, [pk, *params])
             row = cursor.fetchone()
         if row is None:
             return None

@@ -212,7 +212,10 @@ class Workers:
     their pages, which objects are open to them, and a card on their home page."""
 
     pages: tuple[WorkerPage, ...]
-    open: Callable[[Any], Any]  # the recipe model's queryset -> the objects open for work
+    # The objects open for work: fields equal to these values ({"state": "open"}); a fixed
+    # condition, so that each page's lookup is one hand-written statement (selectors.py).
+    open_when: Mapping[str, Any]
+    select_related: tuple[str, ...] = ()  # forward keys the pages read with the object
     home_template: str = ""  # included on the home page with ``home_context(user)``
     home_context: Callable[[Any], dict] | None = None  # user -> its context ({}: no card)
 

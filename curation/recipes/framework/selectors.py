@@ -8,13 +8,14 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from django.core.exceptions import ObjectDoesNotExist
+from django.db import connection
 from django.db.models import Count, QuerySet
 from django.http import Http404
 
 from annotator.platform import roles
-from annotator.platform.models import Job
+from annotator.platform.models import Job, Project
 from annotator.platform.scoping import projects_for
+from annotator.platform.sql_rows import RowWith
 
 from .declare import Recipe
 
@@ -69,18 +70,49 @@ def in_state(queryset: QuerySet, field: str, state: str) -> QuerySet:
 
 
 def workable_for(recipe: Recipe, user) -> QuerySet:
-    """The recipe's objects open to crowdworkers (``Recipe.workers.open``) in ``user``'s
+    """The recipe's objects open to crowdworkers (``Recipe.workers.open_when``) in ``user``'s
     projects; none for anyone without the crowdworker role (admins pass every role check)."""
     if recipe.workers is None or not roles.has_role(user, [roles.CROWDWORKER]):
         return recipe.model.objects.none()
-    objects = recipe.model.objects.select_related("project").filter(project__in=projects_for(user))
-    return recipe.workers.open(objects)
+    related = ("project", *recipe.workers.select_related)
+    objects = recipe.model.objects.select_related(*related)
+    return objects.filter(project__in=projects_for(user), **recipe.workers.open_when)
 
 
 def workable_or_404(recipe: Recipe, user, pk: int) -> Any:
-    # ``get`` rather than ``filter().first()``: no ORDER BY to build for a primary key (a
-    # worker page's every request reads its object here).
-    try:
-        return workable_for(recipe, user).get(pk=pk)
-    except ObjectDoesNotExist:
-        raise Http404 from None
+    """``workable_for(recipe, user).get(pk=pk)`` or 404, in one hand-written statement (every
+    request of a worker page reads its object here first; a hunt step waits on it)."""
+    if recipe.workers is None or not roles.has_role(user, [roles.CROWDWORKER]):
+        raise Http404
+    admin = roles.has_role(user, [roles.ADMIN])
+    row = _workable_rows.get((recipe.key, admin))
+    if row is None:
+        row = _workable_rows[(recipe.key, admin)] = _workable_row(recipe, admin)
+    meta = recipe.model._meta
+    values = [
+        meta.get_field(name).get_db_prep_value(value, connection)
+        for name, value in recipe.workers.open_when.items()
+    ]
+    obj = row.get(pk, *values) if admin else row.get(pk, *values, user.pk)
+    if obj is None:
+        raise Http404
+    return obj
+
+
+_workable_rows: dict[tuple[str, bool], RowWith] = {}
+
+
+def _workable_row(recipe: Recipe, admin: bool) -> RowWith:
+    """The statement of ``workable_or_404``: the object by primary key with its project and
+    ``Workers.select_related``, open (``open_when``) and, but for admins, in a project of the
+    person (their membership, as ``projects_for``)."""
+    model = recipe.model
+    where = [f'o."{model._meta.get_field(name).column}" = %s' for name in recipe.workers.open_when]
+    if not admin:
+        members = Project._meta.get_field("members").remote_field.through._meta
+        project = Project._meta.get_field("members")
+        where.append(
+            f'o."{model._meta.get_field("project").column}" IN (SELECT {project.m2m_column_name()}'
+            f" FROM {members.db_table} WHERE {project.m2m_reverse_name()} = %s)"
+        )
+    return RowWith(model, ("project", *recipe.workers.select_related), where=where)

@@ -135,8 +135,8 @@ RECIPE = register(
                 ),
                 WorkerPage("items/<int:candidate_id>/again/", views.again, "hunt-again", POST),
             ),
-            # The blind model's name is on every worker page: read with the round.
-            open=lambda rounds_: rounds_.filter(state=HuntRound.State.OPEN).select_related("blind"),
+            open_when={"state": HuntRound.State.OPEN},
+            select_related=("blind",),  # its name is on every worker page: read with the round
             home_template="hunt/_home.html",
             home_context=views.home_context,
         ),

@@ -7,18 +7,22 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.http import Http404
 from django.utils import timezone
 
+from annotator.platform import roles
 from annotator.platform.sql_rows import RowWith
 from curation.gateway.pins import _pinned, templates_for
 from curation.models import Image, TemplatePin
 from curation.recipes.framework.jobs import job_object
+from curation.recipes.framework.selectors import workable_for, workable_or_404
 from curation.recipes.hunt import candidates, rows
 from curation.recipes.hunt.models import HuntCandidate, HuntRound
 from curation.recipes.hunt.recipe import RECIPE
 from curation.recipes.naturalbench.models import NaturalBenchPipeline
 from curation.recipes.naturalbench.recipe import RECIPE as NB_RECIPE
 from evaluation.families.naturalbench.prompts import BY_QUESTION_TYPE
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -136,3 +140,35 @@ def test_the_pinned_templates_are_the_orms(hunt_round):
     mine = _pinned([*names, "no-such-template", names[0]], hunt_round.project_id)
     assert {n: values(t) for n, t in mine.items()} == {p.name: values(p.template) for p in pins}
     assert _pinned([], hunt_round.project_id) == {}
+
+
+def test_a_worker_page_finds_its_round_by_hand_as_the_queryset_does(
+    hunt_round, crowdworker, curator, project
+):
+    # Given a member crowdworker, an outsider, a curator without the worker role and an admin
+    outsider = UserFactory(username="outsider", role=roles.CROWDWORKER)
+    admin = UserFactory(username="root", is_superuser=True)
+
+    def found(user, pk):
+        try:
+            return workable_or_404(RECIPE, user, pk)
+        except Http404:
+            return None
+
+    for closed in (False, True):
+        HuntRound.objects.filter(pk=hunt_round.pk).update(state="closed" if closed else "open")
+        for user in (crowdworker, outsider, curator, admin):
+            for pk in (hunt_round.pk, 10**9):
+                # When the page's lookup and the queryset it stands for look for the round
+                mine = found(user, pk)
+                orm = workable_for(RECIPE, user).filter(pk=pk).first()
+                # Then both find it or neither does, with the same fields, project and blind
+                assert (mine is None) == (orm is None), (user.username, closed, pk)
+                if mine is not None:
+                    assert values(mine) == values(orm)
+                    assert values(mine.project) == values(orm.project)
+                    assert values(mine.blind) == values(orm.blind)
+    # The member finds the open round; the outsider and the curator never do
+    HuntRound.objects.filter(pk=hunt_round.pk).update(state="open")
+    assert found(crowdworker, hunt_round.pk) is not None and found(admin, hunt_round.pk)
+    assert found(outsider, hunt_round.pk) is None and found(curator, hunt_round.pk) is None
