@@ -354,6 +354,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
+    # A line for every model call at INFO (a Celery worker's usual level), written in the call's
+    # own thread before it returns: the gateway records every call as a Generation already.
+    "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "httpcore")},
 }
 
 

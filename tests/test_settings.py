@@ -5,6 +5,7 @@ torch included, costs seconds per interpreter and changes no setting); ``check -
 the whole project."""
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -192,3 +193,17 @@ def test_postgresql_connections_are_kept_for_the_process_life_unless_told_otherw
     assert _conn_max_age(DATABASE_URL="sqlite:////tmp/x.sqlite3") == (0, "0")
     code, err = _conn_max_age(DATABASE_URL=pg, CONN_MAX_AGE="soon")
     assert code != 0 and "CONN_MAX_AGE must be a number of seconds or 'none'" in err
+
+
+def test_model_calls_are_not_logged_line_by_line_at_info():
+    # A Celery worker runs at INFO; the HTTP client's line per model call stays out of its log
+    # (the gateway records every call as a Generation), whatever the root level
+    root = logging.getLogger()
+    level = root.level
+    try:
+        root.setLevel(logging.INFO)
+        for name in ("httpx", "httpx2", "httpcore"):
+            assert not logging.getLogger(name).isEnabledFor(logging.INFO), name
+        assert logging.getLogger("curation.gateway").isEnabledFor(logging.INFO)
+    finally:
+        root.setLevel(level)
