@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models.functions import Length
 
 from annotator.platform import wakeups
 from curation import gateway
@@ -361,14 +360,11 @@ def _first_done(round_: HuntRound, candidate: HuntCandidate, verdict: dict) -> N
     question of the round flagged (one write; the page shows the answers already)."""
     # Only earlier questions of a length that can come near (the round's others never can).
     fewest, most = duplicates.lengths_within(len(candidate.normal))
-    earlier = (
-        HuntCandidate.objects.filter(round=round_, pk__lt=candidate.pk)
-        .alias(length=Length("normal"))
-        .filter(length__gte=fewest, length__lte=most)
-        .order_by("-pk")
-        .values_list("pk", "normal")
-    )
-    match = duplicates.closest(candidate.question, earlier.iterator(chunk_size=2000))
+    earlier = rows.earlier_questions(round_.pk, candidate.pk, fewest, most)
+    try:
+        match = duplicates.closest(candidate.question, earlier)
+    finally:
+        earlier.close()  # a duplicate ends the scan early: the cursor is closed now
     fields = {
         "verdict": verdict,
         "neighbours": partners.nearest(round_, candidate.image, k=round_.neighbours),

@@ -96,6 +96,25 @@ def targets_with_providers(round_id: int) -> list[HuntTarget]:
 
 
 @cache
+def _earlier_sql() -> str:
+    return (
+        f"SELECT c.id, c.normal FROM {HuntCandidate._meta.db_table} c"
+        " WHERE c.round_id = %s AND c.id < %s AND LENGTH(c.normal) BETWEEN %s AND %s"
+        " ORDER BY c.id DESC"
+    )
+
+
+def earlier_questions(round_id: int, before_id: int, fewest: int, most: int, chunk: int = 2000):
+    """(id, normal form) of the round's questions before ``before_id`` whose normal form has
+    ``fewest`` to ``most`` characters, newest first, read ``chunk`` rows at a time (the
+    near-duplicate scan reads every one of a growing round after each first step)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_earlier_sql(), [round_id, before_id, fewest, most])
+        while rows := cursor.fetchmany(chunk):
+            yield from rows
+
+
+@cache
 def _limits_sql(lock: bool) -> str:
     user = get_user_model()._meta
     c = HuntCandidate._meta.db_table

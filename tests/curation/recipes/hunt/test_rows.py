@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db.models.functions import Length
 from django.http import Http404
 from django.utils import timezone
 
@@ -172,3 +173,32 @@ def test_a_worker_page_finds_its_round_by_hand_as_the_queryset_does(
     HuntRound.objects.filter(pk=hunt_round.pk).update(state="open")
     assert found(crowdworker, hunt_round.pk) is not None and found(admin, hunt_round.pk)
     assert found(outsider, hunt_round.pk) is None and found(curator, hunt_round.pk) is None
+
+
+def test_the_earlier_questions_are_the_orms(hunt_round, crowdworker, other_worker):
+    # Given questions of two lengths by two workers, in this round
+    ids = pool_ids(hunt_round)
+    made = [
+        submit(hunt_round, worker, ids[k % len(ids)], question=text)
+        for k, (worker, text) in enumerate(
+            [
+                (crowdworker, "Is the mug on the left of the laptop?"),
+                (other_worker, "Is there a cat?"),
+                (crowdworker, "Is the cup on the left of the laptop?"),
+                (other_worker, "Is the mug on the right of the laptop?"),
+            ]
+        )
+    ]
+    last = made[-1]
+    fewest, most = 30, 45
+    # When the earlier ones of a length that can come near are read by hand and by the ORM
+    mine = list(rows.earlier_questions(hunt_round.pk, last.pk, fewest, most, chunk=1))
+    orm = list(
+        HuntCandidate.objects.filter(round=hunt_round, pk__lt=last.pk)
+        .alias(length=Length("normal"))
+        .filter(length__gte=fewest, length__lte=most)
+        .order_by("-pk")
+        .values_list("pk", "normal")
+    )
+    # Then they are the same, newest first, the short one left out
+    assert mine == orm and [pk for pk, _n in mine] == [made[2].pk, made[0].pk]
