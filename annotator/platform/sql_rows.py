@@ -66,6 +66,7 @@ class RowWith:
         self, model: type[Model], related: tuple[str, ...] = (), where: list[str] | None = None
     ):
         self.shape = Shape(model, "o")
+        self.pk_type = model._meta.pk.get_internal_type()
         self.links: list[tuple[str, Shape]] = []
         joins = []
         for k, name in enumerate(related):
@@ -88,8 +89,14 @@ class RowWith:
         )
 
     def get(self, pk, *params, connection=None) -> Model | None:
-        """The row of ``pk`` (``params``: the values of ``where``'s placeholders), or None."""
+        """The row of ``pk`` (``params``: the values of ``where``'s placeholders), or None; a
+        number outside the key's range finds nothing, as the ORM's lookup (a URL's ``<int:…>``
+        takes any digits; the database would refuse it)."""
         connection = connection or default_connection
+        if isinstance(pk, int):
+            low, high = connection.ops.integer_field_range(self.pk_type)
+            if (low is not None and pk < low) or (high is not None and pk > high):
+                return None
         with connection.cursor() as cursor:
             cursor.execute(self.sql, [pk, *params])
             row = cursor.fetchone()

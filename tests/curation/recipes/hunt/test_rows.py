@@ -202,3 +202,19 @@ def test_the_earlier_questions_are_the_orms(hunt_round, crowdworker, other_worke
     )
     # Then they are the same, newest first, the short one left out
     assert mine == orm and [pk for pk, _n in mine] == [made[2].pk, made[0].pk]
+
+
+@pytest.mark.parametrize("pk", [2**63, 10**30, -(2**63) - 1])
+def test_an_id_beyond_the_keys_range_is_a_404_not_a_database_error(hunt_round, crowdworker, pk):
+    # PostgreSQL compares such a number as numeric and finds nothing; SQLite's driver (the
+    # demo's database) refuses it with an OverflowError: RowWith answers before either.
+    with pytest.raises(Http404):
+        workable_or_404(RECIPE, crowdworker, pk)
+    with pytest.raises(HuntRound.DoesNotExist):
+        job_object(RECIPE, pk)
+
+
+def test_a_worker_page_with_a_huge_id_answers_404(client, crowdworker, hunt_round):
+    client.force_login(crowdworker)
+    for path in (f"/work/hunt/{10**30}/", f"/work/hunt/{hunt_round.pk}/items/{10**30}/"):
+        assert client.get(path).status_code == 404, path
