@@ -89,9 +89,9 @@ class TokenAuthentication(authentication.TokenAuthentication):
 
 def session_user(request):
     """``django.contrib.auth.get_user(request)``, step for step, except that a session signed
-    in through ``ModelBackend`` (or a subclass keeping its ``get_user``)
-    reads the user with their groups in one statement (``_user_with_roles``) instead of the
-    user, then the groups at the first role check."""
+    in through ``ModelBackend`` (or a subclass keeping its ``get_user``) reads the user with
+    their groups in one statement (``_user_with_roles``) instead of the user, then the groups
+    at the first role check."""
     try:
         user_id = auth._get_user_session_key(request)
         backend_path = request.session[auth.BACKEND_SESSION_KEY]
