@@ -97,3 +97,32 @@ def stop(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def cpu_seconds(groups: dict[str, int]) -> dict[str, float]:
+    """CPU time (user + system) used so far by every process of each named process group."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used = dict.fromkeys(groups, 0.0)
+    names = {pgid: name for name, pgid in groups.items()}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        name = names.get(int(fields[2]))  # pgrp
+        if name is not None:
+            used[name] += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    return used
+
+
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far (``/proc/stat``: every process,
+    PostgreSQL, Redis and the simulated workers included, and anything else running)."""
+    with open("/proc/stat") as fh:
+        fields = [int(v) for v in fh.readline().split()[1:]]
+    tick = os.sysconf("SC_CLK_TCK")
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields) - idle) / tick, sum(fields) / tick

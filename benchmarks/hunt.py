@@ -61,7 +61,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import (  # noqa: E402
+    cpu_seconds,
     free_port,
+    machine_busy,
     recreate_database,
     start,
     stop,
@@ -354,35 +356,6 @@ def hunt_worker(port, world, session_id, seed, window, think, out) -> None:
             "errors": errors[:20],
         }
     )
-
-
-def cpu_seconds(groups: dict[str, int]) -> dict[str, float]:
-    """CPU time (user + system) used so far by every process of each named process group."""
-    tick = os.sysconf("SC_CLK_TCK")
-    used = dict.fromkeys(groups, 0.0)
-    names = {pgid: name for name, pgid in groups.items()}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        name = names.get(int(fields[2]))  # pgrp
-        if name is not None:
-            used[name] += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
-    return used
-
-
-def machine_busy() -> tuple[float, float]:
-    """(busy, total) CPU seconds of the whole machine so far (``/proc/stat``: every process,
-    PostgreSQL, Redis and the simulated workers included, and anything else running)."""
-    with open("/proc/stat") as fh:
-        fields = [int(v) for v in fh.readline().split()[1:]]
-    tick = os.sysconf("SC_CLK_TCK")
-    idle = fields[3] + fields[4]  # idle + iowait
-    return (sum(fields) - idle) / tick, sum(fields) / tick
 
 
 def run_phase(

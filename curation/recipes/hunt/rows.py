@@ -9,73 +9,38 @@ side by side).
 
 from __future__ import annotations
 
-from functools import cache, cached_property
+from functools import cache
 
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from annotator.platform.sql_rows import Shape
-from curation.models import Image, LLMProvider, Sample
+from annotator.platform.sql_rows import RowWith, Shape
+from curation.models import LLMProvider, Sample
 
 from .models import HuntCandidate, HuntTarget
 
 
-class _Shapes:
-    """The models' shapes, made at first use (the app registry is ready by then)."""
-
-    @cached_property
-    def candidate(self) -> Shape:
-        return Shape(HuntCandidate, "c")
-
-    @cached_property
-    def image(self) -> Shape:
-        return Shape(Image, "i")
-
-    @cached_property
-    def partner(self) -> Shape:
-        return Shape(Image, "p")
-
-    @cached_property
-    def target(self) -> Shape:
-        return Shape(HuntTarget, "t")
-
-    @cached_property
-    def provider(self) -> Shape:
-        return Shape(LLMProvider, "v")
-
-
-_s = _Shapes()
+@cache
+def _shape(model, alias: str) -> Shape:
+    """``model``'s shape under ``alias``, made at first use (the app registry is ready then)."""
+    return Shape(model, alias)
 
 
 @cache
-def _candidate_sql() -> str:
-    return (
-        f"SELECT {_s.candidate.columns}, {_s.image.columns}, {_s.partner.columns}"
-        f" FROM {HuntCandidate._meta.db_table} c"
-        f" JOIN {Image._meta.db_table} i ON i.id = c.image_id"
-        f" LEFT JOIN {Image._meta.db_table} p ON p.id = c.partner_id"
-        " WHERE c.id = %s AND c.round_id = %s"
-    )
+def _candidate_row() -> RowWith:
+    return RowWith(HuntCandidate, ("image", "partner"), where=['o."round_id" = %s'])
 
 
 def candidate_with_images(round_id: int, candidate_id: int) -> HuntCandidate | None:
     """``HuntCandidate.objects.select_related("image", "partner").filter(pk=…, round=…)``'s
     one candidate, or None."""
-    with connection.cursor() as cursor:
-        cursor.execute(_candidate_sql(), [candidate_id, round_id])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    candidate = _s.candidate.build(row)
-    candidate.image = _s.image.build(row, _s.candidate.width)
-    candidate.partner = _s.partner.build(row, _s.candidate.width + _s.image.width)
-    return candidate
+    return _candidate_row().get(candidate_id, round_id)
 
 
 @cache
 def _targets_sql() -> str:
     return (
-        f"SELECT {_s.target.columns}, {_s.provider.columns}"
+        f"SELECT {_shape(HuntTarget, 't').columns}, {_shape(LLMProvider, 'v').columns}"
         f" FROM {HuntTarget._meta.db_table} t"
         f" JOIN {LLMProvider._meta.db_table} v ON v.id = t.provider_id"
         " WHERE t.round_id = %s ORDER BY t.position, t.id"
@@ -89,8 +54,8 @@ def targets_with_providers(round_id: int) -> list[HuntTarget]:
         rows = cursor.fetchall()
     out = []
     for row in rows:
-        target = _s.target.build(row)
-        target.provider = _s.provider.build(row, _s.target.width)
+        target = _shape(HuntTarget, "t").build(row)
+        target.provider = _shape(LLMProvider, "v").build(row, _shape(HuntTarget, "t").width)
         out.append(target)
     return out
 
