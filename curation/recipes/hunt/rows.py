@@ -17,7 +17,7 @@ from django.db import connection
 from annotator.platform.sql_rows import RowWith, Shape
 from curation.models import LLMProvider, Sample
 
-from .models import HuntCandidate, HuntTarget
+from .models import HuntAnswer, HuntCandidate, HuntTarget
 
 
 @cache
@@ -35,6 +35,38 @@ def candidate_with_images(round_id: int, candidate_id: int) -> HuntCandidate | N
     """``HuntCandidate.objects.select_related("image", "partner").filter(pk=…, round=…)``'s
     one candidate, or None."""
     return _candidate_row().get(candidate_id, round_id)
+
+
+@cache
+def _mine_row() -> RowWith:
+    return RowWith(
+        HuntCandidate,
+        ("image", "partner", "job"),
+        where=['o."round_id" = %s', 'o."worker_id" = %s'],
+    )
+
+
+def candidate_of_worker(round_id: int, worker_id: int, candidate_id: int) -> HuntCandidate | None:
+    """``candidates_of(worker, round).select_related("image", "partner", "job").get(pk=…)``,
+    or None: the item's page and its long-poll, on every request."""
+    return _mine_row().get(candidate_id, round_id, worker_id)
+
+
+@cache
+def _answers_sql() -> str:
+    return (
+        f"SELECT {_shape(HuntAnswer, 'a').columns} FROM {HuntAnswer._meta.db_table} a"
+        " WHERE a.candidate_id = %s ORDER BY a.id"
+    )
+
+
+def answers_of(candidate_id: int) -> list[HuntAnswer]:
+    """``candidate.answers.all()`` in the order they were stored (a slot has one answer per
+    model, so the pages that show them need no other order; the ORM's orders by the candidate's
+    and the target's own orderings, a join for each)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_answers_sql(), [candidate_id])
+        return [_shape(HuntAnswer, "a").build(row) for row in cursor.fetchall()]
 
 
 @cache

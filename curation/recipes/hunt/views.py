@@ -22,7 +22,7 @@ from curation.models import Image, LLMProvider, Sample
 from evaluation.families.naturalbench import layout as nb
 from evaluation.plots import Series, bar_chart
 
-from . import candidates, checks, partners, selectors
+from . import candidates, checks, partners, rows, selectors
 from . import criterion as c
 from .asking import streamed_answers, wake_name
 from .models import HuntCandidate, HuntRound
@@ -39,7 +39,7 @@ def targets_of(round_: HuntRound) -> list:
     """The round's targets with their providers, read once per request (kept on the round)."""
     cached = getattr(round_, "_targets_read", None)
     if cached is None:
-        cached = round_._targets_read = list(round_.targets.select_related("provider"))
+        cached = round_._targets_read = rows.targets_with_providers(round_.pk)
     return cached
 
 
@@ -139,11 +139,11 @@ def submit(request: HttpRequest, round_: HuntRound) -> HttpResponse:
 
 
 def _mine_or_404(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HuntCandidate:
-    mine = candidates_of(request.user, round_).select_related("image", "partner", "job")
-    try:
-        candidate = mine.get(pk=candidate_id)  # no ORDER BY to build, unlike first()
-    except HuntCandidate.DoesNotExist:
-        raise Http404 from None
+    # candidates_of(…).select_related("image", "partner", "job"), hand-written (``rows``): the
+    # long-poll reads it on every request
+    candidate = rows.candidate_of_worker(round_.pk, request.user.pk, candidate_id)
+    if candidate is None:
+        raise Http404
     candidate.round = round_  # read once, by the page's lookup
     return candidates.candidate_settle(candidate)  # a job that died: failed, ask again
 
@@ -161,7 +161,7 @@ def verdict_table(round_: HuntRound, candidate: HuntCandidate, answers=None) -> 
     ]
     aliases = {t.pk: t.alias for t in targets_of(round_)}
     cells: dict[tuple, object] = {}
-    for answer in candidate.answers.all() if answers is None else answers:
+    for answer in rows.answers_of(candidate.pk) if answers is None else answers:
         cells[(aliases.get(answer.target_id, ""), answer.slot)] = answer
     asked = {slot for _who, slot in cells}
     columns = [
@@ -173,7 +173,7 @@ def verdict_table(round_: HuntRound, candidate: HuntCandidate, answers=None) -> 
         for label, slot in wanted
         if slot in asked or (slot == wanted[0][1])
     ]
-    rows = [
+    lines = [
         {
             "name": name,
             "blind": False,
@@ -181,14 +181,14 @@ def verdict_table(round_: HuntRound, candidate: HuntCandidate, answers=None) -> 
         }
         for alias, name in names.items()
     ]
-    rows.append(
+    lines.append(
         {
             "name": blind_label(round_),
             "blind": True,
             "cells": [cells.get(("", col["slot"])) for col in columns],
         }
     )
-    return {"columns": columns, "rows": rows}
+    return {"columns": columns, "rows": lines}
 
 
 def _options(text: str) -> dict | None:
@@ -252,7 +252,7 @@ def item(request: HttpRequest, round_: HuntRound, candidate_id: int) -> HttpResp
         # A long-poll. Everything the page shows is read before waiting (the models are
         # answering meanwhile); answers the job streams with its wake-up are added as they
         # are, anything else it says (a verdict, a failure) is read afresh.
-        answers = list(candidate.answers.all())
+        answers = rows.answers_of(candidate.pk)
         context = item_context(round_, candidate, points=not status, answers=answers)
         woken = wakeups.wait_for(wake_name(candidate.pk), WAIT_S)
         streamed = None if woken is None else streamed_answers(candidate, woken)

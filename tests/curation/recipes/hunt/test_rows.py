@@ -18,7 +18,7 @@ from curation.models import Image, TemplatePin
 from curation.recipes.framework.jobs import job_object
 from curation.recipes.framework.selectors import workable_for, workable_or_404
 from curation.recipes.hunt import candidates, rows
-from curation.recipes.hunt.models import HuntCandidate, HuntRound
+from curation.recipes.hunt.models import HuntAnswer, HuntCandidate, HuntRound
 from curation.recipes.hunt.recipe import RECIPE
 from curation.recipes.naturalbench.models import NaturalBenchPipeline
 from curation.recipes.naturalbench.recipe import RECIPE as NB_RECIPE
@@ -218,3 +218,54 @@ def test_a_worker_page_with_a_huge_id_answers_404(client, crowdworker, hunt_roun
     client.force_login(crowdworker)
     for path in (f"/work/hunt/{10**30}/", f"/work/hunt/{hunt_round.pk}/items/{10**30}/"):
         assert client.get(path).status_code == 404, path
+
+
+def test_the_workers_candidate_with_its_images_and_job_is_the_orms(
+    hunt_round, crowdworker, other_worker
+):
+    # Given a worker's candidate with a partner (and its job), and another worker's
+    first, second = pool_ids(hunt_round)[:2]
+    mine_ = submit(hunt_round, crowdworker, first)
+    HuntCandidate.objects.filter(pk=mine_.pk).update(partner_id=second)
+    theirs = submit(hunt_round, other_worker, first)
+    # When the item's page reads it by hand and the ORM reads it as the page did
+    got = rows.candidate_of_worker(hunt_round.pk, crowdworker.pk, mine_.pk)
+    orm = (
+        HuntCandidate.objects.filter(round=hunt_round, worker=crowdworker)
+        .select_related("image", "partner", "job")
+        .get(pk=mine_.pk)
+    )
+    # Then they hold the same values, the image, partner and job included
+    assert values(got) == values(orm)
+    for name in ("image", "partner", "job"):
+        assert values(getattr(got, name)) == values(getattr(orm, name)), name
+    assert got.job is not None
+    # And another worker's candidate, another round's or a missing one is not found
+    assert rows.candidate_of_worker(hunt_round.pk, crowdworker.pk, theirs.pk) is None
+    assert rows.candidate_of_worker(hunt_round.pk + 1000, crowdworker.pk, mine_.pk) is None
+    assert rows.candidate_of_worker(hunt_round.pk, crowdworker.pk, 10**9) is None
+
+
+def test_the_answers_are_the_orms(hunt_round, crowdworker):
+    # Given a candidate answered by both targets and the blind model on two slots
+    candidate = submit(hunt_round, crowdworker, pool_ids(hunt_round)[0])
+    other = submit(hunt_round, crowdworker, pool_ids(hunt_round)[1], question="Is it blue?")
+    targets = list(hunt_round.targets.all())
+    for slot in ("q0_i1", "q0_i0"):
+        for target in [*targets, None]:
+            HuntAnswer.objects.create(
+                candidate=candidate,
+                target=target,
+                slot=slot,
+                text="Yes.",
+                parsed="a0",
+                correct=target is None,
+            )
+    HuntAnswer.objects.create(candidate=other, slot="q0_i0", text="No.", parsed="a1", correct=1)
+    # When they are read by hand and by the ORM
+    got = rows.answers_of(candidate.pk)
+    orm = list(candidate.answers.all())
+    # Then they are the same answers (in the order stored), none of the other candidate's
+    assert len(got) == 2 * (len(targets) + 1)
+    assert [values(a) for a in got] == sorted((values(a) for a in orm), key=lambda v: v[0])
+    assert rows.answers_of(10**9) == []
