@@ -27,6 +27,7 @@ BLINDSPOT_WEBHOOK_ALLOW_PRIVATE.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import http.client
@@ -47,8 +48,8 @@ from urllib.parse import urlsplit
 from celery import shared_task
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import transaction
-from django.db.models import F, Q, QuerySet, Subquery
+from django.db import connection, transaction
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -247,12 +248,31 @@ def webhook_emit(*, project: Project | int | None, event: str, data: dict) -> No
     transaction.on_commit(lambda: _queue(ids))
 
 
+@functools.cache
+def _listening_sql() -> str:
+    hook, job = Webhook._meta, Job._meta
+    return (
+        f"SELECT 1 FROM {hook.db_table} w JOIN {job.db_table} j"
+        f' ON w."{hook.get_field("project").column}" = j."{job.get_field("project").column}"'
+        f' WHERE j."{job.pk.column}" = %s AND w."{hook.get_field("is_active").column}" = %s'
+        " LIMIT 1"
+    )
+
+
+def job_listened(job_id: int) -> bool:
+    """Whether the job's project has an active hook:
+    ``Webhook.objects.filter(project_id=Subquery(<the job's project>), is_active=True).exists()``
+    as a fixed statement (every job's end asks; the ORM spent ~2 ms of CPU building it)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_listening_sql(), [job_id, True])
+        return cursor.fetchone() is not None
+
+
 def job_event_emit(*, job_id: int) -> None:
     """``job.finished`` or ``job.failed`` for a job that just ended (and its kind's own success
     event, such as ``export.ready``, declared in :data:`JOB_SUCCESS_EVENTS`). Cheap when the
     job's project has no active hook (every job's end asks): one query, the job row unread."""
-    of_job = Job.objects.filter(pk=job_id).values("project_id")[:1]
-    if not Webhook.objects.filter(project_id=Subquery(of_job), is_active=True).exists():
+    if not job_listened(job_id):
         return
     job = Job.objects.filter(pk=job_id).only(*JOB_FIELDS, "project").first()
     if job is None or job.project_id is None:

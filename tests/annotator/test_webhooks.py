@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.db import transaction
+from django.db.models import Subquery
 from django.urls import reverse
 
 from annotator import services
@@ -348,6 +349,25 @@ def test_job_events_and_export_ready(
     )
     ready = next(json.loads(r.body) for r in box.received if b"export.ready" in r.body)
     assert ready["data"]["result"]["sha256"] == "ab" * 32
+
+
+def test_whether_a_jobs_project_listens_is_the_orms(project):
+    # Given jobs in a project with an active hook, one with only an inactive hook, one with
+    # none, and a job of no project
+    def orm(job_id):
+        of_job = Job.objects.filter(pk=job_id).values("project_id")[:1]
+        return Webhook.objects.filter(project_id=Subquery(of_job), is_active=True).exists()
+
+    quiet, silent = ProjectFactory(), ProjectFactory()
+    Webhook.objects.create(project=project, url="https://a.example/h", events=["job.finished"])
+    Webhook.objects.create(
+        project=quiet, url="https://b.example/h", events=["job.failed"], is_active=False
+    )
+    jobs = [Job.objects.create(kind="x", project=p) for p in (project, quiet, silent, None)]
+    # Then the one statement answers as the ORM's query, for each and for a missing job
+    for job_id in [j.pk for j in jobs] + [10**9]:
+        assert webhooks.job_listened(job_id) == orm(job_id), job_id
+    assert [webhooks.job_listened(j.pk) for j in jobs] == [True, False, False, False]
 
 
 def test_run_job_emits_job_finished(
