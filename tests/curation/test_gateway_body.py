@@ -6,10 +6,12 @@ the body, the bearer key and the answer read back are the same as ``create``'s."
 from __future__ import annotations
 
 import itertools
+import json
 
 import openai
 import pytest
 from openai._utils import maybe_transform
+from openai._utils._json import openapi_dumps
 from openai.types.chat import ChatCompletion, completion_create_params
 
 from curation.gateway import calls
@@ -17,14 +19,16 @@ from curation.gateway.call_types import CallRequest, Endpoint
 from curation.gateway.rendering import build_messages
 from tests.fake_openai import FakeOpenAI, reply
 
-IMAGE = "data:image/jpeg;base64," + "QUJD" * 64
+IMAGE = "data:image/jpeg;base64," + "QUJD" * 2048  # long enough for its JSON text to be kept
+SMALL = "data:image/png;base64,QUJD"
 
 
 def _requests() -> list[CallRequest]:
     """Each shape the gateway sends: with and without a system prompt, no image, one or two
     images, with and without a seed, with and without log-probabilities."""
     out = []
-    shapes = itertools.product(("", "You judge."), ([], [IMAGE], [IMAGE, IMAGE]), (None, 7))
+    images = ([], [IMAGE], [IMAGE, IMAGE], [SMALL, IMAGE])
+    shapes = itertools.product(("", "You judge."), images, (None, 7))
     for (system, images, seed), logprobs in itertools.product(shapes, (False, True)):
         endpoint = Endpoint(
             kind="openai", name="t", base_url="", api_key="sk-x", model="m", temperature=0.2
@@ -47,6 +51,33 @@ def test_the_clients_transform_leaves_every_gateway_body_unchanged(request_):
     body = calls._create_kwargs(request_)
     wanted = completion_create_params.CompletionCreateParamsNonStreaming
     assert maybe_transform(body, wanted) == body
+
+
+@pytest.mark.parametrize("request_", _requests(), ids=lambda r: str(len(r.messages)))
+def test_the_body_is_the_clients_bytes(request_):
+    body = calls._create_kwargs(request_)
+    assert calls.chat_body(body) == openapi_dumps(body)
+    assert calls.chat_body(body) == openapi_dumps(body)  # again, the URLs' JSON text kept
+
+
+def test_a_kept_url_is_written_as_json_whatever_it_holds():
+    # An image URL with characters JSON escapes, and a question holding a token's look-alike
+    odd = 'https://example.org/a"b\\c\n' + "é" * 5000
+    body = {
+        "model": "m",
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": '"blindspot-image-0-0123456789abcdef"'},
+                    {"type": "image_url", "image_url": {"url": odd, "detail": "low"}},
+                    {"type": "image_url", "image_url": {"url": IMAGE}},
+                ],
+            }
+        ],
+    }
+    assert calls.chat_body(body) == openapi_dumps(body)
+    assert json.loads(calls.chat_body(body)) == body
 
 
 def test_chat_create_sends_what_create_sends_and_reads_the_same_answer():
