@@ -7,8 +7,11 @@ same way (longest side at most ``max_side``, PNG for images with transparency, J
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import io
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from PIL import Image as PILImage
@@ -27,8 +30,48 @@ class PreparedImage:
     record: dict  # {"id", "sha256", "mime", "bytes"} for the generation's params
 
 
+# A stored image's data URL, kept per process for its next calls: a hunt asks about the same
+# pool images again and again, every target in the same step (reading the file and base64 were
+# on each step's path). Keyed by content (sha256), file and size; the newest KEPT_BYTES kept.
+KEPT_BYTES = 32 * 1024 * 1024
+_kept: OrderedDict[tuple, PreparedImage] = OrderedDict()
+_kept_bytes = 0
+_kept_lock = threading.Lock()
+
+
+def _keep(key: tuple, prepared: PreparedImage) -> None:
+    global _kept_bytes
+    size = len(prepared.data_url)
+    if size > KEPT_BYTES // 4:
+        return  # one image would push out most of the others
+    with _kept_lock:
+        if key in _kept:
+            return
+        _kept[key] = prepared
+        _kept_bytes += size
+        while _kept_bytes > KEPT_BYTES:
+            _key, old = _kept.popitem(last=False)
+            _kept_bytes -= len(old.data_url)
+
+
 def prepare_image(image, *, max_side: int = MAX_SIDE) -> PreparedImage:
     """``image`` is a ``curation.models.Image`` or raw image bytes."""
+    if not isinstance(image, bytes | bytearray):
+        key = (image.sha256, image.file.name, max_side)
+        with _kept_lock:
+            found = _kept.get(key)
+            if found is not None:
+                _kept.move_to_end(key)
+        if found is not None:
+            # The record goes into each generation's params: a dict of its own for each.
+            return dataclasses.replace(found, record=dict(found.record, id=image.pk))
+        prepared = _prepare(image, max_side=max_side)
+        _keep(key, prepared)
+        return dataclasses.replace(prepared, record=dict(prepared.record))
+    return _prepare(image, max_side=max_side)
+
+
+def _prepare(image, *, max_side: int) -> PreparedImage:
     if isinstance(image, bytes | bytearray):
         sha = hashlib.sha256(image).hexdigest()
         url = _data_url_from_bytes(bytes(image), max_side=max_side)
