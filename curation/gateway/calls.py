@@ -233,23 +233,30 @@ def pooled_client(endpoint: Endpoint) -> openai.OpenAI:
 CHAT_ROUTE = "/chat/completions"
 CHAT_OPTIONS: dict[str, Any] = {"security": {"bearer_auth": True}}
 URL_JSON_MIN = 4096  # image URLs at least this long have their JSON text kept
-URL_JSON_KEPT = 64  # the newest image URLs kept (a few MB: data URLs of ≤ 1024-pixel images)
+URL_JSON_BYTES = 32 * 1024 * 1024  # the newest kept, within this many bytes of JSON text
 _url_json_cache: OrderedDict[str, bytes] = OrderedDict()
+_url_json_bytes = 0
 _url_json_lock = threading.Lock()
 
 
 def _url_json(url: str) -> bytes:
     """``url`` as JSON text (UTF-8), as ``openapi_dumps`` writes a string, made once per URL."""
+    global _url_json_bytes
     with _url_json_lock:
         found = _url_json_cache.get(url)
         if found is not None:
             _url_json_cache.move_to_end(url)
             return found
     made = openapi_dumps(url)
+    if len(made) > URL_JSON_BYTES // 4:
+        return made  # one would push out most of the others
     with _url_json_lock:
-        _url_json_cache[url] = made
-        while len(_url_json_cache) > URL_JSON_KEPT:
-            _url_json_cache.popitem(last=False)
+        if url not in _url_json_cache:
+            _url_json_cache[url] = made
+            _url_json_bytes += len(made)
+            while _url_json_bytes > URL_JSON_BYTES:
+                _old, gone = _url_json_cache.popitem(last=False)
+                _url_json_bytes -= len(gone)
     return made
 
 
