@@ -118,11 +118,15 @@ def cpu_seconds(groups: dict[str, int]) -> dict[str, float]:
     return used
 
 
-def machine_busy() -> tuple[float, float]:
-    """(busy, total) CPU seconds of the whole machine so far (``/proc/stat``: every process,
-    PostgreSQL, Redis and the simulated workers included, and anything else running)."""
+def machine_busy() -> tuple[float, float, float]:
+    """(busy, total, stolen) CPU seconds of the whole machine so far (``/proc/stat``: every
+    process, PostgreSQL, Redis and the simulated workers included, and anything else running).
+    ``stolen`` (counted in ``busy`` too) is the hypervisor's steal time: seconds the virtual
+    machine's cores were ready to run but given to another guest (a run with much of it is
+    disturbed, whatever this machine was doing)."""
     with open("/proc/stat") as fh:
         fields = [int(v) for v in fh.readline().split()[1:]]
     tick = os.sysconf("SC_CLK_TCK")
     idle = fields[3] + fields[4]  # idle + iowait
-    return (sum(fields) - idle) / tick, sum(fields) / tick
+    steal = fields[7] if len(fields) > 7 else 0
+    return (sum(fields) - idle) / tick, sum(fields) / tick, steal / tick

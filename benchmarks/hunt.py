@@ -26,8 +26,9 @@ thinking time), then the paced phase, the same 20 workers each spending ``--thin
 ``20 workers thinking ~10 s a question: p50 … ms p99 … ms``. Each line comes with the client's
 total step time, the status requests a step took, a breakdown from the database (enqueue → job
 start, job start → the page less the model calls) and the CPU per step of the product's
-processes with the cores they and the whole machine kept busy. Target: p99 overhead ≤ 50 ms at
-20 workers.
+processes with the cores they and the whole machine kept busy, and how much of the machine the
+hypervisor gave other guests meanwhile (steal: a run where it is not about 0 is disturbed).
+Target: p99 overhead ≤ 50 ms at 20 workers.
 
     python benchmarks/hunt.py            # 1 and 20 workers 60 s each, paced 180 s (~6 min)
     python benchmarks/hunt.py --quick    # 15 s each, paced 60 s, after 10 s warm-ups (~3 min)
@@ -402,6 +403,10 @@ def run_phase(
         "machine": (machine_after[0] - machine_before[0])
         / max(1e-9, machine_after[1] - machine_before[1])
         * os.cpu_count(),
+        # of which the hypervisor gave to other guests (steal): a disturbed run when not ~0
+        "stolen": (machine_after[2] - machine_before[2])
+        / max(1e-9, machine_after[1] - machine_before[1])
+        * os.cpu_count(),
     }
 
 
@@ -478,7 +483,8 @@ def report(label: str, phase: dict, seconds: float) -> float:
             f"    CPU per step (ms): {spent}; total {total:.1f} ms, at {rate:.1f} steps/s: "
             f"{rate * total / 1000:.2f} cores for these; the whole machine "
             f"{phase['machine']:.2f} of {os.cpu_count()} cores busy (PostgreSQL, Redis, the "
-            "simulated workers, anything else running)"
+            "simulated workers, anything else running; of it, taken by the hypervisor for other "
+            f"guests: {phase['stolen']:.2f})"
         )
     if phase["errors"]:
         print(f"    ERRORS ({len(phase['errors'])}): {phase['errors'][:3]}")
