@@ -1,7 +1,8 @@
 """The gateway's chat call (``calls.chat_create``: the client's ``post`` on the chat route) sends
 what ``client.chat.completions.create`` sends, for every shape of request the gateway makes:
-the body is one ``create``'s parameter transform leaves unchanged, and on the wire the route,
-the body, the bearer key and the answer read back are the same as ``create``'s."""
+the body is one ``create``'s parameter transform leaves unchanged, its bytes are the client's
+own serialisation's, and on the wire the route, the body, the bearer key and the answer read
+back are the same as ``create``'s."""
 
 from __future__ import annotations
 
@@ -25,11 +26,12 @@ SMALL = "data:image/png;base64,QUJD"
 
 def _requests() -> list[CallRequest]:
     """Each shape the gateway sends: with and without a system prompt, no image, one or two
-    images, with and without a seed, with and without log-probabilities."""
+    images (short and long data URLs), with and without a seed, with and without
+    log-probabilities."""
     out = []
     images = ([], [IMAGE], [IMAGE, IMAGE], [SMALL, IMAGE])
     shapes = itertools.product(("", "You judge."), images, (None, 7))
-    for (system, images, seed), logprobs in itertools.product(shapes, (False, True)):
+    for (system, urls, seed), logprobs in itertools.product(shapes, (False, True)):
         endpoint = Endpoint(
             kind="openai", name="t", base_url="", api_key="sk-x", model="m", temperature=0.2
         )
@@ -37,7 +39,7 @@ def _requests() -> list[CallRequest]:
             CallRequest(
                 endpoint=endpoint,
                 template_name="t",
-                messages=build_messages(system=system, user="Is it blue?", image_urls=images),
+                messages=build_messages(system=system, user="Is it blue?", image_urls=urls),
                 variables={},
                 seed=seed,
                 logprobs=logprobs,
