@@ -15,7 +15,6 @@ import secrets
 import ssl
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any, TypeVar
@@ -26,6 +25,7 @@ from openai._utils._json import openapi_dumps
 from openai.types.chat import ChatCompletion
 
 from .call_types import CallRequest, CallResult, Endpoint
+from .kept import Kept
 from .offline import run_offline
 from .parsing import OutputInvalid, parse_output
 
@@ -198,25 +198,14 @@ def client(endpoint: Endpoint, *, max_retries: int = 0) -> openai.OpenAI:
 # opens a TCP (and TLS) connection and builds a client of its own. The newest POOL_SIZE are
 # kept; an evicted client is dropped, not closed (a thread may still be using it).
 POOL_SIZE = 32
-_pool: OrderedDict[tuple, openai.OpenAI] = OrderedDict()
-_pool_lock = threading.Lock()
+_pool: Kept[openai.OpenAI] = Kept(POOL_SIZE)
 
 
 def pooled_client(endpoint: Endpoint) -> openai.OpenAI:
     """The process's chat client of ``endpoint`` (made once, shared by its threads)."""
     key = (os.getpid(), endpoint.base_url, endpoint.api_key, float(endpoint.timeout_s))
-    with _pool_lock:
-        found = _pool.get(key)
-        if found is not None:
-            _pool.move_to_end(key)
-            return found
-    made = client(endpoint)
-    with _pool_lock:
-        found = _pool.setdefault(key, made)
-        _pool.move_to_end(key)
-        while len(_pool) > POOL_SIZE:
-            _pool.popitem(last=False)
-    return found
+    found = _pool.get(key)
+    return found if found is not None else _pool.put(key, client(endpoint))
 
 
 # The chat call goes through the client's own request method (``client.post``, its README's way to
@@ -234,30 +223,13 @@ CHAT_ROUTE = "/chat/completions"
 CHAT_OPTIONS: dict[str, Any] = {"security": {"bearer_auth": True}}
 URL_JSON_MIN = 4096  # image URLs at least this long have their JSON text kept
 URL_JSON_BYTES = 32 * 1024 * 1024  # the newest kept, within this many bytes of JSON text
-_url_json_cache: OrderedDict[str, bytes] = OrderedDict()
-_url_json_bytes = 0
-_url_json_lock = threading.Lock()
+_url_jsons: Kept[bytes] = Kept(URL_JSON_BYTES, weight=len)
 
 
 def _url_json(url: str) -> bytes:
     """``url`` as JSON text (UTF-8), as ``openapi_dumps`` writes a string, made once per URL."""
-    global _url_json_bytes
-    with _url_json_lock:
-        found = _url_json_cache.get(url)
-        if found is not None:
-            _url_json_cache.move_to_end(url)
-            return found
-    made = openapi_dumps(url)
-    if len(made) > URL_JSON_BYTES // 4:
-        return made  # one would push out most of the others
-    with _url_json_lock:
-        if url not in _url_json_cache:
-            _url_json_cache[url] = made
-            _url_json_bytes += len(made)
-            while _url_json_bytes > URL_JSON_BYTES:
-                _old, gone = _url_json_cache.popitem(last=False)
-                _url_json_bytes -= len(gone)
-    return made
+    found = _url_jsons.get(url)
+    return found if found is not None else _url_jsons.put(url, openapi_dumps(url))
 
 
 def chat_body(body: dict) -> bytes:

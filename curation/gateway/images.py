@@ -10,14 +10,13 @@ import base64
 import dataclasses
 import hashlib
 import io
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from PIL import Image as PILImage
 
 from curation.assets import image_data_url
 
+from .kept import Kept
 from .rendering import image_placeholder
 
 MAX_SIDE = 1024
@@ -34,40 +33,16 @@ class PreparedImage:
 # pool images again and again, every target in the same step (reading the file and base64 were
 # on each step's path). Keyed by content (sha256), file and size; the newest KEPT_BYTES kept.
 KEPT_BYTES = 32 * 1024 * 1024
-_kept: OrderedDict[tuple, PreparedImage] = OrderedDict()
-_kept_bytes = 0
-_kept_lock = threading.Lock()
-
-
-def _keep(key: tuple, prepared: PreparedImage) -> None:
-    global _kept_bytes
-    size = len(prepared.data_url)
-    if size > KEPT_BYTES // 4:
-        return  # one image would push out most of the others
-    with _kept_lock:
-        if key in _kept:
-            return
-        _kept[key] = prepared
-        _kept_bytes += size
-        while _kept_bytes > KEPT_BYTES:
-            _key, old = _kept.popitem(last=False)
-            _kept_bytes -= len(old.data_url)
+_kept: Kept[PreparedImage] = Kept(KEPT_BYTES, weight=lambda prepared: len(prepared.data_url))
 
 
 def prepare_image(image, *, max_side: int = MAX_SIDE) -> PreparedImage:
     """``image`` is a ``curation.models.Image`` or raw image bytes."""
     if not isinstance(image, bytes | bytearray):
         key = (image.sha256, image.file.name, max_side)
-        with _kept_lock:
-            found = _kept.get(key)
-            if found is not None:
-                _kept.move_to_end(key)
-        if found is not None:
-            # The record goes into each generation's params: a dict of its own for each.
-            return dataclasses.replace(found, record=dict(found.record, id=image.pk))
-        prepared = _prepare(image, max_side=max_side)
-        _keep(key, prepared)
-        return dataclasses.replace(prepared, record=dict(prepared.record))
+        kept = _kept.get(key) or _kept.put(key, _prepare(image, max_side=max_side))
+        # The record goes into each generation's params: a dict of its own for each.
+        return dataclasses.replace(kept, record=dict(kept.record, id=image.pk))
     return _prepare(image, max_side=max_side)
 
 

@@ -17,6 +17,7 @@ from openai.types.chat import ChatCompletion, completion_create_params
 
 from curation.gateway import calls
 from curation.gateway.call_types import CallRequest, Endpoint
+from curation.gateway.kept import Kept
 from curation.gateway.rendering import build_messages
 from tests.fake_openai import FakeOpenAI, reply
 
@@ -119,15 +120,13 @@ def test_chat_create_raises_the_clients_errors():
 
 
 def test_kept_url_texts_stay_within_their_budget_oldest_out_first(monkeypatch):
-    monkeypatch.setattr(calls, "_url_json_cache", type(calls._url_json_cache)())
-    monkeypatch.setattr(calls, "_url_json_bytes", 0)
     urls = [f"data:image/png;base64,{k}" + "QUJD" * 2048 for k in range(5)]
     one = len(openapi_dumps(urls[0]))
-    monkeypatch.setattr(calls, "URL_JSON_BYTES", 4 * one + 10)  # room for four
+    monkeypatch.setattr(calls, "_url_jsons", Kept(4 * one + 10, weight=len))  # room for four
     for k in (1, 2, 3, 0, 4):  # urls[1] the oldest when urls[4] comes
         assert calls._url_json(urls[k]) == openapi_dumps(urls[k])
-    assert list(calls._url_json_cache) == [urls[k] for k in (2, 3, 0, 4)]
-    assert calls._url_json_bytes == 4 * one
+    assert calls._url_jsons.keys() == [urls[k] for k in (2, 3, 0, 4)]
+    assert calls._url_jsons.weight == 4 * one
     # A text longer than a quarter of the budget is made, not kept
     assert calls._url_json(urls[0] * 3) == openapi_dumps(urls[0] * 3)
-    assert len(calls._url_json_cache) == 4
+    assert len(calls._url_jsons) == 4

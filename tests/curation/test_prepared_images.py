@@ -8,6 +8,7 @@ import pytest
 
 from curation import assets
 from curation.gateway import images
+from curation.gateway.kept import Kept
 from tests.curation.fixtures_assets import png
 
 pytestmark = pytest.mark.django_db
@@ -15,8 +16,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def nothing_kept(monkeypatch):
-    monkeypatch.setattr(images, "_kept", type(images._kept)())
-    monkeypatch.setattr(images, "_kept_bytes", 0)
+    monkeypatch.setattr(images, "_kept", Kept(images.KEPT_BYTES, weight=images._kept.weight_of))
 
 
 def test_a_stored_image_is_read_once_and_each_caller_gets_its_own_record(media):
@@ -45,13 +45,14 @@ def test_kept_urls_stay_within_the_budget_oldest_out_first(media, monkeypatch):
         assets.image_ingest(data=png(colour=(10 + k, 0, 0)), name=f"{k}.png")[0] for k in range(5)
     ]
     one = len(images.prepare_image(made[0]).data_url)  # the PNGs are all of this length
-    monkeypatch.setattr(images, "KEPT_BYTES", 4 * one + 10)  # room for four
+    budget = 4 * one + 10  # room for four
+    monkeypatch.setattr(images, "_kept", Kept(budget, weight=images._kept.weight_of))
     for image in (made[1], made[2], made[3], made[0]):  # made[0] used again: the newest
         images.prepare_image(image)
     images.prepare_image(made[4])  # over the budget: the oldest (made[1]) goes
-    kept = [key[0] for key in images._kept]
+    kept = [key[0] for key in images._kept.keys()]
     assert kept == [made[k].sha256 for k in (2, 3, 0, 4)]
-    assert images._kept_bytes == 4 * one <= images.KEPT_BYTES
+    assert images._kept.weight == 4 * one <= budget
 
 
 def test_raw_bytes_are_not_kept():
