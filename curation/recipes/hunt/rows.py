@@ -1,10 +1,10 @@
-"""The hunt step's reads in hand-written SQL (``annotator.platform.sql_rows``), for the submit
-and the job a worker waits on after "Ask the models" (issue 24: ≤ 50 ms of Blindspot's own time
-a step). The ORM spends about 1 ms of CPU building each of these statements on a 2-core
-machine, more than the database needs to answer; here each is a fixed string and its rows are
-turned back into instances with the backend's converters. What each returns is what the ORM
-query named in its docstring returns (``tests/curation/recipes/hunt/test_rows.py`` holds them
-side by side).
+"""The hunt step's reads in hand-written SQL (``annotator.platform.sql_rows``), for the submit, the
+job and the item page's long-poll a worker waits on after "Ask the models" (issue 24: ≤ 50 ms of
+Blindspot's own time a step). The ORM spends about 1 ms of CPU building each of these statements
+on a 2-core machine, more than the database needs to answer; here each is a fixed string and its
+rows are turned back into instances with the backend's converters. What each returns is what the
+ORM query named in its docstring returns (``tests/curation/recipes/hunt/test_rows.py`` holds
+them side by side).
 """
 
 from __future__ import annotations
