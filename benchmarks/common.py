@@ -99,11 +99,16 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def cpu_seconds(groups: dict[str, int]) -> dict[str, float]:
-    """CPU time (user + system) used so far by every process of each named process group."""
+def cpu_seconds(groups: dict[str, int | tuple[int, ...]]) -> dict[str, float]:
+    """CPU time (user + system) used so far by every process of each named process group (or
+    groups: a tuple of them)."""
     tick = os.sysconf("SC_CLK_TCK")
     used = dict.fromkeys(groups, 0.0)
-    names = {pgid: name for name, pgid in groups.items()}
+    names = {
+        pgid: name
+        for name, pgids in groups.items()
+        for pgid in (pgids if isinstance(pgids, tuple) else (pgids,))
+    }
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
