@@ -544,11 +544,13 @@ def main() -> int:
     parser.add_argument(
         "--think-seconds", type=float, default=180.0, help="measured seconds of the paced phase"
     )
-    parser.add_argument("--gunicorn-workers", type=int, default=2)
-    parser.add_argument("--gunicorn-threads", type=int, default=16)
-    parser.add_argument("--celery-threads", type=int, default=32, help="per Celery worker")
+    # Defaults for 2 cores as the README's "Production" advises: gunicorn two processes a core,
+    # a Celery worker a core on the hunt's queue (steps meet in one GIL less often).
+    parser.add_argument("--gunicorn-workers", type=int, default=4)
+    parser.add_argument("--gunicorn-threads", type=int, default=8)
+    parser.add_argument("--celery-threads", type=int, default=16, help="per Celery worker")
     parser.add_argument(
-        "--celery-processes", type=int, default=1, help="Celery workers on the hunt's queue"
+        "--celery-processes", type=int, default=2, help="Celery workers on the hunt's queue"
     )
     parser.add_argument("--celery-pool", default="threads", choices=("threads", "prefork"))
     args = parser.parse_args()
