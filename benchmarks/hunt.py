@@ -458,6 +458,17 @@ def _p(values: list[float]) -> str:
     return f"p50 {pct(values, 50):.1f} ms p99 {pct(values, 99):.1f} ms"
 
 
+def dump(workdir: Path, label: str, phase: dict) -> None:
+    """Each measured step of a phase, for a look at single steps beside the database's rows:
+    ``<logs>/steps-<label>.json``, the item's path, the client's end (epoch seconds), its
+    total and submit request times (ms)."""
+    keys = ("items", "ends", "totals", "posts")
+    rows = zip(*(phase[k] for k in keys), strict=True)
+    steps = [dict(zip(keys, row, strict=True)) for row in rows]
+    name = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+    (workdir / f"steps-{name}.json").write_text(json.dumps(steps))
+
+
 def report(label: str, phase: dict, seconds: float) -> float:
     totals = phase["totals"]
     overhead = [t - MODEL_DELAY_S * 1000 for t in totals]
@@ -596,6 +607,7 @@ def main() -> int:
             # No thinking time: each worker submits again as soon as its answers are shown.
             phase = run_phase(port, world, n, args.seconds, args.warmup, groups)
             p99 = report(f"{n} workers", phase, args.seconds)
+            dump(workdir, f"{n} workers", phase)
             if n == most:
                 verdicts.append((f"{n} workers, no thinking time", p99))
                 reach = reachable(n, phase, args.seconds)
@@ -606,6 +618,7 @@ def main() -> int:
             )
             label = f"{most} workers thinking ~{args.think:g} s a question"
             verdicts.append((label, report(label, phase, args.think_seconds)))
+            dump(workdir, label, phase)
         for label, p99 in verdicts:
             mark = "OK" if p99 <= TARGET_P99_MS else "MISS"
             print(f"[{mark}] p99 overhead, {label}: {p99:.1f} ms (target ≤ {TARGET_P99_MS:g})")
