@@ -14,11 +14,12 @@ a blind model, so three calls per step, in parallel.
     overhead = (time until every model answer is on the page) − 200 ms
 
 The whole product runs as in production, on 127.0.0.1: PostgreSQL (a database of its own,
-dropped and made again every run), gunicorn (gthread), a Celery worker with a threads pool on a
-queue of its own (``BLINDSPOT_JOB_QUEUES=hunt.ask=<queue>``), Redis as broker and for the
+dropped and made again every run), gunicorn (gthread), Celery workers with threads pools on a
+queue of their own (``BLINDSPOT_JOB_QUEUES=hunt.ask=<queue>``), Redis as broker and for the
 wake-ups. Simulated workers are processes (no shared GIL with each other or the server), each
 logged in with its own session, each submitting a new question as soon as its last one is
-answered (no thinking time: the harshest load for a given number of workers).
+answered (no thinking time: the harshest load for a given number of workers). Every measured
+step is written to ``<logs>/steps-<phase>.json``.
 
 Prints ``1 workers: p50 … ms p99 … ms`` and ``20 workers: p50 … ms p99 … ms`` (overhead, no
 thinking time), then the paced phase, the same 20 workers each spending ``--think`` seconds
