@@ -101,7 +101,7 @@ def run_job(celery_task, job_id: int, work: Callable[[Job], Any]) -> None:
         chunks_park(job_id=job_id, token=token, fan_out=result)
         return
     with transaction.atomic():
-        if mine.update(status=Job.Status.SUCCEEDED, result=result, **_finished_counts()):
+        if _succeed(mine, job_id, token, result):
             progress_final(job_id=job_id)
             job_event_emit(job_id=job_id)
             if job.parent_id is None:  # a job's parent is set at its creation, never later
@@ -129,6 +129,41 @@ def _finished_counts() -> dict[str, Any]:
             output_field=TextField(),
         ),
     }
+
+
+def _succeed(mine, job_id: int, token: str, result: Any) -> bool:
+    """This run's row (``mine``) succeeded with ``result`` and its final counts: on PostgreSQL
+    one fixed statement, ``mine.update(status=succeeded, result=result, **_finished_counts())``
+    as written (every job's end; the ORM spent ~1.3 ms of CPU building it, beside the steps of
+    other hunts). False when the row is no longer this run's."""
+    if connection.vendor != "postgresql":
+        return bool(mine.update(status=Job.Status.SUCCEEDED, result=result, **_finished_counts()))
+    field = Job._meta.get_field("result")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _succeed_sql(),
+            [
+                Job.Status.SUCCEEDED.value,
+                field.get_db_prep_save(result, connection),
+                timezone.now(),
+                FINISHED,
+                job_id,
+                token,
+            ],
+        )
+        return cursor.rowcount > 0
+
+
+@functools.cache
+def _succeed_sql() -> str:
+    # In an UPDATE every column on the right is the row's old value, as in the ORM's statement.
+    return (
+        f"UPDATE {Job._meta.db_table} SET status = %s, result = %s, finished_at = %s,"
+        " heartbeat_at = NULL, done = GREATEST(done, total), total = GREATEST(done, total),"
+        " message = CASE WHEN (total = 0 OR done < total OR message = '') THEN %s"
+        " ELSE message END"
+        " WHERE id = %s AND attempt_token = %s"
+    )
 
 
 def _fail(jobs, error: str) -> None:
