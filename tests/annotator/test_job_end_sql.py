@@ -66,9 +66,7 @@ def test_the_fixed_statement_writes_what_the_orm_update_writes(
     monkeypatch.setattr(django_timezone, "now", lambda: NOW)
     mine = Job.objects.filter(pk=by_orm.pk, attempt_token="mine")
     orm = mine.update(status=Job.Status.SUCCEEDED, result=result, **_finished_counts())
-    sql = _succeed(
-        Job.objects.filter(pk=by_sql.pk, attempt_token="mine"), by_sql.pk, "mine", result
-    )
+    sql = _succeed(by_sql.pk, "mine", result)
     # Then both wrote, and the same thing
     assert orm == 1 and sql is True
     assert _fields(by_sql) == _fields(by_orm)
@@ -88,7 +86,7 @@ def test_another_runs_row_is_left_alone():
     Job.objects.filter(pk=job.pk).update(attempt_token="theirs")
     before = _fields(job)
     # When this run ends
-    ended = _succeed(Job.objects.filter(pk=job.pk, attempt_token="mine"), job.pk, "mine", {"a": 1})
+    ended = _succeed(job.pk, "mine", {"a": 1})
     # Then nothing was written
     assert ended is False
     assert _fields(job) == before
