@@ -124,6 +124,8 @@ class Caption(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["sample", "position"], name="caption_position_uniq"),
         ]
+        # and caption_text_trgm_idx (pg_trgm GIN over UPPER(text), migration 0010 on PostgreSQL):
+        # the hunt's pool search, text__icontains, over a million captions
         indexes = [models.Index(fields=["language"], name="caption_language_idx")]
 
     def __str__(self) -> str:

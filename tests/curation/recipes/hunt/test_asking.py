@@ -61,10 +61,11 @@ def test_a_first_step_stores_every_answer_at_once_in_few_statements(
     # When a worker runs its job: the claim with the job and its starter (one statement on
     # PostgreSQL, else two); the round, the candidate, the targets, the prompts' pins; the
     # three answers in one write (savepoint, the slots' earlier answers cleared (a run after a
-    # dead worker's), Generations, answers, release); the earlier questions, the pool, the
-    # verdict with the partners; the end (savepoint, succeeded, any webhook?, release): 17
-    # (18), and the two counts this test makes when woken
-    with django_assert_num_queries((17 if connection.vendor == "postgresql" else 18) + 2):
+    # dead worker's), Generations, answers, release); the earlier questions, the pool's last
+    # position and its samples at random positions (the round has no scorer: random partners),
+    # the verdict with the partners; the end (savepoint, succeeded, any webhook?, release): 18
+    # (19), and the two counts this test makes when woken
+    with django_assert_num_queries((18 if connection.vendor == "postgresql" else 19) + 2):
         run_job(_delivered(cand.job), cand.job.pk, job_work)
     # Then the page was woken once with the answers, before they were stored (it shows them
     # without reading them back), and once for the verdict
