@@ -3,14 +3,26 @@ server playing two vision targets (one always says "Yes") and a blind model, and
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
-from annotator.platform import roles
+from annotator.platform import roles, wakeups
 from curation.corpora import demo_corpus
 from curation.models import LLMProvider
 from curation.recipes.hunt.rounds import round_create
 from tests.factories import UserFactory
 from tests.fake_openai import VLMPlayers
+
+
+@pytest.fixture(autouse=True)
+def wakeups_of_this_test(monkeypatch):
+    """Wake-ups named for this test alone. Their Redis keys are named after the database, and
+    SQLite's in-memory test database has one name in every process of a parallel run and gives
+    ids again after a rollback: another test's wake-up of "hunt:1", kept for KEEP_S, would end
+    this test's long-poll at once."""
+    key, token = wakeups._key, uuid.uuid4().hex
+    monkeypatch.setattr(wakeups, "_key", lambda name: key(f"{token}:{name}"))
 
 
 @pytest.fixture
