@@ -42,8 +42,9 @@ KEEP = 2  # indexes a process keeps (the most recently used)
 class _Index:
     signature: tuple
     checked: float
-    ids: np.ndarray  # image id of each row, in corpus order
-    index: faiss.Index
+    large: bool  # more than FLAT_BELOW images in the corpus: looked at every RECHECK_S
+    ids: np.ndarray  # image id of each embedded row, in corpus order
+    index: faiss.Index | None  # None: no image of the corpus is embedded
 
 
 _indexes: OrderedDict[tuple, _Index] = OrderedDict()
@@ -69,8 +70,9 @@ def _signature(scorer: Scorer, corpus_id: int) -> tuple:
 def _build(scorer: Scorer, corpus_id: int, signature: tuple) -> _Index:
     pool = pool_ids(corpus_id)
     ids = pool[np.isin(pool, embeddings_cached_ids(scorer=scorer, modality=IMAGE))]
+    large = len(pool) > FLAT_BELOW
     if not len(ids):
-        return _Index(signature, time.monotonic(), ids, None)
+        return _Index(signature, time.monotonic(), large, ids, None)
     first = as_float32(embeddings_get(scorer=scorer, modality=IMAGE, ids=ids[:ROWS]), True)
     dim = first.shape[1]
     if len(ids) <= FLAT_BELOW:
@@ -84,7 +86,7 @@ def _build(scorer: Scorer, corpus_id: int, signature: tuple) -> _Index:
     for start in range(ROWS, len(ids), ROWS):
         vectors = embeddings_get(scorer=scorer, modality=IMAGE, ids=ids[start : start + ROWS])
         index.add(as_float32(vectors, True))
-    return _Index(signature, time.monotonic(), ids, index)
+    return _Index(signature, time.monotonic(), large, ids, index)
 
 
 def _current(scorer: Scorer, corpus_id: int) -> _Index:
@@ -93,7 +95,7 @@ def _current(scorer: Scorer, corpus_id: int) -> _Index:
         held = _indexes.get(key)
         if held is not None:
             _indexes.move_to_end(key)
-            fresh = len(held.ids) > FLAT_BELOW and time.monotonic() - held.checked < RECHECK_S
+            fresh = held.large and time.monotonic() - held.checked < RECHECK_S
             if fresh:
                 return held
         building = _building.setdefault(key, threading.Lock())
@@ -119,20 +121,21 @@ def corpus_nearest(
     """Up to ``k`` (image id, cosine) of the corpus's embedded images other than ``image_id``,
     most similar first; None when ``image_id`` has no embedding from ``scorer`` or no other
     image of the corpus has one."""
-    held = _current(scorer, corpus_id)
-    if held.index is None:
-        return None
     try:
+        held = _current(scorer, corpus_id)
+        if held.index is None:
+            return None
         query = as_float32(embeddings_get(scorer=scorer, modality=IMAGE, ids=[image_id]), True)
-    except EmbeddingsMissing:
+        want = min(len(held.ids), k * RERANK + 1)
+        _scores, rows = held.index.search(query, want)
+        rows = rows[0][rows[0] >= 0]
+        rows = rows[held.ids[rows] != image_id]
+        if not len(rows):
+            return None
+        vectors = embeddings_get(scorer=scorer, modality=IMAGE, ids=held.ids[rows])
+    except EmbeddingsMissing:  # not embedded, or the cache changed under the index held
         return None
-    want = min(len(held.ids), k * RERANK + 1)
-    _scores, rows = held.index.search(query, want)
-    rows = rows[0][rows[0] >= 0]
-    rows = rows[held.ids[rows] != image_id]
-    if not len(rows):
-        return None
-    vectors = as_float32(embeddings_get(scorer=scorer, modality=IMAGE, ids=held.ids[rows]), True)
+    vectors = as_float32(vectors, True)
     scores = vectors @ query[0]
     order = np.lexsort((rows, -scores))[:k]  # the cosine, then the corpus's order
     return [(int(held.ids[rows[i]]), float(scores[i])) for i in order]

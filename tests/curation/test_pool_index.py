@@ -10,6 +10,7 @@ import pytest
 from curation import pool_index
 from curation.embeddings import IMAGE, embeddings_get, embeddings_put
 from curation.models import Corpus, Image, Sample, Scorer
+from curation.scorers.cache import embeddings_clear
 
 pytestmark = pytest.mark.django_db
 
@@ -161,3 +162,19 @@ def test_a_large_corpus_is_looked_at_again_only_after_recheck_s(project, scorer,
     monkeypatch.setattr(pool_index, "RECHECK_S", 0.0)
     pool_index.corpus_nearest(scorer=scorer, corpus_id=corpus.pk, image_id=made[0].pk, k=3)
     assert len(built) == 1
+
+
+@pytest.mark.parametrize("flat_below", [pool_index.FLAT_BELOW, 5])
+def test_a_cache_cleared_under_a_held_index_gives_no_partners_and_no_error(
+    project, scorer, monkeypatch, flat_below
+):
+    monkeypatch.setattr(pool_index, "FLAT_BELOW", flat_below)
+    made = images(10)
+    corpus = corpus_of(project, made)
+    embed(scorer, made, seed=8)
+    assert pool_index.corpus_nearest(scorer=scorer, corpus_id=corpus.pk, image_id=made[0].pk, k=3)
+    embeddings_clear(scorer=scorer)  # a large corpus's index is still held (RECHECK_S)
+    assert (
+        pool_index.corpus_nearest(scorer=scorer, corpus_id=corpus.pk, image_id=made[0].pk, k=3)
+        is None
+    )
