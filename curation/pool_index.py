@@ -142,6 +142,6 @@ def corpus_nearest(
 
 
 def forget() -> None:
-    """Drop every index this process holds (tests; a scorer's cache cleared)."""
+    """Drop every index this process holds (tests: each starts with none)."""
     with _lock:
         _indexes.clear()
