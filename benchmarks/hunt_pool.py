@@ -12,7 +12,10 @@ embed job writes them), the first call apart (a process's first read) from the m
 next ones, with the process's peak resident memory.
 
     .venv/bin/python benchmarks/hunt_pool.py                 # N = 100,000, D = 512
-    .venv/bin/python benchmarks/hunt_pool.py --n 1000000     # a million images (~3 min)
+    .venv/bin/python benchmarks/hunt_pool.py --n 1000000     # a million images (~1 min)
+
+The product's modules are imported inside the functions that run once ``setup_django`` has
+pointed Django at the benchmark's own database, as in ``hunt.py``.
 """
 
 from __future__ import annotations

@@ -269,6 +269,12 @@ def _missing(scorer: Scorer, modality: str, wanted: np.ndarray, present: np.ndar
     )
 
 
+def embeddings_version(*, scorer: Scorer, modality: str) -> tuple[str, ...]:
+    """The cache's chunk files: another value whenever an embedding is written, merged or
+    cleared (what a process holding something made from the cache compares)."""
+    return _stems(cache_folder(scorer, modality))
+
+
 def embeddings_cached_ids(*, scorer: Scorer, modality: str) -> np.ndarray:
     """Sorted ids that have a cached embedding."""
     return _index(cache_folder(scorer, modality)).ids.copy()

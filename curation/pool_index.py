@@ -26,7 +26,13 @@ import faiss
 import numpy as np
 from django.db.models import Count, Max
 
-from .embeddings import IMAGE, EmbeddingsMissing, embeddings_cached_ids, embeddings_get
+from .embeddings import (
+    IMAGE,
+    EmbeddingsMissing,
+    embeddings_cached_ids,
+    embeddings_get,
+    embeddings_version,
+)
 from .mining import as_float32
 from .models import Sample, Scorer
 from .scorers.cache import cache_folder
@@ -61,10 +67,8 @@ def pool_ids(corpus_id: int) -> np.ndarray:
 
 
 def _signature(scorer: Scorer, corpus_id: int) -> tuple:
-    folder = cache_folder(scorer, IMAGE)
-    stems = tuple(sorted(p.name for p in folder.glob("chunk-*.ids.npy"))) if folder.is_dir() else ()
     counts = Sample.objects.filter(corpus_id=corpus_id).aggregate(n=Count("id"), last=Max("id"))
-    return (counts["n"], counts["last"], stems)
+    return (counts["n"], counts["last"], embeddings_version(scorer=scorer, modality=IMAGE))
 
 
 def _build(scorer: Scorer, corpus_id: int, signature: tuple) -> _Index:

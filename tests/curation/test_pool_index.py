@@ -12,15 +12,7 @@ from curation.embeddings import IMAGE, embeddings_get, embeddings_put
 from curation.models import Corpus, Image, Sample, Scorer
 from curation.scorers.cache import embeddings_clear
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def embeddings_dir(settings, tmp_path):
-    settings.BLINDSPOT_EMBEDDINGS_DIR = str(tmp_path / "embeddings")
-    pool_index.forget()
-    yield
-    pool_index.forget()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("pool_indexes")]
 
 
 def images(n: int, start: int = 0) -> list[Image]:
@@ -61,6 +53,10 @@ def scorer():
     return Scorer.objects.create(label="pool", model_name="ViT-B-32", embed_dim=16)
 
 
+def nearest(scorer: Scorer, corpus: Corpus, image_id: int, k: int):
+    return pool_index.corpus_nearest(scorer=scorer, corpus_id=corpus.pk, image_id=image_id, k=k)
+
+
 def brute_force(scorer: Scorer, ids: list[int], image_id: int, k: int):
     """What the hunt computed before: every pool vector, float32, normalised, one product."""
     others = [pk for pk in ids if pk != image_id]
@@ -83,9 +79,7 @@ def test_the_nearest_images_are_those_of_reading_every_vector(
     ids = [i.pk for i in made]
     for image_id in ids[:25]:
         # When the six nearest of an image are asked for
-        found = pool_index.corpus_nearest(
-            scorer=scorer, corpus_id=corpus.pk, image_id=image_id, k=6
-        )
+        found = nearest(scorer, corpus, image_id, 6)
         # Then they are the brute force's, in its order, with its cosines
         want_ids, want_scores = brute_force(scorer, ids, image_id, 6)
         assert [pk for pk, _s in found] == want_ids
@@ -101,7 +95,7 @@ def test_ties_go_to_the_image_earlier_in_the_corpus(project, scorer):
     corpus = corpus_of(project, list(reversed(made)))  # corpus order: ids descending
     same = np.ones((5, 16))
     embeddings_put(scorer=scorer, modality=IMAGE, ids=[i.pk for i in made], vectors=same)
-    found = pool_index.corpus_nearest(scorer=scorer, corpus_id=corpus.pk, image_id=made[2].pk, k=3)
+    found = nearest(scorer, corpus, made[2].pk, 3)
     assert [pk for pk, _s in found] == [made[4].pk, made[3].pk, made[1].pk]
 
 
@@ -110,16 +104,13 @@ def test_only_embedded_images_of_the_corpus_and_each_once(project, scorer):
     corpus = corpus_of(project, made + made[:3], name="twice")  # three images twice
     other = corpus_of(project, images(4, start=100), name="other")
     embed(scorer, made[:8], seed=2)
-    found = pool_index.corpus_nearest(scorer=scorer, corpus_id=corpus.pk, image_id=made[0].pk, k=9)
+    found = nearest(scorer, corpus, made[0].pk, 9)
     got = [pk for pk, _s in found]
     assert sorted(got) == sorted(i.pk for i in made[1:8])  # the embedded others, once each
     # An image without an embedding has no neighbours; nor has a corpus with none embedded.
-    assert (
-        pool_index.corpus_nearest(scorer=scorer, corpus_id=corpus.pk, image_id=made[9].pk, k=3)
-        is None
-    )
+    assert nearest(scorer, corpus, made[9].pk, 3) is None
     first = other.samples.order_by("position").first().image_id
-    assert pool_index.corpus_nearest(scorer=scorer, corpus_id=other.pk, image_id=first, k=3) is None
+    assert nearest(scorer, other, first, 3) is None
 
 
 @pytest.mark.parametrize("flat_below", [pool_index.FLAT_BELOW, 5])
@@ -129,9 +120,7 @@ def test_images_imported_and_embedded_later_are_proposed(project, scorer, monkey
     made = images(10)
     corpus = corpus_of(project, made)
     embed(scorer, made, seed=4)
-    before = pool_index.corpus_nearest(
-        scorer=scorer, corpus_id=corpus.pk, image_id=made[0].pk, k=20
-    )
+    before = nearest(scorer, corpus, made[0].pk, 20)
     assert len(before) == 9
     # When ten more are imported into the corpus and embedded, one of them the first's twin
     later = images(10, start=50)
@@ -142,7 +131,7 @@ def test_images_imported_and_embedded_later_are_proposed(project, scorer, monkey
     embed(scorer, later, seed=5)
     twin = embeddings_get(scorer=scorer, modality=IMAGE, ids=[made[0].pk])
     embeddings_put(scorer=scorer, modality=IMAGE, ids=[later[3].pk], vectors=twin)
-    after = pool_index.corpus_nearest(scorer=scorer, corpus_id=corpus.pk, image_id=made[0].pk, k=20)
+    after = nearest(scorer, corpus, made[0].pk, 20)
     assert len(after) == 19
     assert after[0] == (later[3].pk, pytest.approx(1.0, abs=1e-6))
 
@@ -152,15 +141,15 @@ def test_a_large_corpus_is_looked_at_again_only_after_recheck_s(project, scorer,
     made = images(10)
     corpus = corpus_of(project, made)
     embed(scorer, made, seed=6)
-    pool_index.corpus_nearest(scorer=scorer, corpus_id=corpus.pk, image_id=made[0].pk, k=3)
+    nearest(scorer, corpus, made[0].pk, 3)
     built = []
     real = pool_index._build
     monkeypatch.setattr(pool_index, "_build", lambda *a: built.append(a) or real(*a))
     embed(scorer, images(3, start=70), seed=7)  # the cache changes
-    pool_index.corpus_nearest(scorer=scorer, corpus_id=corpus.pk, image_id=made[0].pk, k=3)
+    nearest(scorer, corpus, made[0].pk, 3)
     assert built == []  # within RECHECK_S: the index held is used
     monkeypatch.setattr(pool_index, "RECHECK_S", 0.0)
-    pool_index.corpus_nearest(scorer=scorer, corpus_id=corpus.pk, image_id=made[0].pk, k=3)
+    nearest(scorer, corpus, made[0].pk, 3)
     assert len(built) == 1
 
 
@@ -172,9 +161,6 @@ def test_a_cache_cleared_under_a_held_index_gives_no_partners_and_no_error(
     made = images(10)
     corpus = corpus_of(project, made)
     embed(scorer, made, seed=8)
-    assert pool_index.corpus_nearest(scorer=scorer, corpus_id=corpus.pk, image_id=made[0].pk, k=3)
+    assert nearest(scorer, corpus, made[0].pk, 3)
     embeddings_clear(scorer=scorer)  # a large corpus's index is still held (RECHECK_S)
-    assert (
-        pool_index.corpus_nearest(scorer=scorer, corpus_id=corpus.pk, image_id=made[0].pk, k=3)
-        is None
-    )
+    assert nearest(scorer, corpus, made[0].pk, 3) is None

@@ -7,21 +7,12 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from curation import pool_index
 from curation.embeddings import IMAGE, embeddings_put
 from curation.models import Caption, Scorer
 from curation.recipes.hunt import partners
 from curation.recipes.hunt.models import HuntCandidate
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def embeddings_dir(settings, tmp_path):
-    settings.BLINDSPOT_EMBEDDINGS_DIR = str(tmp_path / "embeddings")
-    pool_index.forget()
-    yield
-    pool_index.forget()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("pool_indexes")]
 
 
 def pool_of(hunt_round) -> list[int]:
